@@ -1,0 +1,97 @@
+"""The one place that turns messages into msgpack bytes and back.
+
+`decode` trusts nothing: bytes that are not msgpack, a value that is not a map, an unknown `type`,
+a missing or wrongly typed field all raise `ProtocolError`, which the server answers with
+`bad_message` while keeping the connection. Sizes are bounded before anything is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from protocol.errors import ProtocolError
+from protocol.messages import FIELD_SPECS, MESSAGE_TYPES, Message
+
+MAX_FRAME = 64 * 1024  # a frame larger than this is refused before it is parsed
+_LIMITS = {"max_str_len": MAX_FRAME, "max_bin_len": MAX_FRAME, "max_array_len": 4096, "max_map_len": 1024}
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    """The message as a plain map, wire keys and all; `id` only when set."""
+    wire: dict[str, Any] = {"type": message.type}
+    for spec in FIELD_SPECS[type(message)]:
+        value = getattr(message, spec.name)
+        if spec.name == "id" and value is None:
+            continue
+        wire[spec.wire] = value
+    return wire
+
+
+def encode(message: Message) -> bytes:
+    """Serialize one message to the bytes of one binary frame."""
+    return msgpack.packb(to_wire(message), use_bin_type=True)
+
+
+def _unpack(data: bytes) -> Any:
+    """Parse msgpack bytes with size limits, turning every parser failure into ProtocolError."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ProtocolError("frames must be binary msgpack, not text")
+    if len(data) > MAX_FRAME:
+        raise ProtocolError(f"frame larger than {MAX_FRAME} bytes")
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=True, **_LIMITS)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise ProtocolError(f"frame is not a single msgpack value ({type(exc).__name__})") from None
+    except RecursionError:
+        raise ProtocolError("frame is nested too deeply") from None
+
+
+def _request_id(raw: dict[Any, Any]) -> int | None:
+    """The request id of a raw map if it has a usable one, so even a rejection can echo it."""
+    rid = raw.get("id")
+    return rid if isinstance(rid, int) and not isinstance(rid, bool) else None
+
+
+def _check(spec: Any, value: Any, rid: int | None) -> None:
+    """Raise ProtocolError if `value` does not fit the field."""
+    if value is None:
+        if spec.optional:
+            return
+        raise ProtocolError(f"field {spec.wire!r} may not be null", rid)
+    if not spec.types:
+        return
+    if isinstance(value, bool) and bool not in spec.types:
+        raise ProtocolError(f"field {spec.wire!r} must be {spec.types[0].__name__}, not bool", rid)
+    if not isinstance(value, spec.types):
+        raise ProtocolError(f"field {spec.wire!r} must be {spec.types[0].__name__}", rid)
+
+
+def from_wire(raw: Any) -> Message:
+    """Build a message from an already-parsed value, checking its type and every field."""
+    if not isinstance(raw, dict):
+        raise ProtocolError("a message must be a map")
+    rid = _request_id(raw)
+    kind = raw.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError("a message needs a string field 'type'", rid)
+    cls = MESSAGE_TYPES.get(kind)
+    if cls is None:
+        raise ProtocolError(f"unknown message type {kind[:40]!r}", rid)
+    values: dict[str, Any] = {}
+    for spec in FIELD_SPECS[cls]:
+        if spec.wire not in raw:
+            if spec.required:
+                raise ProtocolError(f"{kind} needs field {spec.wire!r}", rid)
+            continue
+        _check(spec, raw[spec.wire], rid)
+        values[spec.name] = raw[spec.wire]
+    if isinstance(values.get("id"), int) and not -(2**53) <= values["id"] <= 2**53:
+        raise ProtocolError("field 'id' is out of range", None)
+    return cls(**values)
+
+
+def decode(data: bytes) -> Message:
+    """Parse one frame into a message, or raise ProtocolError saying what is wrong with it."""
+    return from_wire(_unpack(data))

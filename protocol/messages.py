@@ -1,0 +1,338 @@
+"""Every message of the wire protocol, as a frozen dataclass; docs/protocol.md describes the same set.
+
+A message's class attribute `type` is its wire `type`. Fields map one to one to wire keys, except
+where a field's metadata names another key (`join.as` is `role` here, since `as` is a keyword).
+`protocol.codec` is the only code that turns these into bytes and back; it uses the field table
+built here once at import to check every incoming field's type.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar
+
+PROTOCOL_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Base of every message. `id` is the client's request id, echoed on every reply to it."""
+
+    type: ClassVar[str] = ""
+    id: int | None = field(default=None, kw_only=True)
+
+
+def _wire(name: str) -> dict[str, str]:
+    """Field metadata for a field whose wire key differs from its Python name."""
+    return {"wire": name}
+
+
+# -- client to server ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hello(Message):
+    """First message of every connection: protocol version, display name, optional resume token."""
+
+    type: ClassVar[str] = "hello"
+    protocol: int
+    name: str
+    resume: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListRooms(Message):
+    """Ask for the lobby's public rooms."""
+
+    type: ClassVar[str] = "list_rooms"
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRoom(Message):
+    """Open a room for `game` with `options`; the creator becomes its host (but takes no seat)."""
+
+    type: ClassVar[str] = "create_room"
+    game: str
+    options: dict[str, Any] = field(default_factory=dict)
+    private: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Join(Message):
+    """Take a seat (`as` = "player", any free seat unless `seat` is given) or watch (`as` = "spectator")."""
+
+    type: ClassVar[str] = "join"
+    room: str
+    role: str = field(default="player", metadata=_wire("as"))
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leave(Message):
+    """Give up your seat or stop watching; a seated player leaving a running game resigns it."""
+
+    type: ClassVar[str] = "leave"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class MakeMove(Message):
+    """Play `move` (wire notation) for your seat; `seq` is the state you saw, to reject stale clicks."""
+
+    type: ClassVar[str] = "move"
+    room: str
+    move: str
+    seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chat(Message):
+    """Say something to everyone in the room."""
+
+    type: ClassVar[str] = "chat"
+    room: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resign(Message):
+    """Concede the running game."""
+
+    type: ClassVar[str] = "resign"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch(Message):
+    """Offer (or accept) a new game in the same room with the seats rotated."""
+
+    type: ClassVar[str] = "rematch"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddAi(Message):
+    """Host only: seat an AI, by `level` (1-5) or by named `bot`, in `seat` or the first free one."""
+
+    type: ClassVar[str] = "add_ai"
+    room: str
+    seat: int | None = None
+    level: int | None = None
+    bot: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveAi(Message):
+    """Host only: take the AI out of `seat` while the game has not started."""
+
+    type: ClassVar[str] = "remove_ai"
+    room: str
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sync(Message):
+    """Ask for what changed in `room` since `seq`: the missed events if kept, else a full state."""
+
+    type: ClassVar[str] = "sync"
+    room: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListGames(Message):
+    """Ask for finished games, newest first, optionally of one player or one game."""
+
+    type: ClassVar[str] = "list_games"
+    player: str | None = None
+    game: str | None = None
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class GetGame(Message):
+    """Ask for one finished game's full record (for the replay viewer)."""
+
+    type: ClassVar[str] = "get_game"
+    game_id: int
+
+
+# -- server to client ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome(Message):
+    """Reply to hello: the session, the games on offer with their options, and your resume token."""
+
+    type: ClassVar[str] = "welcome"
+    protocol: int
+    session: str
+    server: str
+    games: list[Any]
+    token: str | None = None
+    rooms: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Rooms(Message):
+    """The lobby: a summary of every public room (same maps as `room.summary`)."""
+
+    type: ClassVar[str] = "rooms"
+    rooms: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomInfo(Message):
+    """One room's summary: pushed to the lobby when it appears, changes or closes (`status` "closed")."""
+
+    type: ClassVar[str] = "room"
+    room: str
+    game: str
+    options: dict[str, Any]
+    seats: list[Any]
+    spectators: int
+    status: str
+    private: bool = False
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Joined(Message):
+    """Reply to join (and to a resume): which room, as what, and which seat is yours."""
+
+    type: ClassVar[str] = "joined"
+    room: str
+    role: str = field(metadata=_wire("as"))
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Left(Message):
+    """Reply to leave."""
+
+    type: ClassVar[str] = "left"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class State(Message):
+    """A full snapshot of a room's game; `seq` rises by one with every change.
+
+    `view` is the game's own drawing data (board, scores, ...). `to_move` lists the seats to move,
+    `legal` the legal moves of the seat to move (for simultaneous games, of every living seat).
+    """
+
+    type: ClassVar[str] = "state"
+    room: str
+    seq: int
+    game: str
+    status: str
+    view: dict[str, Any]
+    to_move: list[Any] = field(default_factory=list)
+    legal: list[Any] = field(default_factory=list)
+    last_move: str | None = None
+    moves: list[Any] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    next_tick_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tick(Message):
+    """A simultaneous game's per-tick delta (Tron): the heads' new squares; a full `state` precedes it."""
+
+    type: ClassVar[str] = "tick"
+    room: str
+    seq: int
+    delta: dict[str, Any]
+    next_tick_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event(Message):
+    """Something that happened in a room (`kind`: move, pass, joined, left, chat, game_over, ...)."""
+
+    type: ClassVar[str] = "event"
+    room: str
+    kind: str
+    seq: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Games(Message):
+    """Reply to list_games: finished games, newest first."""
+
+    type: ClassVar[str] = "games"
+    games: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord(Message):
+    """Reply to get_game: one finished game in the replay format of docs/replay.md."""
+
+    type: ClassVar[str] = "game"
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Error(Message):
+    """Something the client asked for was refused; `code` is stable, `message` is for a human."""
+
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+    room: str | None = None
+
+
+CLIENT_MESSAGES: tuple[type[Message], ...] = (
+    Hello, ListRooms, CreateRoom, Join, Leave, MakeMove, Chat, Resign, Rematch,
+    AddAi, RemoveAi, Sync, ListGames, GetGame,
+)
+SERVER_MESSAGES: tuple[type[Message], ...] = (
+    Welcome, Rooms, RoomInfo, Joined, Left, State, Tick, Event, Games, GameRecord, Error,
+)
+MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """How one field travels: its Python name, wire key, accepted Python types, and whether it is required."""
+
+    name: str
+    wire: str
+    types: tuple[type, ...]
+    optional: bool
+    required: bool
+
+
+_PLAIN = {int: (int,), str: (str,), bool: (bool,), float: (float, int), typing.Any: ()}
+
+
+def _accepted(annotation: Any) -> tuple[tuple[type, ...], bool]:
+    """The runtime types an annotation accepts (empty tuple = anything) and whether None is allowed."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        inner, _ = _accepted(args[0])
+        return inner, True
+    origin = typing.get_origin(annotation) or annotation
+    if origin in (list, tuple):
+        return (list, tuple), False
+    if origin is dict:
+        return (dict,), False
+    return _PLAIN[origin], False
+
+
+def _field_specs(cls: type[Message]) -> tuple[FieldSpec, ...]:
+    """The field table of a message class, built from its annotations."""
+    hints = typing.get_type_hints(cls)
+    specs = []
+    for f in fields(cls):
+        accepted, optional = _accepted(hints[f.name])
+        required = f.default is MISSING and f.default_factory is MISSING
+        specs.append(FieldSpec(f.name, f.metadata.get("wire", f.name), accepted, optional, required))
+    return tuple(specs)
+
+
+FIELD_SPECS: dict[type[Message], tuple[FieldSpec, ...]] = {cls: _field_specs(cls) for cls in MESSAGE_TYPES.values()}

@@ -1,0 +1,42 @@
+"""Shared fixtures: a real gamenight server on an ephemeral loopback port, and connected test peers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+
+from server.app import GameServer, ServerConfig
+from tests.peer import Peer
+
+
+@pytest.fixture
+async def game_server() -> AsyncIterator[GameServer]:
+    """A running server on 127.0.0.1 with a port chosen by the OS; stopped after the test."""
+    server = GameServer(ServerConfig(host="127.0.0.1", port=0, ai_workers=1))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+def url(game_server: GameServer) -> str:
+    """The websocket URL of the test server."""
+    return f"ws://127.0.0.1:{game_server.port}"
+
+
+@pytest.fixture
+async def peers(url: str) -> AsyncIterator[Callable[..., Awaitable[Peer]]]:
+    """A factory of connected peers; all are closed after the test."""
+    opened: list[Peer] = []
+
+    async def make(name: str = "tester", **hello: object) -> Peer:
+        peer = await Peer.connect(url, name, **hello)
+        opened.append(peer)
+        return peer
+
+    yield make
+    for peer in opened:
+        await peer.close()

@@ -1,0 +1,85 @@
+"""A small scripted protocol client for tests: real websockets, real codec, helpers to wait for replies."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from protocol import PROTOCOL_VERSION, decode, encode
+from protocol.codec import from_wire
+from protocol.messages import Hello, Message, Welcome
+
+TIMEOUT = 10.0
+
+
+class Peer:
+    """One test client: sends typed messages, keeps everything it receives, waits for what it expects."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.inbox: list[Message] = []
+        self.seen: list[Message] = []  # every message ever received, in order
+        self.welcome: Welcome | None = None
+
+    @classmethod
+    async def connect(cls, url: str, name: str = "tester", **hello: Any) -> Peer:
+        """Open a connection and complete the hello / welcome exchange."""
+        ws = await connect(url, max_size=2**20)
+        peer = cls(ws)
+        await peer.send(Hello(protocol=PROTOCOL_VERSION, name=name, **hello))
+        peer.welcome = await peer.expect("welcome")
+        return peer
+
+    async def send(self, msg: Message) -> None:
+        """Send one message."""
+        await self.ws.send(encode(msg))
+
+    async def send_raw(self, data: bytes | str) -> None:
+        """Send arbitrary bytes (or text) as they are."""
+        await self.ws.send(data)
+
+    async def request(self, msg_cls: type[Message], **fields: Any) -> Message:
+        """Send a request with a fresh id and return the first reply echoing that id."""
+        rid = next(self._ids)
+        await self.send(msg_cls(id=rid, **fields))
+        return await self.wait(lambda m: m.id == rid)
+
+    async def _next(self) -> Message:
+        """The next message from the server."""
+        frame = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
+        msg = decode(frame)
+        self.seen.append(msg)
+        return msg
+
+    async def wait(self, match: Any) -> Message:
+        """Return (and remove) the first message, buffered or new, for which `match(msg)` is true."""
+        for i, msg in enumerate(self.inbox):
+            if match(msg):
+                return self.inbox.pop(i)
+        while True:
+            msg = await self._next()
+            if match(msg):
+                return msg
+            self.inbox.append(msg)
+
+    async def expect(self, type_: str, **where: Any) -> Any:
+        """Wait for a message of `type_` whose fields equal `where`."""
+        return await self.wait(lambda m: m.type == type_ and all(getattr(m, k) == v for k, v in where.items()))
+
+    def drop(self, type_: str) -> None:
+        """Forget buffered messages of one type."""
+        self.inbox = [m for m in self.inbox if m.type != type_]
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self.ws.close()
+
+
+def raw_message(**fields: Any) -> Message:
+    """Build a message from a plain map (handy for wire-level tests)."""
+    return from_wire(fields)
