@@ -1,0 +1,18 @@
+"""The games this server hosts: a plain registry from wire name to rule book.
+
+Adding a game means writing its module against `base.Game` and listing it here; every game in this
+registry is run through the same conformance tests (tests/games/test_conformance.py).
+"""
+
+from __future__ import annotations
+
+from server.games.base import Game
+from server.games.othello import Othello
+from server.games.pentago import Pentago
+
+GAMES: dict[str, Game] = {game.name: game for game in (Othello(), Pentago())}
+
+
+def find_game(name: str) -> Game | None:
+    """The game registered under `name`, or None."""
+    return GAMES.get(name)
