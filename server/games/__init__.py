@@ -9,8 +9,9 @@ from __future__ import annotations
 from server.games.base import Game
 from server.games.othello import Othello
 from server.games.pentago import Pentago
+from server.games.tron import Tron
 
-GAMES: dict[str, Game] = {game.name: game for game in (Othello(), Pentago())}
+GAMES: dict[str, Game] = {game.name: game for game in (Othello(), Pentago(), Tron())}
 
 
 def find_game(name: str) -> Game | None:
