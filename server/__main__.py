@@ -1,37 +1,65 @@
-"""`gamenight-server` / `python -m server`: run the game server until SIGINT or SIGTERM."""
+"""`gamenight-server` / `python -m server`: run the game server, or export a finished game.
+
+    gamenight-server [--host H] [--port P] [--db PATH] [--certfile C --keyfile K] [--ai-workers N]
+    gamenight-server export GAME_ID [--db PATH]
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import signal
 import sys
+from pathlib import Path
+
+from platformdirs import user_data_dir
 
 from server.app import GameServer, ServerConfig
+from server.store import Store, StoreError
 
 log = logging.getLogger("gamenight.server")
 
 
+def default_db() -> str:
+    """The database file in the user's data directory (created on first use)."""
+    folder = Path(user_data_dir("gamenight", appauthor=False))
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / "gamenight.db")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line: where to listen, how loud to log, how many AI workers."""
+    """The command line: serve (the default) or export."""
     parser = argparse.ArgumentParser(prog="gamenight-server", description="Host gamenight rooms for your friends.")
+    parser.add_argument("--db", default=None,
+                        help="SQLite file keeping rooms, moves and finished games (default: in your data folder;"
+                             " ':memory:' keeps nothing across restarts)")
+    commands = parser.add_subparsers(dest="command")
+    export = commands.add_parser("export", help="print a finished game in the replay format (docs/replay.md)")
+    export.add_argument("game_id", type=int)
     parser.add_argument("--host", default="127.0.0.1",
-                        help="address to bind (0.0.0.0 to let friends on your network join; default 127.0.0.1)")
+                        help="address to bind (0.0.0.0 lets friends on your network join; default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0 picks a free one)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="how much to log (default info)")
     parser.add_argument("--ai-workers", type=int, default=None,
                         help="processes that run AI searches (default: one per core)")
-    return parser.parse_args(argv)
+    parser.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile the server speaks wss://")
+    parser.add_argument("--keyfile", help="TLS private key (PEM)")
+    args = parser.parse_args(argv)
+    if bool(args.certfile) != bool(args.keyfile):
+        parser.error("--certfile and --keyfile go together")
+    return args
 
 
 async def serve_until_signalled(config: ServerConfig) -> None:
     """Serve until SIGINT/SIGTERM, then close every connection cleanly."""
     server = GameServer(config)
     await server.start()
+    scheme = "wss" if config.certfile else "ws"
     # The bound port is printed on its own line so a parent process (the client) can read it.
-    print(f"gamenight-server listening on ws://{config.host}:{server.port}", flush=True)
+    print(f"gamenight-server listening on {scheme}://{config.host}:{server.port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -41,15 +69,36 @@ async def serve_until_signalled(config: ServerConfig) -> None:
     await server.stop()
 
 
+def export_game(db: str, game_id: int) -> int:
+    """Print one finished game as JSON; exit status 1 if there is no such game."""
+    store = Store(db)
+    try:
+        record = store.get_game(game_id)
+    finally:
+        store.close()
+    if record is None:
+        print(f"gamenight-server: no finished game {game_id} in {db}", file=sys.stderr)
+        return 1
+    print(json.dumps(record, indent=2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = ServerConfig(host=args.host, port=args.port, ai_workers=args.ai_workers)
+    db = args.db or default_db()
     try:
+        if args.command == "export":
+            return export_game(db, args.game_id)
+        config = ServerConfig(host=args.host, port=args.port, ai_workers=args.ai_workers, db=db,
+                              certfile=args.certfile, keyfile=args.keyfile)
         asyncio.run(serve_until_signalled(config))
+    except StoreError as exc:
+        print(f"gamenight-server: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
-        print(f"gamenight-server: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
+        print(f"gamenight-server: cannot start: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -22,13 +23,17 @@ from websockets.http11 import Request, Response
 
 from protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from protocol.messages import Error, Hello, Message
+from server.ai.play import bots, choose_move, fallback_move
 from server.lobby import Lobby
 from server.room import AiTurn, Outbox, Refusal, StartClock
+from server.store import Store
 
 log = logging.getLogger("gamenight.server")
 
-SWEEP_INTERVAL_S = 5.0
+SWEEP_INTERVAL_S = 1.0
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
+HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
+POLICY_VIOLATION = 1008
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +44,38 @@ class ServerConfig:
     port: int = 8765
     ai_workers: int | None = None
     ping_interval: float | None = 20.0
+    db: str | None = None  # SQLite file (or ":memory:"); None keeps nothing
+    certfile: str | None = None  # with keyfile: serve wss://
+    keyfile: str | None = None
+    rate: float = 20.0  # messages per second a connection may send, sustained
+    burst: int = 40  # and in one burst
+    max_strikes: int = 60  # rate-limited messages tolerated before the connection is closed
+
+
+class TokenBucket:
+    """A connection's message allowance: `burst` at once, refilled at `rate` per second."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+        self.strikes = 0  # refused messages not yet forgiven
+
+    def take(self) -> bool:
+        """Spend one token if there is one; count a strike when there is not."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            self.strikes = max(0, self.strikes - 1)
+            return True
+        self.strikes += 1
+        return False
 
 
 def _run_ai(turn: AiTurn) -> tuple[str, dict[str, Any]]:
-    """In a worker process: ask the AI of `turn` for its move (imported here so the loop never searches)."""
-    from server.ai.play import choose_move
-
+    """In a worker process: ask the AI of `turn` for its move."""
     return choose_move(turn.game, turn.state, turn.seat, level=turn.ai.level, bot=turn.ai.bot,
                        budget_ms=turn.budget_ms)
 
@@ -52,9 +83,10 @@ def _run_ai(turn: AiTurn) -> tuple[str, dict[str, Any]]:
 class GameServer:
     """Owns the lobby, the open connections, the AI pool and the clocks of one running server."""
 
-    def __init__(self, config: ServerConfig, lobby: Lobby | None = None) -> None:
+    def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.lobby = lobby or Lobby(ai_bots=_known_bots())
+        self.store = Store(config.db) if config.db else None
+        self.lobby = Lobby(ai_bots=frozenset(bots()), history=self.store)
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -64,10 +96,13 @@ class GameServer:
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
         """Start listening; returns the websockets server (its sockets tell the bound port)."""
+        if self.store is not None:
+            self.deliver(self.lobby.restore(self.store.unfinished_rooms(), time.monotonic()))
         self._server = await serve(
             self.handler, self.config.host, self.config.port,
             process_request=self._http, max_size=MAX_FRAME, compression=None,
             ping_interval=self.config.ping_interval, ping_timeout=self.config.ping_interval,
+            ssl=self._tls(),
         )
         self._spawn(self._sweeper())
         return self._server
@@ -88,6 +123,16 @@ class GameServer:
         await asyncio.gather(*self.tasks, *self.clocks.values(), return_exceptions=True)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.store is not None:
+            self.store.close()
+
+    def _tls(self) -> ssl.SSLContext | None:
+        """A TLS context when a certificate was given (clients then use wss://)."""
+        if not self.config.certfile:
+            return None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.config.certfile, self.config.keyfile)
+        return context
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         """Answer plain HTTP health checks on the websocket port; let upgrades through."""
@@ -97,16 +142,30 @@ class GameServer:
 
     # -- connections -----------------------------------------------------------------------------------
     async def handler(self, ws: ServerConnection) -> None:
-        """One connection: hello first, then requests until it closes; cleanup always runs."""
+        """One connection: hello first (in time), then rate-limited requests until it closes; cleanup always runs."""
         session: str | None = None
+        bucket = TokenBucket(self.config.rate, self.config.burst)
         try:
-            async for frame in ws:
+            while True:
+                if session is None:
+                    frame = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
+                else:
+                    frame = await ws.recv()
+                if not bucket.take():
+                    if bucket.strikes > self.config.max_strikes:
+                        await ws.close(POLICY_VIOLATION, "too many messages")
+                        break
+                    self._reply_error(ws, ErrorCode.RATE_LIMITED, "too many messages; slow down", None)
+                    continue
                 session = self._receive(ws, session, frame)
+        except TimeoutError:
+            await ws.close(POLICY_VIOLATION, "no hello")
         except ConnectionClosed:
             pass
         finally:
-            if session is not None:
-                self.connections.pop(session, None)
+            # A resumed session may already live on a newer connection: only its own connection releases it.
+            if session is not None and self.connections.get(session) is ws:
+                del self.connections[session]
                 self.deliver(self.lobby.disconnect(session, time.monotonic()))
 
     def _receive(self, ws: ServerConnection, session: str | None, frame: Any) -> str | None:
@@ -131,10 +190,13 @@ class GameServer:
             self._reply_error(ws, ErrorCode.NOT_READY, "send hello first", msg.id)
             return None
         try:
-            client, out = self.lobby.hello(msg)
+            client, out = self.lobby.hello(msg, time.monotonic())
         except Refusal as refusal:
             self._reply_error(ws, refusal.code, refusal.message, msg.id)
             return None
+        previous = self.connections.get(client.session)
+        if previous is not None and previous is not ws:
+            self._spawn(previous.close(1000, "resumed on another connection"))
         self.connections[client.session] = ws
         log.info("hello from %s (session %s)", client.name, client.session)
         self.deliver(out)
@@ -146,7 +208,12 @@ class GameServer:
 
     # -- carrying out decisions ---------------------------------------------------------------------------
     def deliver(self, out: Outbox) -> None:
-        """Send every queued message (encoded once per message) and start every effect."""
+        """Store the records, then send every message (encoded once per message), then start the effects.
+
+        Storing first means a move anybody has seen is on disk, whatever happens next.
+        """
+        if self.store is not None and out.records:
+            self.store.write(out.records)
         for send in out.sends:
             targets = [ws for s in send.to if (ws := self.connections.get(s)) is not None]
             if targets:
@@ -176,8 +243,6 @@ class GameServer:
         except Exception as exc:
             log.warning("AI for room %s seat %d failed (%s); playing a fallback move",
                         turn.room, turn.seat, type(exc).__name__)
-            from server.ai.play import fallback_move
-
             text, info = fallback_move(turn.game, turn.state, turn.seat), {"fallback": True}
         await self._pace(turn, loop.time() - started)
         self.deliver(self.lobby.ai_moved(turn.room, turn.seat, turn.seq, text, info, time.monotonic()))
@@ -230,11 +295,3 @@ class GameServer:
             await asyncio.sleep(SWEEP_INTERVAL_S)
             self.deliver(self.lobby.sweep(time.monotonic()))
 
-
-def _known_bots() -> frozenset[str]:
-    """Names of the classic bots the AI package offers (empty if it is not installed)."""
-    try:
-        from server.ai.play import bots
-    except ImportError:
-        return frozenset()
-    return frozenset(bots())

@@ -1,15 +1,20 @@
 """The lobby: every session and every room of one server, and the dispatch of requests to them.
 
-Like `Room`, the lobby is sans-I/O: `hello`, `handle`, `disconnect` and friends return an `Outbox`
-of messages and effects. It is an object the network layer creates and passes to each connection
-handler, never a module global, so tests can run several side by side.
+Like `Room`, the lobby is sans-I/O: `hello`, `handle`, `disconnect`, `sweep` and `restore` return an
+`Outbox` of records, messages and effects. It is an object the network layer creates and passes to
+each connection handler, never a module global, so tests can run several side by side.
+
+A person is known by the hash of their resume token: a connection that says `hello {resume: token}`
+takes over the session (and every seat) of the one that received that token, even across a restart.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.codec import to_wire
 from protocol.errors import ErrorCode
@@ -19,10 +24,14 @@ from protocol.messages import (
     Chat,
     CreateRoom,
     Error,
+    GameRecord,
+    Games,
+    GetGame,
     Hello,
     Join,
     Leave,
     Left,
+    ListGames,
     ListRooms,
     MakeMove,
     Message,
@@ -35,65 +44,123 @@ from protocol.messages import (
     Welcome,
 )
 from server.games import GAMES
-from server.games.base import BadOptions
-from server.room import AiSpec, Outbox, Refusal, Room
+from server.games.base import BadOptions, GameError, Outcome
+from server.room import AiSpec, Member, Outbox, Refusal, Room
 from server.room_options import describe, split_and_validate
+from server.store import RoomClosed, StoredRoom
 from server.text import clean_name, clean_text
 
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread
 CODE_LENGTH = 5
-EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long
+EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
+HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
 AI_LEVELS = range(1, 6)
+
+
+class History(Protocol):
+    """Where finished games are read from (the SQLite store)."""
+
+    def list_games(self, player: str | None, game: str | None, limit: int) -> list[dict[str, Any]]: ...
+
+    def get_game(self, game_id: int) -> dict[str, Any] | None: ...
 
 
 @dataclass(slots=True)
 class Client:
-    """One connected (or recently connected) person: their session id, name and rooms."""
+    """One person: their session id, name, token hash and rooms; kept while they hold a seat, even offline."""
 
     session: str
     name: str
-    token: str
+    token_hash: str
     rooms: set[str] = field(default_factory=set)
     rooms_created: int = 0
+    connected: bool = True
+
+    @property
+    def member(self) -> Member:
+        """How rooms know this person."""
+        return Member(self.session, self.name, self.token_hash)
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a resume token (tokens themselves are never stored or logged)."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class Lobby:
     """All rooms and sessions of a server; routes each request to the room it concerns."""
 
-    def __init__(self, *, ai_bots: frozenset[str] = frozenset(), max_rooms_per_client: int = 20) -> None:
+    def __init__(self, *, ai_bots: frozenset[str] = frozenset(), history: History | None = None,
+                 max_rooms_per_client: int = 20) -> None:
         self.rooms: dict[str, Room] = {}
-        self.clients: dict[str, Client] = {}
+        self.clients: dict[str, Client] = {}  # by session, connected or holding seats
+        self.by_token: dict[str, Client] = {}  # by token hash
         self.ai_bots = ai_bots
+        self.history = history
         self.max_rooms_per_client = max_rooms_per_client
 
     # -- sessions --------------------------------------------------------------------------------------
-    def hello(self, msg: Hello) -> tuple[Client, Outbox]:
-        """Greet a new connection: check the protocol, make its session, reply `welcome`."""
+    def hello(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
+        """Greet a connection: check the protocol, make or resume its session, reply `welcome`."""
         if msg.protocol != PROTOCOL_VERSION:
             raise Refusal(ErrorCode.UNSUPPORTED_PROTOCOL,
                           f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}")
-        client = Client(session=secrets.token_hex(8), name=clean_name(msg.name), token=secrets.token_urlsafe(24))
+        if msg.resume is not None:
+            return self._resume(msg, now)
+        token = secrets.token_urlsafe(24)
+        client = Client(session=secrets.token_hex(8), name=clean_name(msg.name), token_hash=hash_token(token))
         self.clients[client.session] = client
+        self.by_token[client.token_hash] = client
         out = Outbox()
-        out.send({client.session}, Welcome(
-            protocol=PROTOCOL_VERSION, session=client.session, server=SERVER_NAME,
-            games=[describe(game) for game in GAMES.values()], token=client.token,
-            rooms=self._public_summaries(), id=msg.id,
-        ))
+        out.send({client.session}, self._welcome(client, token, msg.id))
+        return client, out
+
+    def _welcome(self, client: Client, token: str, request_id: int | None) -> Welcome:
+        """The welcome message for a (new or resumed) session."""
+        return Welcome(protocol=PROTOCOL_VERSION, session=client.session, server=SERVER_NAME,
+                       games=[describe(game) for game in GAMES.values()], token=token,
+                       rooms=self._public_summaries(), id=request_id)
+
+    def _resume(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
+        """Give a returning person their session back, with every seat they held."""
+        assert msg.resume is not None
+        wanted = hash_token(msg.resume)
+        client = self.by_token.get(wanted)
+        # The dict lookup finds a candidate; the constant-time compare is what vouches for it.
+        if client is None or not hmac.compare_digest(client.token_hash, wanted):
+            raise Refusal(ErrorCode.BAD_TOKEN, "that resume token is unknown here (expired, or another server)")
+        client.connected = True
+        out = Outbox()
+        out.send({client.session}, self._welcome(client, msg.resume, msg.id))
+        for code in sorted(client.rooms):
+            room = self.rooms.get(code)
+            if room is not None:
+                out.extend(self._after(room, room.reconnect(client.session), now))
         return client, out
 
     def disconnect(self, session: str, now: float) -> Outbox:
         """A connection closed: spectating ends, seats are held, and empty rooms start their grace period."""
         out = Outbox()
-        client = self.clients.pop(session, None)
+        client = self.clients.get(session)
         if client is None:
             return out
+        client.connected = False
         for code in sorted(client.rooms):
             room = self.rooms.get(code)
-            if room is not None:
-                out.extend(self._after(room, room.disconnect(session), now))
+            if room is None:
+                continue
+            out.extend(self._after(room, room.disconnect(session, now), now))
+            if room.seat_of(session) is None:
+                client.rooms.discard(code)
+        if not client.rooms:
+            self._forget(client)
         return out
+
+    def _forget(self, client: Client) -> None:
+        """Drop a person who is gone and holds nothing."""
+        self.clients.pop(client.session, None)
+        self.by_token.pop(client.token_hash, None)
 
     # -- requests -----------------------------------------------------------------------------------------
     def handle(self, session: str, msg: Message, now: float) -> Outbox:
@@ -112,20 +179,11 @@ class Lobby:
             case Hello():
                 raise Refusal(ErrorCode.BAD_MESSAGE, "hello was already received on this connection")
             case ListRooms():
-                out = Outbox()
-                out.send({client.session}, Rooms(rooms=self._public_summaries(), id=msg.id))
-                return out
+                return _reply(client, Rooms(rooms=self._public_summaries(), id=msg.id))
             case CreateRoom():
                 return self._create(client, msg, now)
             case Join():
-                room = self._room(msg.room)
-                client.rooms.add(room.code)
-                try:
-                    return self._after(room, room.join(client.session, client.name, msg.role, msg.seat, msg.id), now)
-                except Refusal:
-                    if not room.is_member(client.session):
-                        client.rooms.discard(room.code)
-                    raise
+                return self._join(client, msg, now)
             case Leave():
                 room = self._room(msg.room)
                 out = room.leave(client.session)
@@ -134,10 +192,9 @@ class Lobby:
                 return self._after(room, out, now)
             case MakeMove():
                 room = self._room(msg.room)
-                return self._after(room, room.move(client.session, msg.move, msg.seq), now)
+                return self._after(room, room.move(client.session, msg.move, msg.seq, msg.id), now)
             case Chat():
-                room = self._room(msg.room)
-                return room.chat(client.session, client.name, clean_text(msg.text))
+                return self._room(msg.room).chat(client.session, client.name, clean_text(msg.text))
             case Resign():
                 room = self._room(msg.room)
                 return self._after(room, room.resign(client.session), now)
@@ -152,6 +209,14 @@ class Lobby:
                 return self._after(room, room.remove_ai(client.session, msg.seat), now)
             case Sync():
                 return self._sync(client, msg)
+            case ListGames():
+                games = self._history().list_games(msg.player, msg.game, msg.limit)
+                return _reply(client, Games(games=games, id=msg.id))
+            case GetGame():
+                record = self._history().get_game(msg.game_id)
+                if record is None:
+                    raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
+                return _reply(client, GameRecord(record=record, id=msg.id))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
     def _room(self, code: str) -> Room:
@@ -160,6 +225,12 @@ class Lobby:
         if room is None:
             raise Refusal(ErrorCode.UNKNOWN_ROOM, f"there is no room {code[:16]!r}")
         return room
+
+    def _history(self) -> History:
+        """The finished-games store, or a refusal if this server keeps none."""
+        if self.history is None:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "this server keeps no game history")
+        return self.history
 
     def _create(self, client: Client, msg: CreateRoom, now: float) -> Outbox:
         """Open a new room with validated options; the creator is its host."""
@@ -177,7 +248,15 @@ class Lobby:
         self.rooms[room.code] = room
         client.rooms_created += 1
         out = Outbox(changed=True)
+        out.records.append(room.saved())
         out.send({client.session}, replace(room.summary(), id=msg.id))
+        return self._after(room, out, now)
+
+    def _join(self, client: Client, msg: Join, now: float) -> Outbox:
+        """Take a seat or watch; a refused join leaves the person's rooms as they were."""
+        room = self._room(msg.room)
+        out = room.join(client.member, msg.role, msg.seat, msg.id)
+        client.rooms.add(room.code)
         return self._after(room, out, now)
 
     def _new_code(self) -> str:
@@ -205,9 +284,9 @@ class Lobby:
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
         out = Outbox()
         for event in room.events_since(msg.seq) or []:
-            out.send({client.session}, event)
+            out.send({client.session}, replace(event, id=msg.id))
         if room.state is not None:
-            out.send({client.session}, room.snapshot())
+            out.send({client.session}, replace(room.snapshot(), id=msg.id))
         return out
 
     # -- time-driven work -------------------------------------------------------------------------------------
@@ -217,7 +296,7 @@ class Lobby:
         return self._after(room, room.tick(), now) if room else Outbox()
 
     def ai_moved(self, code: str, seat: int, seq: int, text: str, info: dict[str, Any], now: float) -> Outbox:
-        """An AI answered; hand its move to its room."""
+        """An AI answered; hand its move to its room (an answer the room no longer wants is dropped)."""
         room = self.rooms.get(code)
         if room is None:
             return Outbox()
@@ -227,26 +306,94 @@ class Lobby:
             return Outbox()
 
     def sweep(self, now: float) -> Outbox:
-        """Close rooms that have had nobody in them for the grace period."""
+        """Forfeit seats left too long, and close rooms that have had nobody in them for their grace period."""
         out = Outbox()
         for code, room in list(self.rooms.items()):
-            if room.empty_since is not None and now - room.empty_since >= EMPTY_ROOM_GRACE_S:
+            out.extend(self._after(room, room.expire(now), now))
+            if room.empty_since is not None and now - room.empty_since >= self._grace(room):
                 out.extend(self._close(code))
         return out
 
+    @staticmethod
+    def _grace(room: Room) -> float:
+        """How long an empty room stays open: long while players hold seats in an unfinished game."""
+        held = room.status in ("playing", "paused") and any(s.holder is not None for s in room.seats)
+        return HELD_GAME_GRACE_S if held else EMPTY_ROOM_GRACE_S
+
     def _close(self, code: str) -> Outbox:
-        """Remove a room and tell the lobby it is gone."""
+        """Remove a room, forget it on disk, and tell the lobby it is gone."""
         room = self.rooms.pop(code)
         room.status = "closed"
         out = Outbox()
+        out.records.append(RoomClosed(code))
+        for seat in room.seats:
+            client = self.clients.get(seat.session or "")
+            if client is not None:
+                client.rooms.discard(code)
+                if not client.connected and not client.rooms:
+                    self._forget(client)
         self._push_summary(room, out)
         return out
+
+    # -- restart ------------------------------------------------------------------------------------------------
+    def restore(self, stored: list[StoredRoom], now: float) -> Outbox:
+        """Rebuild the rooms a previous run left open, replaying each move log through the rules."""
+        out = Outbox()
+        for saved in stored:
+            game = GAMES.get(saved.game)
+            if game is None:
+                continue
+            room = Room(saved.code, game, saved.options, saved.room_options, "", saved.host_name, saved.private)
+            self._restore_seats(room, saved, now)
+            try:
+                self._restore_game(room, saved)
+            except GameError:
+                continue  # a log the current rules refuse cannot be resumed honestly; leave it out
+            room.empty_since = now
+            self.rooms[room.code] = room
+            out.extend(room._ai_turns())
+        return out
+
+    def _restore_seats(self, room: Room, saved: StoredRoom, now: float) -> None:
+        """Hold each seat for the token that held it; the first seated person hosts the room."""
+        for record in saved.seats:
+            seat = room.seats[record.seat]
+            if record.ai_level is not None or record.ai_bot is not None:
+                seat.ai, seat.connected = AiSpec(record.ai_level, record.ai_bot), True
+            elif record.token_hash is not None:
+                client = self.by_token.get(record.token_hash)
+                if client is None:
+                    client = Client(secrets.token_hex(8), record.name or "player", record.token_hash,
+                                    connected=False)
+                    self.clients[client.session] = client
+                    self.by_token[client.token_hash] = client
+                client.rooms.add(room.code)
+                seat.holder, seat.dropped_at = client.member, now
+                room.host = room.host or client.session
+
+    @staticmethod
+    def _restore_game(room: Room, saved: StoredRoom) -> None:
+        """Replay the stored moves of the room's current game and set its status."""
+        room.game_no = saved.game_no
+        if saved.game_no == 0:
+            return
+        room.state = room.game.initial_state(room.options)
+        room.status = "playing"
+        room.seq = 1
+        for notation in saved.moves:
+            room.replay(notation)
+        outcome = room.game.outcome(room.state)
+        if saved.result is not None:
+            outcome = Outcome(tuple(saved.result.get("winners", ())), saved.result.get("reason", "restored"))
+        if outcome is not None:
+            room.result, room.status = outcome, "finished"
+        elif room.game.simultaneous:
+            room.status = "paused"  # a live game waits for its players, then counts down again
 
     # -- lobby pushes ---------------------------------------------------------------------------------------------
     def _after(self, room: Room, out: Outbox, now: float) -> Outbox:
         """Bookkeeping after a room changed: its empty-since clock and the lobby's view of it."""
-        occupied = room.spectators or any(s.session is not None and s.connected for s in room.seats)
-        room.empty_since = None if occupied else (room.empty_since or now)
+        room.empty_since = None if room.occupied() else (room.empty_since or now)
         if out.changed:
             self._push_summary(room, out)
             out.changed = False
@@ -254,12 +401,20 @@ class Lobby:
 
     def _push_summary(self, room: Room, out: Outbox) -> None:
         """Tell every lobby client (or, for a private room, its members) what the room looks like now."""
-        members = {s for s, c in self.clients.items() if room.code in c.rooms}
-        out.send(members if room.private else set(self.clients), room.summary())
+        connected = {s for s, c in self.clients.items() if c.connected}
+        members = {s for s in connected if room.code in self.clients[s].rooms}
+        out.send(members if room.private else connected, room.summary())
 
     def _public_summaries(self) -> list[dict[str, Any]]:
         """Every public room's summary as a plain map, for `welcome` and `rooms`."""
         return [_fields(room.summary()) for room in self.rooms.values() if not room.private]
+
+
+def _reply(client: Client, message: Message) -> Outbox:
+    """An outbox holding one message for one client."""
+    out = Outbox()
+    out.send({client.session}, message)
+    return out
 
 
 def _fields(info: RoomInfo) -> dict[str, Any]:

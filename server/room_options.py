@@ -16,10 +16,12 @@ ROOM_OPTIONS: tuple[OptionSpec, ...] = (
                minimum=50, maximum=10000),
     OptionSpec("ai_pace_ms", "int", 500, "least time between two AI moves, so people can follow them",
                minimum=0, maximum=5000),
+    OptionSpec("ai_level", "int", 3, "level of the AI that stands in for a dropped player (policy 'ai')",
+               minimum=1, maximum=5),
     OptionSpec("on_disconnect", "choice", "wait", "what happens to a dropped player's seat",
                choices=("wait", "ai", "forfeit")),
     OptionSpec("grace_s", "int", 60, "seconds a dropped player has to come back before forfeiting",
-               minimum=5, maximum=3600),
+               minimum=1, maximum=3600),
 )
 _ROOM_NAMES = frozenset(spec.name for spec in ROOM_OPTIONS)
 

@@ -7,6 +7,7 @@ import itertools
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
 from protocol import PROTOCOL_VERSION, decode, encode
 from protocol.codec import from_wire
@@ -25,6 +26,19 @@ class Peer:
         self.inbox: list[Message] = []
         self.seen: list[Message] = []  # every message ever received, in order
         self.welcome: Welcome | None = None
+        # Read continuously, as a real client does, so unread frames never stall the connection.
+        self._frames: asyncio.Queue[bytes | str | None] = asyncio.Queue()
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        """Move every frame from the socket to the queue; None marks the end of the connection."""
+        try:
+            async for frame in self.ws:
+                self._frames.put_nowait(frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._frames.put_nowait(None)
 
     @classmethod
     async def connect(cls, url: str, name: str = "tester", **hello: Any) -> Peer:
@@ -51,7 +65,10 @@ class Peer:
 
     async def _next(self) -> Message:
         """The next message from the server."""
-        frame = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
+        frame = await asyncio.wait_for(self._frames.get(), TIMEOUT)
+        if frame is None:
+            self._frames.put_nowait(None)
+            raise ConnectionClosedOK(None, None)
         msg = decode(frame)
         self.seen.append(msg)
         return msg
@@ -76,8 +93,9 @@ class Peer:
         self.inbox = [m for m in self.inbox if m.type != type_]
 
     async def close(self) -> None:
-        """Close the connection."""
+        """Close the connection and stop reading."""
         await self.ws.close()
+        await self._reader
 
 
 def raw_message(**fields: Any) -> Message:

@@ -1,0 +1,278 @@
+"""Persistence in SQLite: rooms, seats, every applied move, and finished games.
+
+Rooms describe what happened as `Record` values in their outbox; the network layer hands them to
+`Store.write` before it sends the matching broadcast, so a move a player has seen is always on disk.
+On start the server reads `unfinished_rooms()` back and replays each move log through the rules, so a
+restored position is exactly the one that was played — nothing derived is stored.
+
+The schema is versioned; `MIGRATIONS[n]` upgrades version n to n+1. A database written by a newer
+gamenight is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+MIGRATIONS: dict[int, str] = {
+    0: """
+    CREATE TABLE rooms (
+        code TEXT PRIMARY KEY,
+        game TEXT NOT NULL,
+        options TEXT NOT NULL,
+        room_options TEXT NOT NULL,
+        host_name TEXT NOT NULL,
+        private INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        game_no INTEGER NOT NULL DEFAULT 0,
+        closed INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE seats (
+        room TEXT NOT NULL REFERENCES rooms(code),
+        seat INTEGER NOT NULL,
+        name TEXT,
+        token_hash TEXT,
+        ai_level INTEGER,
+        ai_bot TEXT,
+        PRIMARY KEY (room, seat)
+    );
+    CREATE TABLE moves (
+        room TEXT NOT NULL REFERENCES rooms(code),
+        game_no INTEGER NOT NULL,
+        ply INTEGER NOT NULL,
+        move TEXT NOT NULL,
+        at REAL NOT NULL,
+        PRIMARY KEY (room, game_no, ply)
+    );
+    CREATE TABLE games (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        room TEXT NOT NULL,
+        game_no INTEGER NOT NULL,
+        game TEXT NOT NULL,
+        options TEXT NOT NULL,
+        players TEXT NOT NULL,
+        result TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        moves TEXT NOT NULL,
+        transcript TEXT NOT NULL,
+        finished_at REAL NOT NULL
+    );
+    CREATE INDEX games_by_game ON games(game, id);
+    """,
+}
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (e.g. it was written by a newer gamenight)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSaved:
+    """A room was created (or its settings must be stored)."""
+
+    code: str
+    game: str
+    options: dict[str, Any]
+    room_options: dict[str, Any]
+    host_name: str
+    private: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSaved:
+    """Who holds a seat now: a person (by name and token hash), an AI, or nobody."""
+
+    code: str
+    seat: int
+    name: str | None
+    token_hash: str | None
+    ai_level: int | None
+    ai_bot: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    """A new game (the first, or a rematch) began in a room; its moves start from ply 0."""
+
+    code: str
+    game_no: int
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRecorded:
+    """One applied move (or one tick's joint move) in wire notation."""
+
+    code: str
+    game_no: int
+    ply: int
+    move: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameFinished:
+    """A game ended; its full record goes to the history."""
+
+    code: str
+    game_no: int
+    game: str
+    options: dict[str, Any]
+    players: list[dict[str, Any]]
+    result: dict[str, Any]
+    moves: list[str]
+    transcript: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoomClosed:
+    """A room closed; it will not be restored."""
+
+    code: str
+
+
+Record = RoomSaved | SeatSaved | GameStarted | MoveRecorded | GameFinished | RoomClosed
+
+
+@dataclass(slots=True)
+class StoredRoom:
+    """An open room as read back at start-up: enough to rebuild it by replaying its moves."""
+
+    code: str
+    game: str
+    options: dict[str, Any]
+    room_options: dict[str, Any]
+    host_name: str
+    private: bool
+    game_no: int
+    seats: list[SeatSaved] = field(default_factory=list)
+    moves: list[str] = field(default_factory=list)
+    result: dict[str, Any] | None = None  # set when the current game already finished
+
+
+class Store:
+    """The server's SQLite database (a file, or ":memory:" for tests)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA foreign_keys = ON")
+        if path != ":memory:":
+            self.db.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
+            self.db.execute("PRAGMA synchronous = NORMAL")
+        self._migrate()
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    def _migrate(self) -> None:
+        """Bring the schema to SCHEMA_VERSION, refusing a database from a newer version."""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path} was written by a newer gamenight (schema {version}; this one knows "
+                             f"{SCHEMA_VERSION}); upgrade gamenight or use another --db")
+        while version < SCHEMA_VERSION:
+            self.db.executescript(f"BEGIN; {MIGRATIONS[version]}; PRAGMA user_version = {version + 1}; COMMIT;")
+            version += 1
+
+    # -- writing ------------------------------------------------------------------------------------------
+    def write(self, records: list[Record]) -> None:
+        """Store a batch of records in one transaction."""
+        if not records:
+            return
+        now = time.time()
+        with self._transaction():
+            for record in records:
+                self._write_one(record, now)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Run the block in BEGIN ... COMMIT, rolling back if it fails."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _write_one(self, record: Record, now: float) -> None:
+        """Apply one record to the tables."""
+        db = self.db
+        match record:
+            case RoomSaved():
+                db.execute("INSERT OR REPLACE INTO rooms (code, game, options, room_options, host_name, private,"
+                           " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (record.code, record.game, json.dumps(record.options), json.dumps(record.room_options),
+                            record.host_name, int(record.private), now))
+            case SeatSaved():
+                db.execute("INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?)",
+                           (record.code, record.seat, record.name, record.token_hash, record.ai_level,
+                            record.ai_bot))
+            case GameStarted():
+                db.execute("UPDATE rooms SET game_no = ? WHERE code = ?", (record.game_no, record.code))
+                db.execute("DELETE FROM moves WHERE room = ? AND game_no = ?", (record.code, record.game_no))
+            case MoveRecorded():
+                db.execute("INSERT INTO moves VALUES (?, ?, ?, ?, ?)",
+                           (record.code, record.game_no, record.ply, record.move, now))
+            case GameFinished():
+                db.execute("INSERT INTO games (room, game_no, game, options, players, result, reason, moves,"
+                           " transcript, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (record.code, record.game_no, record.game, json.dumps(record.options),
+                            json.dumps(record.players), json.dumps(record.result), record.result.get("reason", ""),
+                            json.dumps(record.moves), record.transcript, now))
+            case RoomClosed():
+                db.execute("UPDATE rooms SET closed = 1 WHERE code = ?", (record.code,))
+                db.execute("DELETE FROM moves WHERE room = ?", (record.code,))
+                db.execute("DELETE FROM seats WHERE room = ?", (record.code,))
+
+    # -- reading ------------------------------------------------------------------------------------------
+    def unfinished_rooms(self) -> list[StoredRoom]:
+        """Every room not closed, with its seats and the move log of its current game."""
+        rooms = []
+        for row in self.db.execute("SELECT code, game, options, room_options, host_name, private, game_no"
+                                   " FROM rooms WHERE closed = 0 ORDER BY created_at"):
+            room = StoredRoom(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], bool(row[5]), row[6])
+            room.seats = [SeatSaved(room.code, *seat) for seat in self.db.execute(
+                "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
+                (room.code,))]
+            room.moves = [m for (m,) in self.db.execute(
+                "SELECT move FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", (room.code, room.game_no))]
+            done = self.db.execute("SELECT result FROM games WHERE room = ? AND game_no = ?",
+                                   (room.code, room.game_no)).fetchone()
+            room.result = json.loads(done[0]) if done else None
+            rooms.append(room)
+        return rooms
+
+    def list_games(self, player: str | None = None, game: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """Finished games, newest first, optionally of one game kind or with one player (by name)."""
+        sql = "SELECT id, game, players, result, finished_at FROM games WHERE 1=1"
+        args: list[Any] = []
+        if game is not None:
+            sql += " AND game = ?"
+            args.append(game)
+        if player is not None:
+            sql += " AND EXISTS (SELECT 1 FROM json_each(players) WHERE json_extract(value, '$.name') = ?)"
+            args.append(player)
+        sql += " ORDER BY id DESC LIMIT ?"
+        args.append(max(1, min(limit, 200)))
+        return [{"game_id": r[0], "game": r[1], "players": json.loads(r[2]), "result": json.loads(r[3]),
+                 "finished_at": r[4]} for r in self.db.execute(sql, args)]
+
+    def get_game(self, game_id: int) -> dict[str, Any] | None:
+        """One finished game as a replay record (docs/replay.md), or None."""
+        row = self.db.execute("SELECT id, game, options, players, result, moves, transcript, finished_at"
+                              " FROM games WHERE id = ?", (game_id,)).fetchone()
+        if row is None:
+            return None
+        return {"format": "gamenight-replay", "version": 1, "game_id": row[0], "game": row[1],
+                "options": json.loads(row[2]), "players": json.loads(row[3]), "result": json.loads(row[4]),
+                "moves": json.loads(row[5]), "transcript": row[6], "finished_at": row[7]}
+

@@ -1,0 +1,75 @@
+"""The codec: every message round-trips, and `decode` rejects everything that is not a valid message."""
+
+from __future__ import annotations
+
+import contextlib
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol import ProtocolError, decode, encode
+from protocol.codec import MAX_FRAME
+from protocol.messages import CLIENT_MESSAGES, Error, Join, MakeMove, State
+
+
+def test_round_trip_keeps_every_field():
+    """A message decodes to an equal message, including the request id and renamed wire keys."""
+    for msg in (Join(room="ABCDE", role="spectator", id=4), MakeMove(room="X", move="d3", seq=7),
+                State(room="X", seq=3, game="othello", status="playing", view={"board": ["."]}, legal=["d3"]),
+                Error(code="illegal_move", message="no", id=9)):
+        assert decode(encode(msg)) == msg
+
+
+def test_join_uses_as_on_the_wire():
+    """`join` carries the role under the documented key `as`."""
+    wire = msgpack.unpackb(encode(Join(room="R", role="spectator")))
+    assert wire["as"] == "spectator" and "role" not in wire
+
+
+@pytest.mark.parametrize("raw", [
+    {"type": "move", "room": "R"},
+    {"type": "move", "room": "R", "move": 5},
+    {"type": "hello", "protocol": "1", "name": "x"},
+    {"type": "hello", "protocol": True, "name": "x"},
+    {"type": "join", "room": None},
+    {"type": 3},
+    {"kind": "move"},
+])
+def test_wrong_or_missing_fields_are_rejected(raw):
+    """Missing, null or wrongly typed fields raise ProtocolError (bools are not ints)."""
+    with pytest.raises(ProtocolError):
+        decode(msgpack.packb(raw))
+
+
+def test_oversize_frame_is_rejected_before_parsing():
+    """A frame over the size limit is refused without being unpacked."""
+    with pytest.raises(ProtocolError):
+        decode(b"\x00" * (MAX_FRAME + 1))
+
+
+def test_deep_nesting_is_rejected():
+    """Absurdly nested values become a ProtocolError, not a crash."""
+    head = msgpack.packb({"type": "chat", "room": "R", "text": "x"})
+    nested = b"\x84" + head[1:] + msgpack.packb("extra") + b"\x91" * 5000 + b"\x01"
+    with pytest.raises(ProtocolError):
+        decode(nested)
+
+
+@given(st.binary(max_size=200))
+def test_random_bytes_never_escape_as_other_errors(data):
+    """Any byte string either decodes to a message or raises ProtocolError, never anything else."""
+    with contextlib.suppress(ProtocolError):
+        decode(data)
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10),
+                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+                    max_leaves=20),
+       st.sampled_from([cls.type for cls in CLIENT_MESSAGES]))
+def test_random_values_under_a_real_type(value, type_):
+    """Random fields under a real message type either validate or raise ProtocolError."""
+    raw = {"type": type_, "room": value, "move": value, "name": value, "protocol": value, "game": value}
+    with contextlib.suppress(ProtocolError):
+        decode(msgpack.packb(raw, use_bin_type=True))

@@ -1,0 +1,48 @@
+"""Run the real `gamenight-server` as a child process for tests that kill or restart it."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+
+class ServerProcess:
+    """A server child process on a free loopback port, with a database file that outlives it."""
+
+    def __init__(self, db: Path, *extra: str) -> None:
+        self.db = db
+        self.extra = extra
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def start(self) -> ServerProcess:
+        """Start the server and wait until it prints the port it listens on."""
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server", "--port", "0", "--db", str(self.db), "--log-level", "warning",
+             "--ai-workers", "1", *self.extra],
+            stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert "listening on" in line, f"server did not start: {line!r}"
+        self.port = int(line.rsplit(":", 1)[1])
+        return self
+
+    @property
+    def url(self) -> str:
+        """The websocket URL of the running server."""
+        return f"ws://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup of any kind, as in a crash or a pulled plug."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> int:
+        """SIGTERM and wait; returns the exit code."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=15)

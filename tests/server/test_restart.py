@@ -1,0 +1,84 @@
+"""A server killed with SIGKILL mid-game comes back with every game, and players resume with their tokens."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from protocol.messages import CreateRoom, Join, MakeMove
+from tests.peer import Peer
+from tests.server.serverproc import ServerProcess
+
+
+@pytest.fixture
+def server_process(tmp_path):
+    """A server child process on a database file in a temporary folder; stopped after the test."""
+    started: list[ServerProcess] = []
+
+    def make() -> ServerProcess:
+        proc = ServerProcess(tmp_path / "games.db").start()
+        started.append(proc)
+        return proc
+
+    yield make
+    for proc in started:
+        if proc.proc is not None and proc.proc.poll() is None:
+            proc.kill()
+
+
+async def _play(players: dict[int, Peer], code: str, state, rng: random.Random, plies: int | None):
+    """Play random legal moves (all of them, or `plies`); returns the last state and the moves made."""
+    made = []
+    while state.status == "playing" and (plies is None or len(made) < plies):
+        move = rng.choice(state.legal)
+        await players[state.to_move[0]].send(MakeMove(room=code, move=move, seq=state.seq))
+        made.append(move)
+        state = await players[0].wait(lambda m, s=state.seq: m.type == "state" and m.seq > s)
+    return state, made
+
+
+@pytest.mark.parametrize("game", ["othello", "pentago"])
+async def test_sigkill_mid_game_then_resume_and_finish(server_process, game):
+    """After SIGKILL and a restart on the same database, both players resume their seats and finish the game."""
+    first = server_process()
+    alice = await Peer.connect(first.url, "alice")
+    bob = await Peer.connect(first.url, "bob")
+    room = await alice.request(CreateRoom, game=game, options={})
+    await alice.request(Join, room=room.room, seat=0)
+    await bob.request(Join, room=room.room, seat=1)
+    state = await alice.expect("state")
+    rng = random.Random(11)
+    state, before = await _play({0: alice, 1: bob}, room.room, state, rng, plies=10)
+    board_before = state.view["board"]
+    tokens = (alice.welcome.token, bob.welcome.token)
+    first.kill()
+    await alice.close()
+    await bob.close()
+
+    second = server_process()
+    alice = await Peer.connect(second.url, "alice", resume=tokens[0])
+    bob = await Peer.connect(second.url, "bob", resume=tokens[1])
+    resumed = await alice.expect("state")
+    await bob.expect("state")
+    assert resumed.moves == before and resumed.view["board"] == board_before
+    final, after = await _play({0: alice, 1: bob}, room.room, resumed, rng, plies=None)
+    assert final.status == "finished" and final.result is not None
+    assert final.moves == before + after
+    await alice.close()
+    await bob.close()
+    assert second.stop() == 0
+
+
+async def test_unknown_resume_token_is_refused(server_process):
+    """A resume token the server never issued gets `bad_token`."""
+    proc = server_process()
+    from websockets.asyncio.client import connect
+
+    from protocol.messages import Hello
+
+    peer = Peer(await connect(proc.url))
+    await peer.send(Hello(protocol=1, name="mallory", resume="not-a-real-token", id=1))
+    error = await peer.expect("error")
+    assert error.code == "bad_token" and error.id == 1
+    await peer.close()

@@ -1,0 +1,118 @@
+"""Dropped connections: seats are held, resumed with the token, and each disconnect policy does what it says."""
+
+from __future__ import annotations
+
+import asyncio
+
+from protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove, Sync
+from tests.peer import Peer
+
+
+async def _seated_pair(peers, url: str, options: dict | None = None):
+    """Alice (black, host) and Bob (white) in a fresh Othello room; returns them, the code and the first state."""
+    alice: Peer = await peers("alice")
+    bob: Peer = await peers("bob")
+    room = await alice.request(CreateRoom, game="othello", options=options or {})
+    await alice.request(Join, room=room.room, seat=0)
+    await bob.request(Join, room=room.room, seat=1)
+    state = await alice.expect("state")
+    await bob.expect("state", seq=state.seq)
+    return alice, bob, room.room, state
+
+
+async def test_wait_policy_holds_the_seat_and_resume_returns_it(peers, url):
+    """Under `wait`, a dropped player's seat is held (shown as disconnected) and resuming gives it back."""
+    alice, bob, code, state = await _seated_pair(peers, url)
+    token = alice.welcome.token
+    await alice.close()
+    lost = await bob.expect("event", kind="left")
+    assert lost.data["connection"] == "lost"
+    held = await bob.wait(lambda m: m.type == "room" and m.room == code and m.seats[0]["name"] == "alice"
+                          and not m.seats[0]["connected"])
+    assert held.seats[0]["kind"] == "human"
+    back = await Peer.connect(url, "alice", resume=token)
+    assert back.welcome.session == alice.welcome.session
+    joined = await back.expect("joined", room=code)
+    assert joined.seat == 0
+    resumed = await back.expect("state")
+    assert resumed.seq == state.seq and resumed.to_move == [0]
+    await back.send(MakeMove(room=code, move=resumed.legal[0], seq=resumed.seq))
+    assert (await bob.expect("state", seq=state.seq + 1)).last_move == resumed.legal[0]
+    await back.close()
+
+
+async def test_resent_move_is_not_applied_twice(peers, url):
+    """A move re-sent after a reconnect with the same request id is not played a second time."""
+    alice, bob, code, state = await _seated_pair(peers, url)
+    await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq, id=500))
+    await bob.expect("state", seq=state.seq + 1)
+    token = alice.welcome.token
+    await alice.close()
+    back = await Peer.connect(url, "alice", resume=token)
+    await back.expect("state")
+    await back.send(MakeMove(room=code, move=state.legal[0], seq=state.seq, id=500))
+    again = await back.expect("state")
+    assert again.seq == state.seq + 1 and len(again.moves) == 1
+    await back.close()
+
+
+async def test_forfeit_policy_ends_the_game_after_grace(peers, url):
+    """Under `forfeit`, a player who stays away past `grace_s` loses the game."""
+    alice, bob, _code, _state = await _seated_pair(peers, url, {"on_disconnect": "forfeit", "grace_s": 1})
+    await alice.close()
+    over = await bob.expect("event", kind="game_over")
+    assert over.data["reason"] == "forfeit" and over.data["winner"] == 1
+
+
+async def test_sync_resends_missed_events_and_state(peers, url):
+    """`sync {seq}` returns the events after seq and the current full state."""
+    alice, bob, code, state = await _seated_pair(peers, url)
+    await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+    await alice.send(Chat(room=code, text="good luck"))
+    await bob.expect("event", kind="chat")
+    await bob.send(Sync(room=code, seq=state.seq, id=77))
+    replies = [await bob.wait(lambda m: m.id == 77) for _ in range(3)]
+    kinds = [(m.type, getattr(m, "kind", None)) for m in replies]
+    assert kinds == [("event", "move"), ("event", "chat"), ("state", None)]
+    assert replies[-1].seq == state.seq + 1
+
+
+async def test_spectator_cannot_move(peers, url):
+    """A spectator's move is refused with `not_allowed` and changes nothing."""
+    _alice, _bob, code, state = await _seated_pair(peers, url)
+    carol: Peer = await peers("carol")
+    await carol.request(Join, room=code, role="spectator")
+    reply = await carol.request(MakeMove, room=code, move=state.legal[0], seq=state.seq)
+    assert reply.type == "error" and reply.code == "not_allowed"
+
+
+async def test_private_room_needs_its_code(peers):
+    """A private room is not listed to others, and a wrong code is `unknown_room`."""
+    alice: Peer = await peers("alice")
+    bob: Peer = await peers("bob")
+    room = await alice.request(CreateRoom, game="othello", options={}, private=True)
+    listed = await bob.request(ListRooms)
+    assert room.room not in {r["room"] for r in listed.rooms}
+    wrong = await bob.request(Join, room="ZZZZZ")
+    assert wrong.type == "error" and wrong.code == "unknown_room"
+    joined = await bob.request(Join, room=room.room.lower())
+    assert joined.type == "joined" and joined.seat == 0
+
+
+async def test_chat_is_cleaned(peers, url):
+    """Chat text reaches the room with control characters removed and its length bounded."""
+    alice, bob, code, _state = await _seated_pair(peers, url)
+    await alice.send(Chat(room=code, text="hi\x1b[2J there\x07" + "x" * 1000))
+    line = await bob.expect("event", kind="chat")
+    assert line.data["text"].startswith("hi [2J there") and "\x1b" not in line.data["text"]
+    assert len(line.data["text"]) <= 300 and line.data["name"] == "alice"
+
+
+async def test_resumed_session_replaces_the_old_connection(peers, url):
+    """Resuming while the old connection is still open moves the session to the new one and closes the old."""
+    alice, _bob, code, _state = await _seated_pair(peers, url)
+    twin = await Peer.connect(url, "alice", resume=alice.welcome.token)
+    await twin.expect("joined", room=code)
+    await asyncio.wait_for(alice.ws.wait_closed(), 10)
+    assert alice.ws.close_code == 1000
+    await twin.close()
