@@ -47,6 +47,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="processes that run AI searches (default: one per core)")
     parser.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile the server speaks wss://")
     parser.add_argument("--keyfile", help="TLS private key (PEM)")
+    parser.add_argument("--metrics", action="store_true",
+                        help="serve GET /metrics (JSON: tick lateness, event-loop lag, RSS, CPU) for benchmarks")
     args = parser.parse_args(argv)
     if bool(args.certfile) != bool(args.keyfile):
         parser.error("--certfile and --keyfile go together")
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "export":
             return export_game(db, args.game_id)
         config = ServerConfig(host=args.host, port=args.port, ai_workers=args.ai_workers, db=db,
-                              certfile=args.certfile, keyfile=args.keyfile)
+                              certfile=args.certfile, keyfile=args.keyfile, metrics=args.metrics)
         asyncio.run(serve_until_signalled(config))
     except StoreError as exc:
         print(f"gamenight-server: {exc}", file=sys.stderr)

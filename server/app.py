@@ -9,6 +9,7 @@ tick clock per live game.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import ssl
 import time
@@ -25,6 +26,7 @@ from protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from protocol.messages import Error, Hello, Message
 from server.ai.play import bots, choose_move, fallback_move
 from server.lobby import Lobby
+from server.metrics import Metrics
 from server.room import AiTurn, Outbox, Refusal, StartClock
 from server.store import Store
 
@@ -50,6 +52,7 @@ class ServerConfig:
     rate: float = 20.0  # messages per second a connection may send, sustained
     burst: int = 40  # and in one burst
     max_strikes: int = 60  # rate-limited messages tolerated before the connection is closed
+    metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
 
 
 class TokenBucket:
@@ -92,6 +95,7 @@ class GameServer:
         self.tasks: set[asyncio.Task[Any]] = set()
         self._pool: Executor | None = None
         self._server: Server | None = None
+        self.metrics = Metrics()
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
@@ -105,6 +109,8 @@ class GameServer:
             ssl=self._tls(),
         )
         self._spawn(self._sweeper())
+        if self.config.metrics:
+            self._spawn(self.metrics.probe_loop())
         return self._server
 
     @property
@@ -138,6 +144,14 @@ class GameServer:
         """Answer plain HTTP health checks on the websocket port; let upgrades through."""
         if request.path == "/healthz":
             return connection.respond(HTTPStatus.OK, "ok\n")
+        if self.config.metrics and request.path.startswith("/metrics"):
+            if request.path == "/metrics?reset=1":
+                self.metrics.reset()
+            snapshot = self.metrics.snapshot(connections=len(self.connections), rooms=len(self.lobby.rooms),
+                                             clocks=len(self.clocks))
+            response = connection.respond(HTTPStatus.OK, json.dumps(snapshot) + "\n")
+            response.headers["Content-Type"] = "application/json"
+            return response
         return None
 
     # -- connections -----------------------------------------------------------------------------------
@@ -228,8 +242,14 @@ class GameServer:
         """Run a background task, keeping a reference until it finishes."""
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self._task_done)
         return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        """Forget a finished background task; a crash in one is a server bug, so log it."""
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
 
     async def _ai_turn(self, turn: AiTurn) -> None:
         """Get an AI's move from the pool; a crash or a late answer becomes a quick fallback move."""
@@ -270,7 +290,8 @@ class GameServer:
         old = self.clocks.pop(effect.room, None)
         if old is not None:
             old.cancel()
-        self.clocks[effect.room] = asyncio.get_running_loop().create_task(self._clock(effect))
+        self.clocks[effect.room] = task = asyncio.get_running_loop().create_task(self._clock(effect))
+        task.add_done_callback(self._task_done)
 
     async def _clock(self, effect: StartClock) -> None:
         """Tick a live game on schedule: tick k fires at start + k*tick, so slow ticks do not drift."""
@@ -279,7 +300,9 @@ class GameServer:
         k = 0
         try:
             while True:
-                await asyncio.sleep(max(0.0, start + k * effect.tick_ms / 1000 - loop.time()))
+                due = start + k * effect.tick_ms / 1000
+                await asyncio.sleep(max(0.0, due - loop.time()))
+                self.metrics.tick_late((loop.time() - due) * 1000)
                 self.deliver(self.lobby.tick(effect.room, time.monotonic()))
                 room = self.lobby.rooms.get(effect.room)
                 if room is None or room.status != "playing":

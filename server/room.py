@@ -21,7 +21,6 @@ from server.games.base import Game, GameError, Outcome
 from server.store import GameFinished, GameStarted, MoveRecorded, Record, RoomSaved, SeatSaved
 
 EVENT_HISTORY = 256  # events kept per room for `sync`
-COUNTDOWN_MS = 3000  # pause before a live game's (re)start, so players can find their keys
 AI_TICK_MARGIN_MS = 40  # a live game's AI must answer this long before the tick
 
 
@@ -341,8 +340,8 @@ class Room:
         self.status = "playing"
         self.seq += 1
         out = Outbox(changed=True)
-        out.send(self.audience(), self.snapshot(next_tick_ms=COUNTDOWN_MS))
-        out.effects.append(StartClock(self.code, COUNTDOWN_MS, self.tick_ms))
+        out.send(self.audience(), self.snapshot(next_tick_ms=self.countdown_ms))
+        out.effects.append(StartClock(self.code, self.countdown_ms, self.tick_ms))
         return out.extend(self._ai_turns())
 
     def expire(self, now: float) -> Outbox:
@@ -405,8 +404,8 @@ class Room:
         out = Outbox(changed=True)
         out.records.append(GameStarted(self.code, self.game_no))
         if self.game.simultaneous:
-            out.send(self.audience(), self.snapshot(next_tick_ms=COUNTDOWN_MS))
-            out.effects.append(StartClock(self.code, COUNTDOWN_MS, self.tick_ms))
+            out.send(self.audience(), self.snapshot(next_tick_ms=self.countdown_ms))
+            out.effects.append(StartClock(self.code, self.countdown_ms, self.tick_ms))
         else:
             out.send(self.audience(), self.snapshot())
         return out.extend(self._ai_turns())
@@ -414,6 +413,11 @@ class Room:
     def ai_pace_ms(self) -> int:
         """Least time between AI moves: the room's option when someone watches, else none."""
         return int(self.room_options["ai_pace_ms"]) if self.occupied() else 0
+
+    @property
+    def countdown_ms(self) -> int:
+        """The pause before a live game starts or resumes, so players can find their keys."""
+        return int(self.room_options["countdown_ms"])
 
     @property
     def tick_ms(self) -> int:

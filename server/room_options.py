@@ -16,6 +16,8 @@ ROOM_OPTIONS: tuple[OptionSpec, ...] = (
                minimum=50, maximum=10000),
     OptionSpec("ai_pace_ms", "int", 500, "least time between two AI moves, so people can follow them",
                minimum=0, maximum=5000),
+    OptionSpec("countdown_ms", "int", 3000, "pause before a live game's first tick (and after a pause)",
+               minimum=0, maximum=10000),
     OptionSpec("ai_level", "int", 3, "level of the AI that stands in for a dropped player (policy 'ai')",
                minimum=1, maximum=5),
     OptionSpec("on_disconnect", "choice", "wait", "what happens to a dropped player's seat",

@@ -82,3 +82,35 @@ async def test_unknown_resume_token_is_refused(server_process):
     error = await peer.expect("error")
     assert error.code == "bad_token" and error.id == 1
     await peer.close()
+
+
+async def test_sigkill_mid_tron_game_restores_paused_then_counts_down(server_process):
+    """A live Tron game killed mid-game comes back paused at its last tick and restarts once both players resume."""
+    first = server_process()
+    one = await Peer.connect(first.url, "one")
+    two = await Peer.connect(first.url, "two")
+    options = {"map": "joust", "tick_ms": 150, "countdown_ms": 0}  # both ride ~22 squares before a wall
+    room = await one.request(CreateRoom, game="tron", options=options)
+    await one.request(Join, room=room.room, seat=0)
+    await two.request(Join, room=room.room, seat=1)
+    await one.expect("state")
+    seen = [await one.expect("tick") for _ in range(3)]
+    first.kill()
+    tokens = (one.welcome.token, two.welcome.token)
+    await one.close()
+    await two.close()
+
+    second = server_process()
+    one = await Peer.connect(second.url, "one", resume=tokens[0])
+    paused = await one.expect("state")
+    assert paused.status == "paused"
+    assert seen[-1].delta["tick"] <= paused.view["tick"] <= seen[-1].delta["tick"] + 1
+    two = await Peer.connect(second.url, "two", resume=tokens[1])
+    restarted = await one.wait(lambda m: m.type == "state" and m.status == "playing")
+    assert restarted.view["tick"] == paused.view["tick"] and restarted.next_tick_ms == 0
+    nxt = await one.expect("tick")
+    assert nxt.delta["tick"] == paused.view["tick"] + 1
+    over = await one.expect("event", kind="game_over")
+    assert over.data["reason"] == "crash"
+    await one.close()
+    await two.close()
