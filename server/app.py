@@ -36,6 +36,7 @@ SWEEP_INTERVAL_S = 1.0
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 POLICY_VIOLATION = 1008
+CLOSE_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +107,8 @@ class GameServer:
             self.handler, self.config.host, self.config.port,
             process_request=self._http, max_size=MAX_FRAME, compression=None,
             ping_interval=self.config.ping_interval, ping_timeout=self.config.ping_interval,
-            ssl=self._tls(),
+            # A flooder's close frame waits behind its unread frames; don't hold its socket long for it.
+            close_timeout=CLOSE_TIMEOUT_S, ssl=self._tls(),
         )
         self._spawn(self._sweeper())
         if self.config.metrics:
