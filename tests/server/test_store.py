@@ -1,0 +1,95 @@
+"""Persistence: the SQLite schema, its version check, history queries and the export command."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
+from server.store import SCHEMA_VERSION, GameFinished, MoveRecorded, RoomSaved, Store, StoreError
+
+
+def test_newer_database_is_refused(tmp_path):
+    """A database written by a newer gamenight is refused with a message saying so."""
+    path = tmp_path / "future.db"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(StoreError, match="newer gamenight"):
+        Store(str(path))
+
+
+def test_new_database_gets_current_schema_in_wal_mode(tmp_path):
+    """A new file is created at the current schema version, in WAL mode."""
+    store = Store(str(tmp_path / "new.db"))
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+
+
+def test_a_failed_batch_writes_nothing(tmp_path):
+    """A batch with a bad record is rolled back whole: no half-written move log."""
+    store = Store(str(tmp_path / "g.db"))
+    store.write([RoomSaved("ROOM1", "othello", {"size": 8}, {}, "ann", False)])
+    with pytest.raises(sqlite3.IntegrityError):
+        store.write([MoveRecorded("ROOM1", 1, 0, "f5"), MoveRecorded("ROOM1", 1, 0, "d6")])
+    assert store.unfinished_rooms()[0].moves == []
+    store.close()
+
+
+def test_history_filters_by_player_and_game(tmp_path):
+    """list_games finds games by player name and by game, newest first."""
+    store = Store(str(tmp_path / "h.db"))
+    for i, (game, names) in enumerate([("othello", ["ann", "bo"]), ("pentago", ["ann", "cy"]),
+                                       ("othello", ["cy", "bo"])]):
+        players = [{"seat": s, "name": n} for s, n in enumerate(names)]
+        store.write([GameFinished(f"R{i}", 1, game, {}, players, {"winner": 0, "reason": "x"}, ["a"], "a")])
+    assert [g["game"] for g in store.list_games(player="ann")] == ["pentago", "othello"]
+    assert len(store.list_games(game="othello")) == 2
+    assert len(store.list_games(player="cy", game="othello")) == 1
+    store.close()
+
+
+async def test_finished_game_is_listed_fetched_and_exported(tmp_path):
+    """A game finished over the wire appears in list_games, get_game returns its record, export prints it."""
+    from server.app import GameServer, ServerConfig
+    from tests.peer import Peer
+
+    db = tmp_path / "games.db"
+    server = GameServer(ServerConfig(port=0, db=str(db)))
+    await server.start()
+    url = f"ws://127.0.0.1:{server.port}"
+    try:
+        alice = await Peer.connect(url, "alice")
+        bob = await Peer.connect(url, "bob")
+        room = await alice.request(CreateRoom, game="othello", options={"size": 6})
+        await alice.request(Join, room=room.room, seat=0)
+        await bob.request(Join, room=room.room, seat=1)
+        state = await alice.expect("state")
+        await alice.send(MakeMove(room=room.room, move=state.legal[0], seq=state.seq))
+        await bob.expect("state", seq=state.seq + 1)
+        await bob.send(Resign(room=room.room))
+        await alice.expect("event", kind="game_over")
+        listed = await alice.request(ListGames, player="bob")
+        assert listed.type == "games" and len(listed.games) == 1
+        game_id = listed.games[0]["game_id"]
+        record = (await alice.request(GetGame, game_id=game_id)).record
+        assert record["moves"] == [state.legal[0]] and record["result"]["reason"] == "resign"
+        assert record["transcript"] == state.legal[0] and record["options"]["size"] == 6
+        missing = await alice.request(GetGame, game_id=999)
+        assert missing.type == "error" and missing.code == "unknown_game"
+        await alice.close()
+        await bob.close()
+    finally:
+        await server.stop()
+    out = subprocess.run([sys.executable, "-m", "server", "--db", str(db), "export", str(game_id)],
+                         capture_output=True, text=True, check=True)
+    exported = json.loads(out.stdout)
+    assert exported == record
+    missing = subprocess.run([sys.executable, "-m", "server", "--db", str(db), "export", "999"],
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and "no finished game" in missing.stderr
