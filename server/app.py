@@ -90,13 +90,14 @@ class GameServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.store = Store(config.db) if config.db else None
-        self.lobby = Lobby(ai_bots=frozenset(bots()), history=self.store)
+        self.lobby = Lobby(ai_bots=bots(), history=self.store)
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         self._pool: Executor | None = None
         self._server: Server | None = None
         self.metrics = Metrics()
+        self._closing = False
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
@@ -123,6 +124,7 @@ class GameServer:
 
     async def stop(self) -> None:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""
+        self._closing = True  # disconnects during shutdown must not start new AI turns or clocks
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -234,6 +236,8 @@ class GameServer:
             targets = [ws for s in send.to if (ws := self.connections.get(s)) is not None]
             if targets:
                 broadcast(targets, encode(send.message))
+        if self._closing:
+            return
         for effect in out.effects:
             if isinstance(effect, AiTurn):
                 self._spawn(self._ai_turn(effect))

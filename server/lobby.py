@@ -44,7 +44,7 @@ from protocol.messages import (
     Welcome,
 )
 from server.games import GAMES
-from server.games.base import BadOptions, GameError, Outcome
+from server.games.base import BadOptions, Game, GameError, Outcome
 from server.room import AiSpec, Member, Outbox, Refusal, Room
 from server.room_options import describe, split_and_validate
 from server.store import RoomClosed, StoredRoom
@@ -91,12 +91,12 @@ def hash_token(token: str) -> str:
 class Lobby:
     """All rooms and sessions of a server; routes each request to the room it concerns."""
 
-    def __init__(self, *, ai_bots: frozenset[str] = frozenset(), history: History | None = None,
+    def __init__(self, *, ai_bots: dict[str, list[str]] | None = None, history: History | None = None,
                  max_rooms_per_client: int = 20) -> None:
         self.rooms: dict[str, Room] = {}
         self.clients: dict[str, Client] = {}  # by session, connected or holding seats
         self.by_token: dict[str, Client] = {}  # by token hash
-        self.ai_bots = ai_bots
+        self.ai_bots = ai_bots or {}  # bot name -> the games it plays
         self.history = history
         self.max_rooms_per_client = max_rooms_per_client
 
@@ -119,8 +119,12 @@ class Lobby:
     def _welcome(self, client: Client, token: str, request_id: int | None) -> Welcome:
         """The welcome message for a (new or resumed) session."""
         return Welcome(protocol=PROTOCOL_VERSION, session=client.session, server=SERVER_NAME,
-                       games=[describe(game) for game in GAMES.values()], token=token,
+                       games=[self._describe(game) for game in GAMES.values()], token=token,
                        rooms=self._public_summaries(), id=request_id)
+
+    def _describe(self, game: Game) -> dict[str, Any]:
+        """A game's `welcome.games` entry, with the named bots that play it."""
+        return {**describe(game), "bots": sorted(b for b, games in self.ai_bots.items() if game.name in games)}
 
     def _resume(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
         """Give a returning person their session back, with every seat they held."""
@@ -203,10 +207,12 @@ class Lobby:
                 return self._after(room, room.rematch(client.session), now)
             case AddAi():
                 room = self._room(msg.room)
-                return self._after(room, room.add_ai(client.session, msg.seat, self._ai_spec(msg)), now)
+                out = room.add_ai(client.session, msg.seat, self._ai_spec(msg, room))
+                return self._after(room, _reply(client, replace(room.summary(), id=msg.id)).extend(out), now)
             case RemoveAi():
                 room = self._room(msg.room)
-                return self._after(room, room.remove_ai(client.session, msg.seat), now)
+                out = room.remove_ai(client.session, msg.seat)
+                return self._after(room, _reply(client, replace(room.summary(), id=msg.id)).extend(out), now)
             case Sync():
                 return self._sync(client, msg)
             case ListGames():
@@ -266,15 +272,15 @@ class Lobby:
             if code not in self.rooms:
                 return code
 
-    def _ai_spec(self, msg: AddAi) -> AiSpec:
-        """Check an add_ai request's level or bot name."""
+    def _ai_spec(self, msg: AddAi, room: Room) -> AiSpec:
+        """Check an add_ai request's level or bot name (the bot must play this room's game)."""
         if (msg.level is None) == (msg.bot is None):
             raise Refusal(ErrorCode.BAD_OPTIONS, "give exactly one of 'level' (1-5) or 'bot'")
         if msg.level is not None and msg.level not in AI_LEVELS:
             raise Refusal(ErrorCode.BAD_OPTIONS, "AI level must be 1 (easy) to 5 (max)")
-        if msg.bot is not None and msg.bot not in self.ai_bots:
-            names = ", ".join(sorted(self.ai_bots)) or "none"
-            raise Refusal(ErrorCode.BAD_OPTIONS, f"unknown bot {msg.bot[:40]!r}; bots: {names}")
+        if msg.bot is not None and room.game.name not in self.ai_bots.get(msg.bot, ()):
+            names = ", ".join(sorted(b for b, g in self.ai_bots.items() if room.game.name in g)) or "none"
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"no bot {msg.bot[:40]!r} plays {room.game.name}; bots: {names}")
         return AiSpec(level=msg.level, bot=msg.bot)
 
     def _sync(self, client: Client, msg: Sync) -> Outbox:
