@@ -37,7 +37,7 @@ async def test_clock_ticks_without_any_input(peers):
     p1, _p2, _code, first = await _tron_pair(peers, TINY)
     ticks = []
     while True:
-        msg = await p1.wait(lambda m: m.type in ("tick", "state") and m.seq > first.seq)
+        msg = await p1.wait(lambda m, after=first.seq: m.type in ("tick", "state") and m.seq > after)
         if msg.type == "state":
             break
         ticks.append(msg.delta["tick"])
