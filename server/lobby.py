@@ -399,7 +399,10 @@ class Lobby:
     # -- lobby pushes ---------------------------------------------------------------------------------------------
     def _after(self, room: Room, out: Outbox, now: float) -> Outbox:
         """Bookkeeping after a room changed: its empty-since clock and the lobby's view of it."""
-        room.empty_since = None if room.occupied() else (room.empty_since or now)
+        if room.occupied():
+            room.empty_since = None
+        elif room.empty_since is None:
+            room.empty_since = now
         if out.changed:
             self._push_summary(room, out)
             out.changed = False
