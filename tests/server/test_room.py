@@ -118,7 +118,7 @@ def test_create_records_the_room():
     assert saved and saved[0].options == {"size": 6, "first": "black"}
     code = saved[0].code
     joined = lobby.handle(alice, Join(room=code), 0.0)
-    assert [r for r in joined.records if isinstance(r, SeatSaved)][0].name == "alice"
+    assert next(r for r in joined.records if isinstance(r, SeatSaved)).name == "alice"
 
 
 @pytest.mark.parametrize("role", ["player", "spectator"])
