@@ -1,0 +1,229 @@
+"""Play AI against AI: N games of one game between two players, and the score with an Elo estimate.
+
+Usage (from the repository root):
+    python -m bench.match --game othello --a 5 --b classic --games 20 --ms 300 --jobs 2
+
+A player is a level number (1-5) or a bot name. Games come in pairs from the same opening with the colours
+(seats) swapped: random first plies drawn from --seed for Othello and Pentago; for Tron each official
+two-player map in turn. Games run in parallel worker processes and are driven only through `server.games`
+and `server.ai.play.choose_move`, so every game with an AI module works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from server.ai.play import choose_move
+from server.games import find_game
+from server.games.base import Game
+
+Z95 = 1.96
+"""The normal quantile of a two-sided 95% interval."""
+MAX_PLIES = 10_000
+"""A game still going after this many moves is scored a draw (a guard against endless games)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """How one pair of games starts: the room options and how many random plies open it."""
+
+    options: dict[str, Any]
+    random_plies: int
+    label: str
+
+
+def _othello_opening(pair: int, rng: random.Random) -> Opening:
+    """Othello: 4-8 random plies on the standard board."""
+    plies = rng.randint(4, 8)
+    return Opening({}, plies, f"{plies} random plies")
+
+
+def _pentago_opening(pair: int, rng: random.Random) -> Opening:
+    """Pentago: 2-4 random moves (the first player wins with perfect play, so colours are swapped too)."""
+    plies = rng.randint(2, 4)
+    return Opening({}, plies, f"{plies} random moves")
+
+
+def _tron_maps() -> list[str]:
+    """The official two-player Tron maps, in name order."""
+    from server.games.tron import official_maps
+
+    return sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
+
+
+def _tron_opening(pair: int, rng: random.Random) -> Opening:
+    """Tron: each official two-player map in turn (each pair plays it from both start squares)."""
+    maps = _tron_maps()
+    name = maps[pair % len(maps)]
+    return Opening({"map": name, "players": 2}, 0, f"map {name}")
+
+
+OPENINGS: dict[str, Callable[[int, random.Random], Opening]] = {
+    "othello": _othello_opening,
+    "pentago": _pentago_opening,
+    "tron": _tron_opening,
+}
+"""How each game's pairs of games open."""
+
+
+def parse_player(text: str) -> dict[str, Any]:
+    """A player spec as keyword arguments of `choose_move`: "3" or "level3" is a level, anything else a bot."""
+    digits = text.removeprefix("level").removeprefix("L")
+    if digits.isdigit():
+        return {"level": int(digits)}
+    return {"bot": text}
+
+
+def _random_opening(rules: Game, state: Any, plies: int, rng: random.Random) -> Any:
+    """`state` after `plies` random moves (fewer if the game ends first)."""
+    for _ in range(plies):
+        seats = sorted(rules.to_move(state))
+        if not seats:
+            break
+        state = rules.apply(state, {seat: rng.choice(rules.legal_moves(state, seat)) for seat in seats})
+    return state
+
+
+def play_game(game: str, a: str, b: str, index: int, ms: int, seed: int) -> tuple[int, float, int, str, str]:
+    """Play game `index` of a match (A takes seat 0 in even games, seat 1 in odd ones).
+
+    Returns (index, A's score 1 / 0.5 / 0, plies played, the opening's label, the game's transcript).
+    """
+    rules = find_game(game)
+    if rules is None:
+        raise ValueError(f"unknown game {game!r}")
+    pair = index // 2
+    rng = random.Random(seed * 1_000_003 + pair)
+    opening = OPENINGS.get(game, _othello_opening)(pair, rng)
+    state = _random_opening(rules, rules.initial_state(opening.options), opening.random_plies, rng)
+    a_seat = index % 2
+    players = {a_seat: parse_player(a), 1 - a_seat: parse_player(b)}
+    plies = 0
+    written: list[str] = []
+    while rules.outcome(state) is None and plies < MAX_PLIES:
+        moves = {}
+        for seat in sorted(rules.to_move(state)):
+            move_seed = seed * 7_919 + index * 100_003 + plies * 2 + seat
+            wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=move_seed, **players[seat])
+            moves[seat] = rules.parse_move(state, wire)
+            written.append(wire)
+        state = rules.apply(state, moves)
+        plies += 1
+    return index, _score(rules.outcome(state), a_seat), plies, opening.label, rules.transcript(written)
+
+
+def _score(outcome: Any, seat: int) -> float:
+    """1 if `seat` alone won, 0.5 for a draw (or an unfinished game), else 0."""
+    if outcome is None or outcome.is_draw:
+        return 0.5
+    return 1.0 if seat in outcome.winners else 0.0
+
+
+def elo(score: float) -> float:
+    """The Elo difference that predicts `score` (a share in [0, 1]); infinite at 0 and 1."""
+    if score <= 0:
+        return -math.inf
+    if score >= 1:
+        return math.inf
+    return -400 * math.log10(1 / score - 1)
+
+
+def wilson(share: float, n: int) -> tuple[float, float]:
+    """The Wilson 95% interval of a score share over `n` games (finite Elo bounds even at 0% or 100%).
+
+    Draws count as half a win; treating the share as a binomial one makes the interval a little wide
+    when there are draws, which errs on the safe side.
+    """
+    z2 = Z95 * Z95
+    centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def summary(scores: list[float]) -> dict[str, Any]:
+    """Wins, draws, losses, the score share, the Elo difference and its 95% interval from per-game scores."""
+    n = len(scores)
+    mean = sum(scores) / n
+    low, high = wilson(mean, n)
+    return {
+        "games": n,
+        "wins": scores.count(1.0),
+        "draws": scores.count(0.5),
+        "losses": scores.count(0.0),
+        "score": mean,
+        "elo": elo(mean),
+        "elo_low": elo(low),
+        "elo_high": elo(high),
+    }
+
+
+def _format_elo(value: float) -> str:
+    """An Elo figure with its sign, or +inf / -inf."""
+    return f"{round(value):+d}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
+
+
+def report(game: str, a: str, b: str, ms: int, stats: dict[str, Any], seconds: float) -> str:
+    """The match's result as a few printable lines."""
+    return (
+        f"{game}: {a} vs {b}, {stats['games']} games at {ms} ms per move ({seconds:.0f} s)\n"
+        f"  {a}: +{stats['wins']} ={stats['draws']} -{stats['losses']}  score {100 * stats['score']:.1f}%\n"
+        f"  Elo difference {_format_elo(stats['elo'])}"
+        f"  (95% interval {_format_elo(stats['elo_low'])} .. {_format_elo(stats['elo_high'])})"
+    )
+
+
+def run(
+    game: str, a: str, b: str, games: int, ms: int, seed: int, jobs: int, quiet: bool = False, losses: bool = False
+) -> dict:
+    """Play the match in `jobs` processes and return its summary.
+
+    Prints a line per game unless `quiet`, and the moves (after the random opening) of games A did not win
+    if `losses`.
+    """
+    started = time.perf_counter()
+    scores: list[float] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(play_game, game, a, b, index, ms, seed) for index in range(games)]
+        for future in as_completed(futures):
+            index, score, plies, label, transcript = future.result()
+            scores.append(score)
+            if not quiet:
+                seat = index % 2
+                print(f"game {index:3d} ({label}, {a} seat {seat}): {a} scores {score} in {plies} plies", flush=True)
+            if losses and score < 1:
+                print(f"  game {index} moves after the opening: {transcript}", flush=True)
+    stats = summary(scores)
+    stats["seconds"] = time.perf_counter() - started
+    print(report(game, a, b, ms, stats, stats["seconds"]))
+    return stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and play the match."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="othello", help="othello, pentago or tron")
+    parser.add_argument("--a", default="5", help="player A: a level 1-5 or a bot name")
+    parser.add_argument("--b", default="classic", help="player B: a level 1-5 or a bot name")
+    parser.add_argument("--games", type=int, default=20, help="games to play (pairs with colours swapped)")
+    parser.add_argument("--ms", type=int, default=300, help="thinking budget per move, in milliseconds")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the openings and of the players")
+    parser.add_argument("--jobs", type=int, default=2, help="games played at once, one process each")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument("--show-losses", action="store_true", help="print the moves of games A did not win")
+    args = parser.parse_args(argv)
+    if find_game(args.game) is None:
+        parser.error(f"unknown game {args.game!r}")
+    run(args.game, args.a, args.b, args.games, args.ms, args.seed, args.jobs, args.quiet, args.show_losses)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
