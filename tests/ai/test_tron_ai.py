@@ -1,0 +1,387 @@
+"""Tests of the Tron AI: its search plays by tron.py's collision rules, it avoids crashes and traps, fills
+space once apart, its classic bots behave as described, and it always answers with a direction."""
+
+from __future__ import annotations
+
+import random
+from itertools import product
+
+import pytest
+
+from server.ai import tron_ai
+from server.ai.tron_ai import (
+    DRAWN,
+    LOST,
+    WON,
+    TickEngine,
+    TronEngine,
+    choose,
+    grid_of,
+    parity_fill,
+    quick_move,
+)
+from server.games.tron import (
+    DIRECTIONS,
+    EAST,
+    NORTH,
+    SOUTH,
+    STEPS,
+    WEST,
+    Tron,
+    TronState,
+    generate_arena,
+    load_map,
+    most_open_direction,
+    new_state,
+    official_maps,
+)
+
+GAME = Tron()
+LEVELS = (1, 2, 3, 4, 5)
+SANE_LEVELS = (2, 3, 4, 5)
+AGENTS = [*((level, None) for level in LEVELS), (None, "chaser"), (None, "floodfill")]
+
+
+def state_from(picture: str) -> TronState:
+    """A game state from a map in the contest's format (walls stand for old trails too)."""
+    return new_state(load_map(picture.strip("\n") + "\n", "test"))
+
+
+def target(state: TronState, seat: int, direction: int) -> tuple[int, int]:
+    """The square `seat` moves onto going `direction`."""
+    x, y = state.heads[seat]
+    dx, dy = STEPS[direction]
+    return x + dx, y + dy
+
+
+def is_open(state: TronState, square: tuple[int, int]) -> bool:
+    """True if `square` is on the map and empty."""
+    return state.cell(*square) == 0
+
+
+def safe_directions(state: TronState, seat: int) -> list[int]:
+    """The directions onto an empty square."""
+    return [d for d in DIRECTIONS if is_open(state, target(state, seat, d))]
+
+
+def move_of(state: TronState, seat: int, level: int | None = None, bot: str | None = None, ms: int = 60) -> int:
+    """The direction the AI picks for `seat`."""
+    move, _ = choose(state, seat, level=level, bot=bot, budget_ms=ms, rng=random.Random(0))
+    return move
+
+
+def random_positions(count: int, seed: int) -> list[TronState]:
+    """Positions from random but not suicidal play on the official two-player maps, both riders alive."""
+    rng = random.Random(seed)
+    maps = [m for name, m in sorted(official_maps().items()) if m.players == 2 and not name.startswith("test")]
+    found = []
+    while len(found) < count:
+        state = new_state(rng.choice(maps))
+        for _ in range(rng.randint(0, 40)):
+            moves = {s: rng.choice(safe_directions(state, s) or [NORTH]) for s in (0, 1)}
+            after = GAME.apply(state, moves)
+            if after.result is not None:
+                break
+            state = after
+        found.append(state)
+    return found
+
+
+# -- the search plays by the rules ---------------------------------------------------------------------------
+
+
+def test_search_resolves_ticks_like_the_rules() -> None:
+    """The search's two plies per tick end exactly as Tron.apply does: same squares, same crashes, same result
+    (walls, trails, the same square and swapped heads)."""
+    checked = 0
+    for state in random_positions(40, seed=21):
+        grid = grid_of(state)
+        engine = TronEngine(grid.stride)
+        pos = (grid.open, grid.heads[0], grid.heads[1], 0, 0)
+        for ours, theirs in product(DIRECTIONS, DIRECTIONS):
+            resolved = engine.play(engine.play(pos, ours), theirs)
+            after = GAME.apply(state, {0: ours, 1: theirs})
+            if after.result is None:
+                expected = grid_of(after)
+                assert resolved == (expected.open, expected.heads[0], expected.heads[1], 0, 0)
+            else:
+                assert resolved[4] == _over_code(after)
+            checked += 1
+    assert checked == 40 * 16
+
+
+def _over_code(after: TronState) -> int:
+    """The search's game-over code (for seat 0) of a finished state."""
+    return {(0,): WON, (1,): LOST, (0, 1): DRAWN}[after.result.winners]
+
+
+def test_tick_engine_resolves_ticks_like_the_rules() -> None:
+    """The levels' search, which answers a committed move and commits the next in one ply, ends each tick
+    exactly as Tron.apply does, whether the opponent answers our move or we answer theirs."""
+    checked = 0
+    for state in random_positions(12, seed=27):
+        grid = grid_of(state)
+        engine = TickEngine(grid.stride)
+        root = (grid.open, grid.heads[0], grid.heads[1], 0, True, 0)
+        for ours, theirs, next_theirs in product(DIRECTIONS, DIRECTIONS, DIRECTIONS):
+            first = engine.play(engine.play(root, ours), theirs * 5 + next_theirs)
+            after = GAME.apply(state, {0: ours, 1: theirs})
+            if after.result is not None:
+                assert first[5] == _over_code(after)
+                continue
+            expected = grid_of(after)
+            assert first[:3] == (expected.open, expected.heads[0], expected.heads[1])
+            assert first[4] is True  # our ply: we answer their committed move
+            for reply in DIRECTIONS:
+                second = engine.play(first, reply * 5 + NORTH)
+                later = GAME.apply(after, {0: reply, 1: next_theirs})
+                if later.result is not None:
+                    assert second[5] == _over_code(later)
+                else:
+                    assert second[:3] == (grid_of(later).open, grid_of(later).heads[1], grid_of(later).heads[0])
+                checked += 1
+    assert checked > 0
+
+
+@pytest.mark.parametrize("row", ["#1 2#", "#12 #"], ids=["same-square", "swap"])
+def test_head_on_meetings_crash_both(row: str) -> None:
+    """Riders stepping onto one square, or into each other's squares, both crash in the search as in the rules."""
+    state = state_from(f"5 3\n#####\n{row}\n#####")
+    grid = grid_of(state)
+    engine = TronEngine(grid.stride)
+    pos = (grid.open, grid.heads[0], grid.heads[1], 0, 0)
+    assert engine.play(engine.play(pos, EAST), WEST)[4] == DRAWN
+    assert GAME.apply(state, {0: EAST, 1: WEST}).result.winners == (0, 1)
+
+
+def test_parity_bound_is_never_below_the_longest_ride() -> None:
+    """The checkerboard bound the filling search trusts never promises less than a rider can really ride."""
+    rng = random.Random(22)
+    for _ in range(40):
+        width, height = rng.randint(3, 5), rng.randint(3, 4)
+        rows = ["".join(" " if rng.random() < 0.75 else "#" for _ in range(width)) for _ in range(height)]
+        cells = [(x, y) for y in range(height) for x in range(width) if rows[y][x] == " "]
+        if not cells:
+            continue
+        head = rng.choice(cells)
+        free = set(cells) - {head}
+        grid_rows = ["#" * (width + 2)] + [f"#{row}#" for row in rows] + ["#" * (width + 2)]
+        other = next((x, y) for y, row in enumerate(grid_rows) for x, ch in enumerate(row) if ch == "#")
+        text = [list(row) for row in grid_rows]
+        text[head[1] + 1][head[0] + 1] = "1"
+        text[other[1]][other[0]] = "2"
+        state = state_from("\n".join([f"{width + 2} {height + 2}", *("".join(r) for r in text)]))
+        grid = grid_of(state)
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        assert parity_fill(region, grid.heads[0]) >= _longest_ride(free, head)
+
+
+def _longest_ride(free: set[tuple[int, int]], at: tuple[int, int]) -> int:
+    """The most squares a lone rider at `at` can ride through `free`, by trying every path."""
+    best = 0
+    for dx, dy in STEPS.values():
+        nxt = (at[0] + dx, at[1] + dy)
+        if nxt in free:
+            best = max(best, 1 + _longest_ride(free - {nxt}, nxt))
+    return best
+
+
+# -- safety and traps -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("level", "bot"), AGENTS)
+def test_never_rides_into_a_wall_when_a_square_is_free(level: int | None, bot: str | None) -> None:
+    """No level or bot steers into a wall or trail while an empty square is next to its head."""
+    for state in random_positions(8, seed=23):
+        for seat in (0, 1):
+            if safe_directions(state, seat):
+                move = move_of(state, seat, level, bot, ms=30)
+                assert is_open(state, target(state, seat, move))
+
+
+SPLIT_APART = """
+14 12
+##############
+##   #########
+##   #########
+### ##########
+###1####     #
+### #### 2   #
+#       #    #
+#       ######
+#       ######
+#       ######
+#       ######
+##############
+"""
+SPLIT_TOGETHER = """
+14 12
+##############
+##   #########
+##   #########
+### ##########
+###1##########
+### ##########
+#       ######
+#       ######
+#       ######
+#       ######
+#      2######
+##############
+"""
+
+
+@pytest.mark.parametrize("picture", [SPLIT_APART, SPLIT_TOGETHER], ids=["apart", "together"])
+@pytest.mark.parametrize(("level", "bot"), [*((level, None) for level in SANE_LEVELS), (None, "floodfill")])
+def test_takes_the_bigger_side_of_a_split(picture: str, level: int | None, bot: str | None) -> None:
+    """Where a wall splits the board, the AI rides into the big room, not the small pocket, whether the
+    opponent is shut away elsewhere or waiting in the big room."""
+    state = state_from(picture)
+    assert move_of(state, 0, level, bot, ms=200) == SOUTH
+
+
+CORRIDOR_AND_ROOM = """
+20 19
+####################
+#######       ######
+#######       ######
+#######       ######
+#######       ######
+#######       ######
+#######   #   ######
+###   #   #   ######
+#####     ##########
+#########1##########
+####################
+#2                 #
+################## #
+#                  #
+# ##################
+#                  #
+################## #
+#                  #
+####################
+"""
+
+
+def _ride(state: TronState, pick) -> int:
+    """Squares seat 0 rides through before it crashes, steering with `pick`; seat 1 rides its own corridor."""
+    ridden = 0
+    while state.result is None:
+        state = GAME.apply(state, {0: pick(state), 1: most_open_direction(state, 1)})
+        ridden += 1
+    assert state.result.winners == (1,)  # the winding corridor below outlasts any filling of the rooms above
+    return ridden - 1
+
+
+def test_space_filling_beats_the_most_open_move() -> None:
+    """Shut away from the opponent, the AI rides more of its corridor, dead end and room than a rider that
+    always heads for the most open space."""
+    state = state_from(CORRIDOR_AND_ROOM)
+    naive = _ride(state, lambda s: most_open_direction(s, 0))
+    ours = _ride(state, lambda s: move_of(s, 0, 5, ms=100))
+    assert ours > naive
+
+
+# -- the classic bots -------------------------------------------------------------------------------------------
+
+OPEN_ROOM = """
+9 7
+#########
+#       #
+#       #
+#       #
+#       #
+#       #
+#########
+"""
+
+
+def _room_with(me: tuple[int, int], them: tuple[int, int], walls: tuple[tuple[int, int], ...] = ()) -> TronState:
+    """The open room with the two start squares (and extra walls) placed."""
+    rows = [list(row) for row in OPEN_ROOM.strip("\n").splitlines()[1:]]
+    for x, y in walls:
+        rows[y][x] = "#"
+    rows[me[1]][me[0]] = "1"
+    rows[them[1]][them[0]] = "2"
+    return state_from("\n".join(["9 7", *("".join(row) for row in rows)]))
+
+
+def test_chaser_steps_toward_the_opponent_ties_in_order() -> None:
+    """The chaser takes the open step nearest the opponent's head (squared distance), ties going N, E, S, W."""
+    assert move_of(_room_with((2, 3), (6, 3)), 0, bot="chaser") == EAST
+    assert move_of(_room_with((2, 2), (4, 4)), 0, bot="chaser") == EAST  # E and S are as near: E first
+    assert move_of(_room_with((2, 3), (6, 3), walls=((3, 3),)), 0, bot="chaser") == NORTH  # N and S tie
+    assert move_of(_room_with((6, 3), (2, 3)), 0, bot="chaser") == WEST
+
+
+def test_floodfill_hugs_walls_when_apart() -> None:
+    """Shut away from the opponent, the floodfill bot keeps to the walls (more walls next to its target)."""
+    state = state_from("""
+10 7
+##########
+#    #   #
+#    #   #
+#1   #  2#
+#    #   #
+#    #   #
+##########
+""")
+    assert move_of(state, 0, bot="floodfill", ms=100) in (NORTH, SOUTH)
+
+
+def test_floodfill_closes_in_when_together() -> None:
+    """In one open room the floodfill bot, with no space to gain yet, heads toward its opponent."""
+    state = _room_with((1, 3), (7, 3))
+    assert move_of(state, 0, bot="floodfill", ms=100) == EAST
+
+
+def test_unknown_bot_is_refused() -> None:
+    """Asking for a bot Tron does not have is an error naming the bots it has."""
+    with pytest.raises(ValueError, match="chaser"):
+        choose(_room_with((1, 3), (7, 3)), 0, level=None, bot="nope", budget_ms=10, rng=random.Random(0))
+
+
+# -- always an answer ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [1, 5, 40])
+def test_every_level_and_bot_answers_with_a_direction(budget: int) -> None:
+    """Every level and bot answers with one of the four directions and a full info map, even at 1 ms, and
+    never a crash into a wall when a square is free."""
+    for state in random_positions(4, seed=24):
+        for level, bot in AGENTS:
+            for seat in (0, 1):
+                move, info = choose(state, seat, level=level, bot=bot, budget_ms=budget, rng=random.Random(1))
+                assert move in GAME.legal_moves(state, seat)
+                assert {"depth", "nodes", "score", "pv", "ms"} <= set(info)
+                if safe_directions(state, seat):
+                    assert is_open(state, target(state, seat, move))
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_crowded_arenas_get_safe_moves(players: int) -> None:
+    """With three or four riders every level and bot still answers with a safe direction."""
+    state = new_state(generate_arena(16, 16, seed=5, players=players))
+    rng = random.Random(25)
+    for _ in range(6):
+        for seat in range(players):
+            for level, bot in AGENTS:
+                move = move_of(state, seat, level, bot, ms=20)
+                assert is_open(state, target(state, seat, move)) or not safe_directions(state, seat)
+        moves = {s: rng.choice(safe_directions(state, s) or [NORTH]) for s in range(players) if state.alive[s]}
+        after = GAME.apply(state, moves)
+        if after.result is not None:
+            break
+        state = after
+
+
+def test_quick_move_is_safe() -> None:
+    """The instant fallback the server uses for a late AI picks an empty square, preferring the open side."""
+    for state in random_positions(10, seed=26):
+        for seat in (0, 1):
+            move = quick_move(state, seat)
+            assert move in DIRECTIONS
+            if safe_directions(state, seat):
+                assert is_open(state, target(state, seat, move))
+    assert quick_move(state_from(SPLIT_APART), 0) == SOUTH
