@@ -590,7 +590,10 @@ class Room:
         return out
 
     def rematch(self, session: str) -> Outbox:
-        """A player asks for another game; once every human seat asked, it starts with seats rotated."""
+        """A player asks for another game; once every seated human asked, it starts with seats rotated.
+
+        If someone left after the game, the rotated room waits for a new player instead.
+        """
         seat = self.seat_of(session)
         if seat is None and session != self.host:
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you have no seat in room {self.code}")
@@ -598,11 +601,15 @@ class Room:
             raise Refusal(ErrorCode.NOT_ALLOWED, "a rematch can only follow a finished game")
         if seat is not None:
             self.rematch_votes.add(seat.index)
-        humans = {s.index for s in self.seats if s.ai is None}
+        humans = {s.index for s in self.seats if s.holder is not None}
         out = self._event("rematch", {"seat": seat.index if seat else None, "votes": sorted(self.rematch_votes)})
         if not humans <= self.rematch_votes:
             return out
         self._rotate_seats(out)
+        if any(s.free for s in self.seats):
+            self.status, self.rematch_votes = "waiting", set()
+            out.changed = True
+            return out
         return out.extend(self.start_game())
 
     def _rotate_seats(self, out: Outbox) -> None:

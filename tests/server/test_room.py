@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.messages import CreateRoom, Hello, Join, MakeMove, Rematch, Resign
+from protocol.messages import CreateRoom, Hello, Join, Leave, MakeMove, Rematch, Resign
 from server.lobby import EMPTY_ROOM_GRACE_S, Lobby
 from server.store import GameFinished, GameStarted, MoveRecorded, RoomClosed, RoomSaved, SeatSaved, StoredRoom
 
@@ -128,3 +128,16 @@ def test_join_unknown_room(role):
     alice = _client(lobby, "alice")
     out = lobby.handle(alice, Join(room="NOPE1", role=role), 0.0)
     assert _sent(out, "error")[0][1].code == "unknown_room" and lobby.clients[alice].rooms == set()
+
+
+def test_rematch_after_a_player_left_waits_for_a_new_one():
+    """If a player left the finished game, a rematch reopens the room for someone new instead of stalling."""
+    lobby = Lobby()
+    room, alice, bob = _game(lobby)
+    lobby.handle(alice, Resign(room=room.code), 0.0)
+    lobby.handle(bob, Leave(room=room.code), 0.0)
+    lobby.handle(alice, Rematch(room=room.code), 0.0)
+    assert room.status == "waiting"
+    carol = _client(lobby, "carol")
+    out = lobby.handle(carol, Join(room=room.code), 0.0)
+    assert _sent(out, "state")[-1][1].status == "playing" and room.game_no == 2
