@@ -17,6 +17,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 from protocol.messages import Event, Joined, Message, RoomInfo, State, Tick
+from server.ai.play import fallback_move
 from server.games.base import Game, GameError, Outcome
 from server.store import GameFinished, GameStarted, MoveRecorded, Record, RoomSaved, SeatSaved
 
@@ -531,10 +532,16 @@ class Room:
         """A live game's clock fired: apply every living seat's latest move (or its default) at once."""
         if self.status != "playing" or not self.game.simultaneous:
             return Outbox()
-        moves = {seat: self.pending.get(seat, self.game.default_move(self.state, seat))
+        moves = {seat: self.pending[seat] if seat in self.pending else self._unsent(seat)
                  for seat in sorted(self.game.to_move(self.state))}
         self.pending.clear()
         return self._apply(moves, {})
+
+    def _unsent(self, seat: int) -> Any:
+        """The move of a seat that sent nothing this tick: a human keeps going; a late AI takes the safe way."""
+        if self.seats[seat].player is None:
+            return self.game.default_move(self.state, seat)
+        return self.game.parse_move(self.state, fallback_move(self.game.name, self.state, seat))
 
     def ai_moved(self, seat: int, seq: int, text: str, info: dict[str, Any]) -> Outbox:
         """An AI's answer arrived: apply it if the position is still the one it was asked about."""

@@ -140,3 +140,17 @@ async def test_welcome_lists_bots_per_game(peers):
     peer: Peer = await peers()
     bots = {g["name"]: set(g["bots"]) for g in peer.welcome.games}
     assert {"classic", "quantum"} <= bots["othello"] and "playout" in bots["pentago"]
+
+
+async def test_ai_rides_tron_live(peers):
+    """Two AIs ride a live Tron game on the tick clock until one (or both) crash, watched by a spectator."""
+    host: Peer = await peers("host")
+    options = {"map": "duel-small", "tick_ms": 100, "countdown_ms": 0}
+    room = await host.request(CreateRoom, game="tron", options=options)
+    await host.request(Join, room=room.room, role="spectator")
+    await host.request(AddAi, room=room.room, level=2)
+    await host.request(AddAi, room=room.room, bot="chaser")
+    over = await host.expect("event", kind="game_over")
+    assert over.data["reason"] == "crash"
+    ticks = [m.delta["tick"] for m in host.seen if m.type == "tick"]
+    assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 3
