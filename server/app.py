@@ -9,8 +9,11 @@ tick clock per live game.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
+import multiprocessing
+import os
 import ssl
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -24,7 +27,7 @@ from websockets.http11 import Request, Response
 
 from protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from protocol.messages import Error, Hello, Message
-from server.ai.play import bots, choose_move, fallback_move
+from server.ai.play import ENGINE_MODULES, bots, choose_move, fallback_move
 from server.lobby import Lobby
 from server.metrics import Metrics
 from server.room import AiTurn, Outbox, Refusal, StartClock
@@ -78,6 +81,12 @@ class TokenBucket:
         return False
 
 
+def _warm() -> None:
+    """In a worker process: import every game's AI so the first real search starts at once."""
+    for module in ENGINE_MODULES.values():
+        importlib.import_module(module)
+
+
 def _run_ai(turn: AiTurn) -> tuple[str, dict[str, Any]]:
     """In a worker process: ask the AI of `turn` for its move."""
     return choose_move(turn.game, turn.state, turn.seat, level=turn.ai.level, bot=turn.ai.bot,
@@ -112,6 +121,7 @@ class GameServer:
             close_timeout=CLOSE_TIMEOUT_S, ssl=self._tls(),
         )
         self._spawn(self._sweeper())
+        self._spawn(self._warm_ai())
         if self.config.metrics:
             self._spawn(self.metrics.probe_loop())
         return self._server
@@ -283,13 +293,22 @@ class GameServer:
             await asyncio.sleep(pace_ms / 1000 - spent_s)
 
     def _ai_pool(self) -> Executor:
-        """The AI worker pool, created on first use (forkserver: safe beside the event loop's threads)."""
+        """The AI worker pool (forkserver: safe beside the event loop's threads; the AI preloaded once)."""
         if self._pool is None:
-            import multiprocessing
-
-            self._pool = ProcessPoolExecutor(self.config.ai_workers,
-                                             mp_context=multiprocessing.get_context("forkserver"))
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["server.ai.play", *ENGINE_MODULES.values()])
+            self._pool = ProcessPoolExecutor(self.config.ai_workers, mp_context=context)
         return self._pool
+
+    async def _warm_ai(self) -> None:
+        """Start the AI workers now, so the first AI move (or Tron tick) does not pay for process start-up."""
+        pool = self._ai_pool()
+        loop = asyncio.get_running_loop()
+        workers = self.config.ai_workers or os.cpu_count() or 1
+        try:
+            await asyncio.gather(*(loop.run_in_executor(pool, _warm) for _ in range(workers)))
+        except Exception:
+            log.warning("could not start the AI workers; AI seats will play fallback moves", exc_info=True)
 
     def _start_clock(self, effect: StartClock) -> None:
         """Start (or restart) the tick clock of a live room."""

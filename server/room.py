@@ -613,6 +613,9 @@ class Room:
         if not humans <= self.rematch_votes:
             return out
         self._rotate_seats(out)
+        for seat in self.seats:  # everyone learns their new seat before the new game's state
+            if seat.holder is not None and seat.connected:
+                out.send({seat.holder.session}, Joined(room=self.code, role="player", seat=seat.index))
         if any(s.free for s in self.seats):
             self.status, self.rematch_votes = "waiting", set()
             out.changed = True

@@ -40,4 +40,5 @@ def describe(game: Game) -> dict[str, Any]:
     """A game's `welcome.games` entry: its own options followed by the room options."""
     entry = game.describe()
     entry["options"] = entry["options"] + [spec.to_wire() for spec in ROOM_OPTIONS]
+    entry["seats"] = game.seat_names(game.validate_options({}))  # with default options
     return entry

@@ -1,0 +1,248 @@
+"""The one object that owns the websocket: it speaks the codec, numbers requests, and reconnects.
+
+Screens never see bytes. Every frame from the server is decoded here and handed on as a Textual
+`ServerMessage`; the connection's ups and downs arrive as `ConnectionChanged`. A dropped connection is
+retried with a doubling delay (0.5 s up to 8 s), and every new `hello` carries the resume token of the
+last `welcome`, so a server that supports resuming can give the seats back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from textual.message import Message as TextualMessage
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, decode, encode
+from protocol.messages import Error, Hello, Message, Welcome
+
+log = logging.getLogger("gamenight.client")
+
+FIRST_RETRY_S = 0.5
+MAX_RETRY_S = 8.0
+OPEN_TIMEOUT_S = 5.0
+REQUEST_TIMEOUT_S = 10.0
+MAX_INCOMING = 2**20  # a 50x50 Tron state is a few kB; this leaves ample room
+PING_INTERVAL_S = 20.0
+
+CONNECTING = "connecting"
+CONNECTED = "connected"
+RECONNECTING = "reconnecting"
+REFUSED = "refused"
+CLOSED = "closed"
+
+
+class NotConnected(RuntimeError):
+    """A request was made while there is no connection to the server."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionStatus:
+    """Where the connection stands: its state, the server URL, and seconds until the next try."""
+
+    state: str
+    url: str
+    retry_in: float | None = None
+    detail: str = ""
+
+    def describe(self) -> str:
+        """A short text for the header, e.g. "connected to ws://..." or "reconnecting in 2 s"."""
+        if self.state == CONNECTED:
+            return f"connected to {self.url}"
+        if self.state == RECONNECTING and self.retry_in is not None:
+            return f"connection lost; reconnecting in {self.retry_in:g} s"
+        if self.state == REFUSED:
+            return f"refused by {self.url}: {self.detail}"
+        return f"{self.state} {self.url}" if self.state != CLOSED else "disconnected"
+
+
+class ServerMessage(TextualMessage):
+    """A decoded message from the server, posted to the app; `quiet` replies need no error notice."""
+
+    def __init__(self, message: Message, quiet: bool = False) -> None:
+        super().__init__()
+        self.message = message
+        self.quiet = quiet
+
+
+class ConnectionChanged(TextualMessage):
+    """The connection's status changed (posted to the app)."""
+
+    def __init__(self, status: ConnectionStatus) -> None:
+        super().__init__()
+        self.status = status
+
+
+class Connection:
+    """A client connection that keeps itself open: hello, read, dispatch, and reconnect with backoff."""
+
+    def __init__(self, url: str, name: str, post: Callable[[TextualMessage], Any], *,
+                 first_retry: float = FIRST_RETRY_S, max_retry: float = MAX_RETRY_S) -> None:
+        self.url = url
+        self.name = name
+        self.post = post
+        self.first_retry = first_retry
+        self.max_retry = max_retry
+        self.session: str | None = None  # from the latest welcome
+        self.token: str | None = None  # resume token from the latest welcome
+        self.welcomes = 0  # how many welcomes this connection object has had
+        self.status = ConnectionStatus(CONNECTING, url)
+        self._ids = itertools.count(1)
+        self._ws: ClientConnection | None = None
+        self._outbox: asyncio.Queue[Message] = asyncio.Queue()
+        self._pending: dict[int, asyncio.Future[Message]] = {}
+        self._quiet: set[int] = set()
+        self._closing = False
+
+    # -- sending -------------------------------------------------------------------------------------
+    @property
+    def connected(self) -> bool:
+        """True between a welcome and the loss of the connection."""
+        return self.status.state == CONNECTED
+
+    def send(self, message: Message) -> int:
+        """Queue a request with a fresh id and return the id; NotConnected if there is no connection."""
+        if not self.connected:
+            raise NotConnected(f"not connected to {self.url}")
+        rid = next(self._ids)
+        self._outbox.put_nowait(replace(message, id=rid))
+        return rid
+
+    async def request(self, message: Message, timeout: float = REQUEST_TIMEOUT_S, quiet: bool = False) -> Message:
+        """Send a request and wait for the first reply that echoes its id (an `error` reply included).
+
+        A `quiet` request's error reply is marked so, for callers that handle the refusal themselves.
+        """
+        rid = self.send(message)
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        if quiet:
+            self._quiet.add(rid)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._pending.pop(rid, None)
+            self._quiet.discard(rid)
+
+    # -- the connection's life -------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Connect, and reconnect whenever the connection drops, until `close` is called."""
+        delay = self.first_retry
+        while not self._closing:
+            self._set_status(ConnectionStatus(CONNECTING if self.welcomes == 0 else RECONNECTING, self.url))
+            detail = ""
+            try:
+                async with connect(self.url, max_size=MAX_INCOMING, open_timeout=OPEN_TIMEOUT_S,
+                                   ping_interval=PING_INTERVAL_S, compression=None) as ws:
+                    self._ws = ws
+                    if await self._greet(ws):
+                        delay = self.first_retry
+                        await self._serve(ws)
+            except (OSError, TimeoutError, ConnectionClosed, InvalidHandshake, InvalidURI) as exc:
+                detail = str(exc) or type(exc).__name__
+            except asyncio.CancelledError:
+                self._closing = True
+                raise
+            except Exception as exc:  # a bug here must not leave the app without a connection
+                log.exception("connection loop failed")
+                detail = type(exc).__name__
+            finally:
+                self._ws = None
+                self._drop_pending()
+            if self._closing or self.status.state == REFUSED:
+                break
+            await self._wait_to_retry(delay, detail)
+            delay = min(delay * 2, self.max_retry)
+        if self.status.state != REFUSED:
+            self._set_status(ConnectionStatus(CLOSED, self.url))
+
+    async def close(self) -> None:
+        """Stop reconnecting and close the websocket."""
+        self._closing = True
+        if self._ws is not None:
+            await self._ws.close()
+
+    async def _greet(self, ws: ClientConnection) -> bool:
+        """Say hello (with the resume token if we have one) until welcomed; False if refused for good."""
+        resume = self.token
+        while True:
+            await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=self.name, resume=resume)))
+            reply = await self._next_message(ws)
+            if isinstance(reply, Welcome):
+                self.session, self.token = reply.session, reply.token
+                self.welcomes += 1
+                self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
+                self._set_status(ConnectionStatus(CONNECTED, self.url))
+                self.post(ServerMessage(reply))
+                return True
+            if isinstance(reply, Error) and reply.code == ErrorCode.BAD_TOKEN and resume is not None:
+                resume = None  # the server forgot us: start a fresh session
+                continue
+            detail = reply.message if isinstance(reply, Error) else f"unexpected {reply.type}"
+            self._set_status(ConnectionStatus(REFUSED, self.url, detail=detail))
+            if isinstance(reply, Error):
+                self.post(ServerMessage(reply))
+            return False
+
+    async def _next_message(self, ws: ClientConnection) -> Message:
+        """The next well-formed message; frames that do not decode are logged and skipped."""
+        while True:
+            frame = await ws.recv()
+            try:
+                return decode(frame)  # type: ignore[arg-type]
+            except ProtocolError as exc:
+                log.warning("ignoring a frame from the server: %s", exc)
+
+    async def _serve(self, ws: ClientConnection) -> None:
+        """Read and dispatch messages while a writer task sends the queued requests."""
+        writer = asyncio.create_task(self._write(ws))
+        try:
+            while True:
+                self._dispatch(await self._next_message(ws))
+        finally:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+
+    async def _write(self, ws: ClientConnection) -> None:
+        """Send queued requests in order."""
+        while True:
+            message = await self._outbox.get()
+            await ws.send(encode(message))
+
+    def _dispatch(self, message: Message) -> None:
+        """Complete the request this message answers (if any) and hand it to the app."""
+        if message.id is not None:
+            future = self._pending.get(message.id)
+            if future is not None and not future.done():
+                future.set_result(message)
+        self.post(ServerMessage(message, quiet=message.id in self._quiet))
+
+    def _drop_pending(self) -> None:
+        """Fail every request still waiting: its answer will never come on a new connection."""
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(NotConnected("the connection was lost"))
+        self._pending.clear()
+
+    async def _wait_to_retry(self, delay: float, detail: str) -> None:
+        """Show the countdown to the next attempt, one status per second."""
+        remaining = delay
+        while remaining > 0 and not self._closing:
+            self._set_status(ConnectionStatus(RECONNECTING, self.url, retry_in=round(remaining, 1), detail=detail))
+            step = min(1.0, remaining)
+            await asyncio.sleep(step)
+            remaining -= step
+
+    def _set_status(self, status: ConnectionStatus) -> None:
+        """Record and announce a status change."""
+        if status != self.status:
+            self.status = status
+            self.post(ConnectionChanged(status))

@@ -1,0 +1,502 @@
+"""What the client knows, kept apart from how it is drawn: the games on offer, the lobby, and your room.
+
+Everything here is plain data built from protocol messages, with no Textual and no network, so the
+screens only draw it and the tests can check it directly. Nothing here knows any game's rules: the
+games and their options come from `welcome.games`, positions from `state.view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
+
+AI_LEVELS = (1, 2, 3, 4, 5)
+DEFAULT_AI_LEVEL = 3
+# The server does not list its named bots yet; these are the ones each game's AI package offers.
+BOTS: dict[str, tuple[str, ...]] = {
+    "othello": ("classic", "quantum"),
+    "tron": ("chaser", "floodfill"),
+    "pentago": ("playout",),
+}
+DEFAULT_SEATS = 2
+SEATS_OPTION = "players"  # an option with this name sets the seat count (Tron)
+
+WAITING, PLAYING, PAUSED, FINISHED, CLOSED = "waiting", "playing", "paused", "finished", "closed"
+PLAYER, SPECTATOR = "player", "spectator"
+
+REASONS: dict[str, str] = {
+    "discs": "most discs",
+    "five": "five in a row",
+    "five_both": "both made five in a row",
+    "full": "the board filled up without a five",
+    "crash": "the last one riding",
+    "resign": "resignation",
+    "forfeit": "forfeit",
+}
+
+DRAW_REASONS: dict[str, str] = {"discs": "equal discs", "crash": "the last riders crashed together"}
+
+
+# -- games and their options --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OptionField:
+    """One option of a game as `welcome.games` describes it, enough to build and check a form field."""
+
+    name: str
+    kind: str  # "int", "str", "bool" or "choice"
+    default: Any
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> OptionField:
+        """Build from one entry of a game's `options` list."""
+        choices = raw.get("choices")
+        return cls(
+            name=str(raw.get("name", "")), kind=str(raw.get("type", "str")), default=raw.get("default"),
+            help=str(raw.get("help", "")), choices=tuple(choices) if isinstance(choices, list) else None,
+            minimum=raw.get("min"), maximum=raw.get("max"),
+        )
+
+    def parse(self, text: str) -> Any:
+        """The value typed into a text field (int or str options); ValueError saying what is allowed."""
+        text = text.strip()
+        if self.kind != "int":
+            return text
+        if not text:
+            if self.default is None:
+                return None
+            raise ValueError(f"{self.name} needs a number")
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{self.name} must be a whole number") from None
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"{self.name} must be at least {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"{self.name} must be at most {self.maximum}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """A game on offer: its wire name, title, whether it is simultaneous, and its options."""
+
+    name: str
+    title: str
+    simultaneous: bool = False
+    options: tuple[OptionField, ...] = ()
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> GameInfo:
+        """Build from one entry of `welcome.games`."""
+        options = tuple(OptionField.from_wire(o) for o in raw.get("options", []) if isinstance(o, Mapping))
+        name = str(raw.get("name", "?"))
+        return cls(name=name, title=str(raw.get("title", name)), simultaneous=bool(raw.get("simultaneous")),
+                   options=options)
+
+    def option(self, name: str) -> OptionField | None:
+        """The option called `name`, if the game has one."""
+        return next((o for o in self.options if o.name == name), None)
+
+    def seat_count(self, values: Mapping[str, Any]) -> int:
+        """How many seats a room with these option values will have."""
+        spec = self.option(SEATS_OPTION)
+        if spec is None:
+            return DEFAULT_SEATS
+        value = values.get(SEATS_OPTION, spec.default)
+        return value if isinstance(value, int) and value > 0 else DEFAULT_SEATS
+
+    def bots(self) -> tuple[str, ...]:
+        """Named bots that play this game."""
+        return BOTS.get(self.name, ())
+
+
+# -- the lobby ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """One seat of a room as the lobby lists it."""
+
+    seat: int
+    label: str
+    kind: str = "open"  # "open", "human" or "ai"
+    name: str | None = None
+    level: int | None = None
+    bot: str | None = None
+    connected: bool = False
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> SeatInfo:
+        """Build from one entry of a room summary's `seats`."""
+        return cls(
+            seat=int(raw.get("seat", 0)), label=str(raw.get("label", "")), kind=str(raw.get("kind", "open")),
+            name=raw.get("name"), level=raw.get("level"), bot=raw.get("bot"), connected=bool(raw.get("connected")),
+        )
+
+    @property
+    def open(self) -> bool:
+        """True when nobody sits here."""
+        return self.kind == "open"
+
+    def who(self) -> str:
+        """Who sits here, for people: a name, "AI level 3", or "open"."""
+        return "open" if self.open else (self.name or "?")
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSummary:
+    """A room as the lobby sees it (a `room` message or an entry of `rooms`)."""
+
+    room: str
+    game: str
+    options: Mapping[str, Any]
+    seats: tuple[SeatInfo, ...]
+    spectators: int = 0
+    status: str = WAITING
+    private: bool = False
+    host: str | None = None
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> RoomSummary:
+        """Build from a plain summary map."""
+        seats = tuple(SeatInfo.from_wire(s) for s in raw.get("seats", []) if isinstance(s, Mapping))
+        return cls(
+            room=str(raw.get("room", "")), game=str(raw.get("game", "")), options=dict(raw.get("options") or {}),
+            seats=seats, spectators=int(raw.get("spectators", 0)), status=str(raw.get("status", WAITING)),
+            private=bool(raw.get("private")), host=raw.get("host"),
+        )
+
+    @classmethod
+    def from_message(cls, info: RoomInfo) -> RoomSummary:
+        """Build from a `room` message."""
+        return cls.from_wire({
+            "room": info.room, "game": info.game, "options": info.options, "seats": info.seats,
+            "spectators": info.spectators, "status": info.status, "private": info.private, "host": info.host,
+        })
+
+    def seat(self, index: int | None) -> SeatInfo | None:
+        """The seat with this index, if it exists."""
+        if index is None:
+            return None
+        return next((s for s in self.seats if s.seat == index), None)
+
+
+class Lobby:
+    """The games on offer and the rooms the server lists, kept up to date from its messages."""
+
+    def __init__(self) -> None:
+        self.games: dict[str, GameInfo] = {}
+        self.rooms: dict[str, RoomSummary] = {}
+
+    def set_games(self, games: Iterable[Any]) -> None:
+        """Take the games of a `welcome`."""
+        infos = (GameInfo.from_wire(g) for g in games if isinstance(g, Mapping))
+        self.games = {g.name: g for g in infos}
+
+    def set_rooms(self, rooms: Iterable[Any]) -> None:
+        """Replace the room list (from `welcome.rooms` or `rooms`)."""
+        summaries = (RoomSummary.from_wire(r) for r in rooms if isinstance(r, Mapping))
+        self.rooms = {s.room: s for s in summaries if s.status != CLOSED}
+
+    def update(self, info: RoomInfo) -> RoomSummary:
+        """Apply a pushed `room` message: add or change the room, or drop it once closed."""
+        summary = RoomSummary.from_message(info)
+        if summary.status == CLOSED:
+            self.rooms.pop(summary.room, None)
+        else:
+            self.rooms[summary.room] = summary
+        return summary
+
+    def title(self, game: str) -> str:
+        """A game's title, or its wire name if the server did not describe it."""
+        info = self.games.get(game)
+        return info.title if info else game
+
+
+def options_summary(summary: RoomSummary, game: GameInfo | None) -> str:
+    """The options that differ from their defaults, e.g. "size 10, first white"; "standard" if none."""
+    if game is None:
+        return ", ".join(f"{k} {v}" for k, v in sorted(summary.options.items())) or "standard"
+    changed = [
+        f"{spec.name} {_shown(summary.options[spec.name])}"
+        for spec in game.options
+        # An option without a default (a random seed) is filled in by the server for every room.
+        if spec.default is not None and spec.name in summary.options and summary.options[spec.name] != spec.default
+    ]
+    return ", ".join(changed) or "standard"
+
+
+def _shown(value: Any) -> str:
+    """An option value as people write it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def seats_summary(summary: RoomSummary) -> str:
+    """Who sits in each seat, in seat order, e.g. "ann · AI level 3 · open"."""
+    return " · ".join(s.who() for s in summary.seats)
+
+
+# -- creating a room ------------------------------------------------------------------------------------
+
+
+OPEN, ME, AI, BOT = "open", "me", "ai", "bot"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPlan:
+    """Who a new room's seat is for: left open, me, an AI level, or a named bot."""
+
+    kind: str = OPEN
+    level: int | None = None
+    bot: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomPlan:
+    """Everything the create-room form decided: the game, its options, privacy and each seat."""
+
+    game: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    private: bool = False
+    seats: tuple[SeatPlan, ...] = ()
+
+    @property
+    def my_seat(self) -> int | None:
+        """The seat planned for me, if any."""
+        return next((i for i, s in enumerate(self.seats) if s.kind == ME), None)
+
+    def follow_up(self, room: str) -> list[Message]:
+        """The requests that fill the new room: my join (seat or spectator) first, then each AI."""
+        mine = self.my_seat
+        requests: list[Message] = [
+            Join(room=room, role=PLAYER, seat=mine) if mine is not None else Join(room=room, role=SPECTATOR)
+        ]
+        for index, seat in enumerate(self.seats):
+            if seat.kind == AI:
+                requests.append(AddAi(room=room, seat=index, level=seat.level or DEFAULT_AI_LEVEL))
+            elif seat.kind == BOT:
+                requests.append(AddAi(room=room, seat=index, bot=seat.bot))
+        return requests
+
+
+def quick_game_plan() -> RoomPlan:
+    """The fast path: default Othello, me as black, an AI of the middle level as white."""
+    return RoomPlan("othello", {}, False, (SeatPlan(ME), SeatPlan(AI, level=DEFAULT_AI_LEVEL)))
+
+
+# -- the room you are in --------------------------------------------------------------------------------
+
+
+class RoomSession:
+    """The room this client is in: your role and seat, the room's summary and its latest game state."""
+
+    def __init__(self, code: str, role: str, seat: int | None, host: bool = False) -> None:
+        self.code = code
+        self.role = role
+        self.seat = seat
+        self.host = host
+        self.summary: RoomSummary | None = None
+        self.state: State | None = None
+        self.ai_info: dict[int, dict[str, Any]] = {}
+        self.last_ai_seat: int | None = None
+        self.games_started = 0
+        self.seq = 0  # the latest seq seen, from a state or a tick
+        self.syncing = False  # a sync was sent; replayed events are expected until its state arrives
+        self.countdown_ms: int | None = None  # the wait before a live game's next tick, when it is starting
+        self._events_seen: set[tuple[int, str, str]] = set()
+
+    @property
+    def game(self) -> str:
+        """The room's game (its wire name)."""
+        if self.state is not None:
+            return self.state.game
+        return self.summary.game if self.summary else ""
+
+    @property
+    def status(self) -> str:
+        """waiting, playing or finished."""
+        if self.state is not None:
+            return self.state.status
+        return self.summary.status if self.summary else WAITING
+
+    @property
+    def playing(self) -> bool:
+        """True when you hold a seat (rather than watch)."""
+        return self.role == PLAYER and self.seat is not None
+
+    @property
+    def my_turn(self) -> bool:
+        """True when the game runs and your seat is among those to move."""
+        return self.playing and self.status == PLAYING and self.state is not None and self.seat in self.state.to_move
+
+    def apply_state(self, state: State) -> bool:
+        """Take a full state; True if it starts a new game (the first one seen, or a rematch)."""
+        previous = self.state
+        self.state = state
+        self.seq = state.seq
+        self.syncing = False
+        before = previous.status if previous is not None else None
+        # A live game counts down before its first tick and again when it resumes after a pause.
+        first_tick = state.view.get("tick") == 0 or before == PAUSED
+        self.countdown_ms = state.next_tick_ms if state.status == PLAYING and first_tick else None
+        started = state.status == PLAYING and before in (None, WAITING, FINISHED)
+        if started:
+            self.games_started += 1
+            self.ai_info.clear()
+            self.last_ai_seat = None
+        return started
+
+    def apply_tick(self, seq: int) -> bool:
+        """Take a tick's seq; False (and nothing changes) if ticks were missed and a sync is needed."""
+        if seq != self.seq + 1:
+            return False
+        self.seq = seq
+        return True
+
+    def apply_event(self, event: Event) -> bool:
+        """Remember what an event tells (the AI's search figures); False for a replay of one already seen."""
+        key = (event.seq, event.kind, repr(sorted(event.data.items())))
+        if self.syncing and key in self._events_seen:
+            return False
+        self._events_seen.add(key)
+        if event.kind == "move" and isinstance(event.data.get("ai"), Mapping):
+            seat = event.data.get("seat")
+            if isinstance(seat, int):
+                self.ai_info[seat] = dict(event.data["ai"])
+                self.last_ai_seat = seat
+        return True
+
+    def label(self, seat: int | None) -> str:
+        """A seat's colour or label, e.g. "black"; "seat 2" if the room summary is not known yet."""
+        info = self.summary.seat(seat) if self.summary else None
+        if info is not None and info.label:
+            return info.label
+        return f"seat {seat + 1}" if seat is not None else "?"
+
+    def who(self, seat: int | None) -> str:
+        """"black (ann)", or just "black" when the seat's occupant is not known."""
+        info = self.summary.seat(seat) if self.summary else None
+        name = info.name if info and not info.open else None
+        if self.playing and seat == self.seat:
+            name = "you"
+        return f"{self.label(seat)} ({name})" if name else self.label(seat)
+
+    def can_host(self) -> bool:
+        """True when you may seat or remove AIs (you created the room and it has not started)."""
+        return self.host and self.status == WAITING
+
+
+def describe_result(result: Mapping[str, Any], session: RoomSession) -> str:
+    """One line saying who won and why, e.g. "black (ann) wins 40-24 (most discs)"."""
+    winners = [w for w in result.get("winners", []) if isinstance(w, int)]
+    reason = str(result.get("reason", ""))
+    why = REASONS.get(reason, reason)
+    scores = result.get("scores")
+    score = "-".join(str(s) for s in scores) if isinstance(scores, list) and scores else ""
+    loser = result.get("loser")
+    if reason in ("resign", "forfeit") and isinstance(loser, int):
+        verb = "resigned" if reason == "resign" else "forfeited"
+        return f"{session.who(loser)} {verb}; " + _winners_text(winners, session, "")
+    if len(winners) == 1:
+        return _winners_text(winners, session, score) + (f" ({why})" if why else "")
+    if not winners:
+        why = DRAW_REASONS.get(reason, why)
+        return "Draw" + (f" {score}" if score else "") + (f": {why}" if why else "")
+    return _winners_text(winners, session, score) + (f" ({why})" if why else "")
+
+
+def _winners_text(winners: list[int], session: RoomSession, score: str) -> str:
+    """"black (ann) wins 40-24", "shared by player 1, player 3", or "nobody wins"."""
+    tail = f" {score}" if score else ""
+    if len(winners) == 1:
+        return f"{session.who(winners[0])} wins{tail}"
+    if not winners:
+        return f"nobody wins{tail}"
+    return "shared by " + ", ".join(session.who(w) for w in winners) + tail
+
+
+def headline(result: Mapping[str, Any], session: RoomSession) -> str:
+    """The game-over title: "You won!", "You lost", "Draw", "Shared win" (for players), else "Game over"."""
+    winners = [w for w in result.get("winners", []) if isinstance(w, int)]
+    if not winners:
+        return "Draw"
+    if not session.playing:
+        return "Game over"
+    if session.seat not in winners:
+        return "You lost"
+    return "You won!" if len(winners) == 1 else "Shared win"
+
+
+def describe_event(event: Event, session: RoomSession) -> str | None:
+    """A line for the room's log, or None for events the log does not show (moves, chat)."""
+    data = event.data
+    seat = data.get("seat") if isinstance(data.get("seat"), int) else None
+    if event.kind == "joined":
+        what = "is back" if data.get("resumed") else "sits down"
+        return f"{data.get('name') or '?'} {what} as {session.label(seat)}"
+    if event.kind == "left":
+        return f"{session.label(seat)} {'lost the connection' if data.get('connection') == 'lost' else 'left'}"
+    if event.kind == "pass":
+        return f"{session.who(seat)} has no move and passes"
+    if event.kind == "crash":
+        return f"{session.who(seat)} crashed"
+    if event.kind == "rematch":
+        return f"{session.who(seat)} wants a rematch"
+    if event.kind == "game_over":
+        return "Game over: " + describe_result(data, session)
+    return None
+
+
+def ai_info_text(info: Mapping[str, Any]) -> str:
+    """An AI's search figures, e.g. "depth 6 · 12,345 nodes · score +3"."""
+    if info.get("fallback"):
+        return "fell back to a quick move"
+    parts = []
+    for key, value in info.items():
+        if key == "nodes" and isinstance(value, int):
+            parts.append(f"{value:,} nodes")
+        elif key == "score" and isinstance(value, (int, float)):
+            parts.append(f"score {value:+g}")
+        elif key == "ms" and isinstance(value, (int, float)):
+            parts.append(f"{value:g} ms")
+        elif isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            parts.append(f"{key.replace('_', ' ')} {value}")
+    return " · ".join(parts)
+
+
+def status_text(session: RoomSession) -> str:
+    """What the room is waiting for, in one line: whose turn, who is missing, or the result."""
+    if session.status == WAITING:
+        seats = session.summary.seats if session.summary else ()
+        filled = sum(1 for s in seats if not s.open)
+        return f"Waiting for players: {filled} of {len(seats)} seats filled" if seats else "Waiting for players"
+    state = session.state
+    if state is None:
+        return ""
+    if state.status == PAUSED:
+        return "Paused until every player is back"
+    if state.status == FINISHED:
+        return describe_result(state.result or {}, session)
+    if len(state.to_move) > 1 or state.next_tick_ms is not None:  # a live game: all riders move at once
+        return "Ride! Steer with the arrows or WASD" if session.my_turn else "Watching the riders"
+    if session.my_turn:
+        return f"Your move ({session.label(session.seat)})"
+    if state.to_move:
+        return f"{session.who(state.to_move[0])} to move"
+    return ""
+
+
+def numbered_moves(moves: Iterable[str]) -> list[str]:
+    """The move list as "1. f5", "2. d6", ..."""
+    return [f"{number}. {move}" for number, move in enumerate(moves, start=1)]

@@ -1,0 +1,206 @@
+"""The create-room form, built only from the server's description of each game and its options.
+
+No game has code here: an option's type (int, str, bool, choice), choices, bounds, default and help
+decide its field. The seat list offers, per seat: open, me, an AI level, or a named bot of that game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Select, Static, Switch
+
+from client.model import AI, AI_LEVELS, BOT, DEFAULT_AI_LEVEL, ME, OPEN, GameInfo, OptionField, RoomPlan, SeatPlan
+
+
+def seat_choices(game: GameInfo) -> list[tuple[str, str]]:
+    """The (label, value) entries of a seat's selector."""
+    choices = [("open seat", OPEN), ("me", ME)]
+    choices += [(f"AI level {level}", f"{AI}:{level}") for level in AI_LEVELS]
+    choices += [(f"bot {bot}", f"{BOT}:{bot}") for bot in game.bots()]
+    return choices
+
+
+def default_seat(index: int) -> str:
+    """What a seat starts as: me first, an AI second, the rest open."""
+    return ME if index == 0 else f"{AI}:{DEFAULT_AI_LEVEL}" if index == 1 else OPEN
+
+
+def seat_plan(value: str) -> SeatPlan:
+    """A seat selector's value as a plan."""
+    kind, _, arg = value.partition(":")
+    if kind == AI:
+        return SeatPlan(AI, level=int(arg))
+    if kind == BOT:
+        return SeatPlan(BOT, bot=arg)
+    return SeatPlan(kind if kind in (OPEN, ME) else OPEN)
+
+
+def option_widget(spec: OptionField) -> Widget:
+    """The field for one option: a switch, a selector of the allowed values, or a text input."""
+    field_id = f"opt-{spec.name}"
+    if spec.kind == "bool":
+        return Switch(value=bool(spec.default), id=field_id)
+    if spec.choices:
+        options = [(str(choice), choice) for choice in spec.choices]
+        value = spec.default if spec.default in spec.choices else spec.choices[0]
+        return Select(options, value=value, allow_blank=False, id=field_id, compact=True)
+    text = "" if spec.default is None else str(spec.default)
+    placeholder = "random" if spec.default is None else spec.kind
+    return Input(text, placeholder=placeholder, type="integer" if spec.kind == "int" else "text", id=field_id,
+                 compact=True)
+
+
+class CreateRoomScreen(ModalScreen[RoomPlan | None]):
+    """Choose a game, its options, who sits where and whether the room is private."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "submit", "Create"),
+    ]
+
+    def __init__(self, games: list[GameInfo]) -> None:
+        super().__init__()
+        self.games = {game.name: game for game in games}
+        self.game = games[0]
+        self._building = asyncio.Lock()  # rebuilds triggered by events must not interleave
+
+    def compose(self) -> ComposeResult:
+        """The game selector, the option rows, the seat rows, privacy and the buttons."""
+        with Vertical(classes="dialog", id="create-dialog"):
+            yield Label("Open a room", classes="dialog-title")
+            with Horizontal(classes="form-row"):
+                yield Label("Game", classes="form-label")
+                yield Select([(g.title, g.name) for g in self.games.values()], value=self.game.name,
+                             allow_blank=False, id="game", compact=True)
+            with VerticalScroll(id="create-fields"):
+                yield Vertical(id="options")
+                yield Label("Seats", classes="form-heading")
+                yield Vertical(id="seats")
+                with Horizontal(classes="form-row"):
+                    yield Label("Private", classes="form-label")
+                    yield Switch(value=False, id="private")
+                    yield Static("only people with the code can join", classes="form-help")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Create", variant="primary", id="submit")
+                yield Button("Cancel", id="cancel")
+
+    async def on_mount(self) -> None:
+        """Build the fields of the first game."""
+        await self._rebuild(options=True)
+
+    async def _rebuild(self, options: bool) -> None:
+        """Rebuild the option rows (if asked) and the seat rows, one rebuild at a time."""
+        async with self._building:
+            if options:
+                await self._build_options()
+            await self._build_seats()
+
+    async def _build_options(self) -> None:
+        """One row per option of the chosen game: name, field, help."""
+        container = self.query_one("#options", Vertical)
+        await container.remove_children()
+        rows = []
+        for spec in self.game.options:
+            help_text = spec.help + (f" ({spec.minimum}-{spec.maximum})" if spec.minimum is not None else "")
+            rows.append(Horizontal(Label(spec.name, classes="form-label"), option_widget(spec),
+                                   Static(help_text, classes="form-help"), classes="form-row"))
+        await container.mount_all(rows)
+
+    async def _build_seats(self) -> None:
+        """One selector per seat; the count follows the options (a "players" option, say)."""
+        container = self.query_one("#seats", Vertical)
+        count = self.game.seat_count(self._raw_values())
+        old = [w.value for w in container.query(Select)]
+        await container.remove_children()
+        choices = seat_choices(self.game)
+        allowed = {value for _, value in choices}
+        rows = []
+        for index in range(count):
+            value = old[index] if index < len(old) and old[index] in allowed else default_seat(index)
+            selector = Select(choices, value=value, allow_blank=False, classes="seat", compact=True)
+            rows.append(Horizontal(Label(f"seat {index + 1}", classes="form-label"), selector, classes="form-row"))
+        await container.mount_all(rows)
+
+    def _raw_values(self) -> dict[str, Any]:
+        """Each option's field value, parsed where possible (unparsable ones are left out)."""
+        values: dict[str, Any] = {}
+        for spec in self.game.options:
+            matches = self.query(f"#opt-{spec.name}")
+            widget = matches.first() if matches else None
+            if isinstance(widget, (Switch, Select)):
+                values[spec.name] = widget.value
+            elif isinstance(widget, Input):
+                try:
+                    values[spec.name] = spec.parse(widget.value)
+                except ValueError:
+                    continue
+        return values
+
+    def plan(self) -> RoomPlan:
+        """The room the form describes; ValueError naming the first bad field."""
+        options: dict[str, Any] = {}
+        for spec in self.game.options:
+            widget = self.query_one(f"#opt-{spec.name}")
+            value = spec.parse(widget.value) if isinstance(widget, Input) else widget.value  # type: ignore[attr-defined]
+            # Defaults are left for the server to fill in, so a room lists only what was changed.
+            if value is not None and value != spec.default:
+                options[spec.name] = value
+        seats = tuple(seat_plan(str(s.value)) for s in self.query_one("#seats").query(Select))
+        return RoomPlan(self.game.name, options, self.query_one("#private", Switch).value, seats)
+
+    # -- events ---------------------------------------------------------------------------------------------
+    @on(Select.Changed, "#game")
+    async def _game_changed(self, event: Select.Changed) -> None:
+        """Another game: rebuild its options and seats."""
+        event.stop()
+        if event.value in self.games and event.value != self.game.name:
+            self.game = self.games[str(event.value)]
+            await self._rebuild(options=True)
+
+    @on(Select.Changed, "#seats Select")
+    def _seat_changed(self, event: Select.Changed) -> None:
+        """Only one seat can be "me": choosing it elsewhere opens the old one."""
+        event.stop()
+        if event.value != ME:
+            return
+        for selector in self.query_one("#seats").query(Select):
+            if selector is not event.select and selector.value == ME:
+                selector.value = OPEN
+
+    @on(Select.Changed, "#options Select")
+    @on(Input.Changed, "#options Input")
+    async def _option_changed(self, event: Select.Changed | Input.Changed) -> None:
+        """An option may change the number of seats."""
+        event.stop()
+        seats = len(self.query_one("#seats").query(Select))
+        if self.game.seat_count(self._raw_values()) != seats:
+            await self._rebuild(options=False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Create or cancel."""
+        event.stop()
+        if event.button.id == "submit":
+            self.action_submit()
+        else:
+            self.action_cancel()
+
+    def action_submit(self) -> None:
+        """Close with the plan, or say what is wrong with the form."""
+        try:
+            plan = self.plan()
+        except ValueError as exc:
+            self.notify(str(exc), title="Check the form", severity="error")
+            return
+        self.dismiss(plan)
+
+    def action_cancel(self) -> None:
+        """Close without creating anything."""
+        self.dismiss(None)

@@ -1,0 +1,246 @@
+"""The game screen: the board, the players and the move list, chat, and the room's controls.
+
+The app keeps the room's truth in a `RoomSession` and tells this screen when it changed; the screen
+draws it and turns what the user does (a `MoveChosen` from the board, a key, a button) into requests.
+Spectators get the same screen without move input.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
+
+from client.model import FINISHED, PLAYING, RoomSession, describe_result, headline, status_text
+from client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
+from client.widgets.board import MoveChosen, Position, TextBoard
+from client.widgets.othello import OthelloBoard
+from client.widgets.panel import ai_text, moves_text, players_text
+from client.widgets.pentago import PentagoBoard
+from client.widgets.tron import TronArena
+
+if TYPE_CHECKING:
+    from client.app import GameNightApp
+    from protocol.messages import Tick
+
+BOARDS: dict[str, type[Widget]] = {"othello": OthelloBoard, "pentago": PentagoBoard, "tron": TronArena}
+# Which actions make sense in which room status, for whom; the footer and buttons follow this table.
+HOST_ACTIONS = {"add_ai", "remove_ai"}
+PLAYER_ACTIONS = {"rematch": FINISHED, "resign": PLAYING}
+CONTROLS = ("add_ai", "remove_ai", "rematch", "resign", "leave")
+MOVES_WIDTH = 30  # the move list's width before the first layout
+
+
+class GameScreen(Screen[None]):
+    """One room: board, side panel, chat and controls."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "help", "Help"),
+        Binding("t", "chat", "Chat"),
+        Binding("plus", "add_ai", "Add AI", key_display="+"),
+        Binding("minus", "remove_ai", "Remove AI", key_display="-"),
+        Binding("r", "rematch", "Rematch"),
+        Binding("x", "resign", "Resign"),
+        Binding("b", "leave", "Lobby"),
+        Binding("escape", "focus_board", show=False),
+    ]
+
+    def __init__(self, session: RoomSession) -> None:
+        super().__init__()
+        self.session = session
+        self.board: Widget | None = None
+
+    @property
+    def gamenight(self) -> GameNightApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Header, board area, side panel (status, players, AI, moves, log, chat, controls), footer."""
+        yield Header()
+        with Horizontal(id="game-body"):
+            yield Container(id="board-area")
+            with Vertical(id="side"):
+                yield Static(id="status")
+                yield Static(id="players")
+                yield Static(id="ai-info")
+                yield Label("Moves", classes="side-heading")
+                with VerticalScroll(id="moves-box"):
+                    yield Static(id="moves")
+                yield RichLog(id="log", wrap=True, markup=False, min_width=20)
+                yield Input(placeholder="chat: press t, type, Enter", id="chat", compact=True, max_length=300)
+                with Horizontal(id="controls"):
+                    yield Button("+AI", id="add_ai", compact=True)
+                    yield Button("-AI", id="remove_ai", compact=True)
+                    yield Button("Rematch", id="rematch", compact=True)
+                    yield Button("Resign", id="resign", compact=True, variant="error")
+                    yield Button("Lobby", id="leave", compact=True)
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        """Draw what the room holds so far."""
+        await self.refresh_view()
+
+    def on_resize(self) -> None:
+        """The move list's columns follow the panel's width."""
+        self.refresh_panel()
+
+    # -- drawing what the session holds --------------------------------------------------------------------
+    async def refresh_view(self) -> None:
+        """Redraw everything from the session: board, texts, controls, title."""
+        session = self.session
+        await self._ensure_board()
+        if self.board is not None and session.state is not None:
+            self.board.position = self._position()  # type: ignore[attr-defined]
+        self.refresh_panel()
+
+    def refresh_panel(self) -> None:
+        """Redraw the side panel and the controls (not the board)."""
+        session = self.session
+        title = self.gamenight.lobby.title(session.game) if session.game else "room"
+        watching = "" if session.playing else " · watching"
+        self.title = f"{title} · room {session.code}{watching}"
+        self.query_one("#status", Static).update(Text(status_text(session), style="bold"))
+        self.query_one("#players", Static).update(players_text(session))
+        self.query_one("#ai-info", Static).update(ai_text(session))
+        moves = self.query_one("#moves", Static)
+        moves.update(moves_text(session, moves.content_size.width or MOVES_WIDTH))
+        self.query_one("#moves-box", VerticalScroll).scroll_end(animate=False)
+        for control in CONTROLS:
+            self.query_one(f"#{control}", Button).display = bool(self.check_action(control, ()))
+        self.refresh_bindings()
+
+    async def _ensure_board(self) -> None:
+        """Mount the board for the room's game once the game is known."""
+        if self.board is not None or not self.session.game:
+            return
+        self.board = BOARDS.get(self.session.game, TextBoard)(id="board")
+        await self.query_one("#board-area", Container).mount(self.board)
+        self.board.focus()
+
+    def _position(self) -> Position:
+        """What the board should draw now."""
+        session = self.session
+        state = session.state
+        assert state is not None
+        return Position(
+            view=state.view, legal=tuple(str(m) for m in state.legal) if session.my_turn else (),
+            can_move=session.my_turn, last_move=state.last_move,
+            seat=session.seat if session.playing else None, status=state.status, countdown_ms=session.countdown_ms,
+        )
+
+    def apply_tick(self, tick: Tick) -> None:
+        """A live game's tick: the arena redraws only what moved."""
+        if isinstance(self.board, TronArena):
+            self.board.apply_delta(tick.delta)
+
+    def add_log(self, text: str, style: str = "") -> None:
+        """Add a line to the room's log (events and chat)."""
+        self.query_one("#log", RichLog).write(Text(text, style=style))
+
+    def show_game_over(self, result: dict[str, object]) -> None:
+        """The result dialog, with a rematch button for players."""
+        session = self.session
+        self.app.push_screen(GameOverScreen(headline(result, session), describe_result(result, session),
+                                            session.playing), self._after_game_over)
+
+    def _after_game_over(self, choice: str | None) -> None:
+        """Carry out the game-over dialog's choice."""
+        if choice == REMATCH:
+            self.action_rematch()
+        elif choice == LOBBY:
+            self.gamenight.leave_room()
+
+    # -- input ------------------------------------------------------------------------------------------------
+    def on_move_chosen(self, event: MoveChosen) -> None:
+        """The board picked a move: send it."""
+        event.stop()
+        self.gamenight.send_move(event.text)
+
+    @on(Input.Submitted, "#chat")
+    def _chat(self, event: Input.Submitted) -> None:
+        """Send a chat line."""
+        event.stop()
+        text = event.value.strip()
+        if text:
+            self.gamenight.send_chat(text)
+        event.input.value = ""
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """The control buttons run the same actions as the keys."""
+        event.stop()
+        action = getattr(self, f"action_{event.button.id}", None)
+        if action is not None:
+            action()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Show only the controls that make sense now, for you."""
+        session = self.session
+        if action in HOST_ACTIONS:
+            if not session.can_host():
+                return False
+            seats = session.summary.seats if session.summary else ()
+            if action == "add_ai":
+                return any(s.open for s in seats)
+            return any(s.kind == "ai" for s in seats)
+        if action in PLAYER_ACTIONS:
+            return session.playing and session.status == PLAYER_ACTIONS[action]
+        return True
+
+    def action_help(self) -> None:
+        """Show every key."""
+        self.app.push_screen(HelpScreen())
+
+    def action_chat(self) -> None:
+        """Put the cursor in the chat line."""
+        self.query_one("#chat", Input).focus()
+
+    def action_focus_board(self) -> None:
+        """Back from the chat line to the board."""
+        if self.board is not None:
+            self.board.focus()
+
+    def action_add_ai(self) -> None:
+        """Seat an AI in the first open seat."""
+        if self.check_action("add_ai", ()):
+            self.gamenight.add_ai()
+
+    def action_remove_ai(self) -> None:
+        """Free the last AI seat."""
+        if self.check_action("remove_ai", ()):
+            self.gamenight.remove_ai()
+
+    def action_rematch(self) -> None:
+        """Ask for another game."""
+        if self.check_action("rematch", ()):
+            self.gamenight.rematch()
+
+    def action_resign(self) -> None:
+        """Resign, after a confirmation."""
+        if self.check_action("resign", ()):
+            self.app.push_screen(ConfirmScreen("Resign this game?", yes="Resign", no="Play on"), self._resign)
+
+    def _resign(self, yes: bool | None) -> None:
+        """Resign if confirmed."""
+        if yes:
+            self.gamenight.resign()
+
+    def action_leave(self) -> None:
+        """Back to the lobby; a seated player in a running game is asked first (leaving resigns)."""
+        if self.session.playing and self.session.status == PLAYING:
+            self.app.push_screen(ConfirmScreen("Leaving resigns the game. Leave?", yes="Leave", no="Stay"),
+                                 self._leave)
+        else:
+            self.gamenight.leave_room()
+
+    def _leave(self, yes: bool | None) -> None:
+        """Leave if confirmed."""
+        if yes:
+            self.gamenight.leave_room()

@@ -1,0 +1,164 @@
+"""The lobby: a live table of the server's rooms, and the ways into a game (new vs AI, create, join, watch)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Header, Static
+
+from client.model import PLAYER, SPECTATOR, WAITING, options_summary, seats_summary
+from client.screens.create import CreateRoomScreen
+from client.screens.dialogs import HelpScreen, RoomCodeScreen
+
+if TYPE_CHECKING:
+    from client.app import GameNightApp
+
+COLUMNS = (("room", "Room"), ("game", "Game"), ("status", "Status"), ("seats", "Players"),
+           ("watching", "Watching"), ("options", "Options"))
+EMPTY_TEXT = "No rooms yet. Press [b]n[/b] for a game against the AI, or [b]c[/b] to open a room for friends."
+
+
+class LobbyScreen(Screen[None]):
+    """The rooms of the server, updated as they open, fill, start and close."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new_game", "New vs AI"),
+        Binding("c", "create", "Create"),
+        Binding("j", "join", "Join", key_display="enter/j"),
+        Binding("s", "spectate", "Watch"),
+        Binding("o", "code", "Code"),
+        Binding("r", "refresh", "Refresh", show=False),
+        Binding("f1", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    @property
+    def gamenight(self) -> GameNightApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Header, greeting, the rooms table, the buttons and the footer."""
+        yield Header()
+        yield Static(id="lobby-intro")
+        table: DataTable[Text | str] = DataTable(id="rooms", cursor_type="row", zebra_stripes=True)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        yield Static(EMPTY_TEXT, id="no-rooms")
+        with Horizontal(id="lobby-buttons"):
+            yield Button("New vs AI (n)", variant="primary", id="new_game", compact=True)
+            yield Button("Create (c)", id="create", compact=True)
+            yield Button("Join (j)", id="join", compact=True)
+            yield Button("Watch (s)", id="spectate", compact=True)
+            yield Button("Code (o)", id="code", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the table and put the cursor in it."""
+        self.refresh_rooms()
+        self.query_one("#rooms", DataTable).focus()
+
+    def refresh_rooms(self) -> None:
+        """Redraw the table from the app's lobby, keeping the cursor on the same room."""
+        lobby = self.gamenight.lobby
+        name = self.gamenight.player_name or "?"
+        self.query_one("#lobby-intro", Static).update(
+            f"Hello [b]{name}[/b] — {len(lobby.rooms)} room(s) open. "
+            "Press [b]n[/b] to play Othello against the AI right now."
+        )
+        table = self.query_one("#rooms", DataTable)
+        selected = self.selected_room()
+        table.clear()
+        for summary in sorted(lobby.rooms.values(), key=lambda s: (s.status != WAITING, s.room)):
+            status = Text(summary.status, style="bold" if summary.status == WAITING else "")
+            table.add_row(
+                Text(summary.room, style="bold"), lobby.title(summary.game), status, seats_summary(summary),
+                str(summary.spectators), options_summary(summary, lobby.games.get(summary.game)), key=summary.room,
+            )
+        if selected in lobby.rooms:
+            table.move_cursor(row=table.get_row_index(selected))
+        self.query_one("#no-rooms", Static).display = not lobby.rooms
+
+    def selected_room(self) -> str | None:
+        """The code of the room under the table's cursor."""
+        table = self.query_one("#rooms", DataTable)
+        if not table.row_count or not table.is_valid_row_index(table.cursor_row):
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return str(key.value) if key.value is not None else None
+
+    # -- actions ------------------------------------------------------------------------------------------
+    def action_new_game(self) -> None:
+        """The fast path: Othello against the AI, now."""
+        self.gamenight.quick_game()
+
+    def action_create(self) -> None:
+        """Open the create-room form."""
+        games = list(self.gamenight.lobby.games.values())
+        if not games:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.app.push_screen(CreateRoomScreen(games), self._created)
+
+    def _created(self, plan: object) -> None:
+        """The form closed: create the room it describes (nothing if cancelled)."""
+        if plan is not None:
+            self.gamenight.create_room(plan)  # type: ignore[arg-type]
+
+    def action_join(self) -> None:
+        """Sit down in the selected room (any free seat; watching if it is full)."""
+        code = self._require_selection()
+        if code:
+            self.gamenight.join_room(code, PLAYER)
+
+    def action_spectate(self) -> None:
+        """Watch the selected room."""
+        code = self._require_selection()
+        if code:
+            self.gamenight.join_room(code, SPECTATOR)
+
+    def action_code(self) -> None:
+        """Ask for a room code and join it."""
+        self.app.push_screen(RoomCodeScreen(), self._code_given)
+
+    def _code_given(self, code: str | None) -> None:
+        """Join the room whose code was typed."""
+        if code:
+            self.gamenight.join_room(code, PLAYER)
+
+    def action_refresh(self) -> None:
+        """Ask the server for the room list again."""
+        self.gamenight.refresh_rooms()
+
+    def action_help(self) -> None:
+        """Show every key."""
+        self.app.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        """Leave the app."""
+        self.app.exit()
+
+    def _require_selection(self) -> str | None:
+        """The selected room's code, or a hint that there is none."""
+        code = self.selected_room()
+        if code is None:
+            self.notify("No room selected — press n to start a game against the AI", severity="warning")
+        return code
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row joins it."""
+        event.stop()
+        self.action_join()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """The buttons run the same actions as the keys."""
+        event.stop()
+        action = getattr(self, f"action_{event.button.id}", None)
+        if action is not None:
+            action()

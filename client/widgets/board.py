@@ -1,0 +1,131 @@
+"""What every board widget shares: the position it is given, the move it posts, and cell geometry.
+
+Boards follow "attributes down, messages up": the game screen sets `position` (built from the latest
+`state`), the board draws it and posts `MoveChosen` with a move in wire notation. A board never holds
+the truth of the game; the server does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.geometry import Offset, Region
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Input, Static
+
+
+class MoveChosen(Message):
+    """A move picked on a board, in the game's wire notation; the game screen sends it."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+@dataclass(frozen=True)
+class Position:
+    """What a board draws: the game's view, the legal moves, and whether you may move now."""
+
+    view: Mapping[str, Any] = field(default_factory=dict)
+    legal: tuple[str, ...] = ()
+    can_move: bool = False
+    last_move: str | None = None
+    seat: int | None = None
+    status: str = "playing"
+    countdown_ms: int | None = None  # a live game about to (re)start: the wait before its next tick
+
+
+# Glyph rows of one disc or marble, by cell size (width, height); the first size that fits is used.
+CELL_SIZES: tuple[tuple[int, int], ...] = ((7, 3), (5, 2), (4, 2), (3, 1))
+DISC: dict[tuple[int, int], tuple[str, ...]] = {
+    (7, 3): ("  ▄▄▄  ", " █████ ", "  ▀▀▀  "),
+    (5, 2): (" ▄▄▄ ", " ▀▀▀ "),
+    (4, 2): (" ▄▄ ", " ▀▀ "),
+    (3, 1): (" ● ",),
+}
+DOT: dict[tuple[int, int], tuple[str, ...]] = {
+    (7, 3): ("       ", "   ●   ", "       "),
+    (5, 2): ("  ▄  ", "  ▀  "),
+    (4, 2): (" ▗▖ ", " ▝▘ "),
+    (3, 1): (" · ",),
+}
+BLANK: dict[tuple[int, int], tuple[str, ...]] = {(w, h): (" " * w,) * h for w, h in CELL_SIZES}
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """Where an n x m board's cells sit in a widget: the cell size and the top-left of cell (0, 0)."""
+
+    rows: int
+    cols: int
+    cell_w: int
+    cell_h: int
+    left: int
+    top: int
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(cell width, cell height), the key of the glyph tables."""
+        return self.cell_w, self.cell_h
+
+    def cell_region(self, row: int, col: int) -> Region:
+        """The widget region one cell covers."""
+        return Region(self.left + col * self.cell_w, self.top + row * self.cell_h, self.cell_w, self.cell_h)
+
+    def cell_center(self, row: int, col: int) -> Offset:
+        """The middle of a cell, for clicking it."""
+        return Offset(self.left + col * self.cell_w + self.cell_w // 2, self.top + row * self.cell_h + self.cell_h // 2)
+
+    def cell_at(self, x: int, y: int) -> tuple[int, int] | None:
+        """The (row, col) under widget offset (x, y), or None off the board."""
+        col, row = (x - self.left) // self.cell_w, (y - self.top) // self.cell_h
+        if x < self.left or y < self.top or not (0 <= row < self.rows and 0 <= col < self.cols):
+            return None
+        return row, col
+
+    def row_of_line(self, y: int) -> tuple[int, int] | None:
+        """(board row, line within the cell) drawn on widget line `y`, or None."""
+        if y < self.top or y >= self.top + self.rows * self.cell_h:
+            return None
+        return divmod(y - self.top, self.cell_h)
+
+
+def fit_grid(rows: int, cols: int, width: int, height: int, margin_x: int, margin_y: int) -> Grid:
+    """The largest cell size whose board (plus label margins) fits, centred in width x height."""
+    for cell_w, cell_h in CELL_SIZES:
+        board_w, board_h = margin_x + cols * cell_w, margin_y + rows * cell_h
+        if board_w <= width and board_h <= height:
+            break
+    left = max(0, (width - board_w) // 2) + margin_x
+    top = max(0, (height - board_h) // 2) + margin_y
+    return Grid(rows, cols, cell_w, cell_h, left, top)
+
+
+class TextBoard(Vertical):
+    """The fallback for a game this client has no board for: its rows as text and a move line."""
+
+    position: reactive[Position] = reactive(Position, always_update=True)
+
+    def compose(self) -> ComposeResult:
+        """The rows of text and the move line."""
+        yield Static(id="text-board-rows")
+        yield Input(placeholder="type a move and press Enter", id="text-board-move")
+
+    def watch_position(self, position: Position) -> None:
+        """Draw the rows of the view's board."""
+        rows = position.view.get("board", [])
+        text = "\n".join(str(row) for row in rows) if isinstance(rows, list) else str(rows)
+        self.query_one("#text-board-rows", Static).update(Text(text))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Send what was typed as a move."""
+        event.stop()
+        if event.value.strip():
+            self.post_message(MoveChosen(event.value.strip()))
+            event.input.value = ""

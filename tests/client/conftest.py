@@ -1,0 +1,86 @@
+"""Client test helpers: an app connected to the in-process test server, and a way to wait on it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from textual.pilot import Pilot
+
+from client.app import GameNightApp
+from client.local_server import LocalServer, server_command
+
+WAIT_S = 10.0
+
+
+@pytest.fixture(autouse=True)
+def private_config(tmp_path, monkeypatch):
+    """Every client test gets its own config directory, never the user's."""
+    monkeypatch.setenv("GAMENIGHT_CONFIG_DIR", str(tmp_path / "config"))
+    return tmp_path / "config"
+
+
+@pytest.fixture
+def url(tmp_path) -> Iterator[str]:
+    """A real server in a child process, as the client itself runs one.
+
+    In-process servers cannot start their AI worker pool under a Textual test app (its captured
+    stderr has no file descriptor for multiprocessing to pass on), so the client's tests use this.
+    """
+    command = [*server_command(), "--db", str(tmp_path / "rooms.db")]  # never the user's database
+    with LocalServer(command, log_path=tmp_path / "server.log") as server:
+        assert server.url is not None
+        yield server.url
+
+
+@pytest.fixture
+def make_app(url: str) -> Callable[..., GameNightApp]:
+    """A factory of client apps connected to the test server."""
+
+    def make(name: str = "ann") -> GameNightApp:
+        return GameNightApp(url, name, save_name=False)
+
+    return make
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str, timeout: float = WAIT_S) -> None:
+    """Let the app run until `condition()` is true; fail saying `what` was awaited if it never is."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+async def create_room_via_form(app: GameNightApp, pilot: Pilot, game: str, seats: list[str],
+                               options: dict[str, object] | None = None) -> str:
+    """From the lobby: open the form (c), pick the game, fill options and seats, submit; returns the room code."""
+    from textual.widgets import Input, Select, Switch
+
+    from client.screens.create import CreateRoomScreen
+    from client.screens.game import GameScreen
+
+    await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+    await pilot.press("c")
+    await wait_for(pilot, lambda: isinstance(app.screen, CreateRoomScreen) and app.screen.query(".seat"), "the form")
+    form = app.screen
+    form.query_one("#game", Select).value = game
+    specs = app.lobby.games[game].options
+    await wait_for(pilot, lambda: form.game.name == game and all(form.query(f"#opt-{o.name}") for o in specs),
+                   f"the {game} fields")
+    for name, value in (options or {}).items():
+        field = form.query_one(f"#opt-{name}")
+        if isinstance(field, Input):
+            field.value = str(value)
+        elif isinstance(field, (Select, Switch)):
+            field.value = value
+    await wait_for(pilot, lambda: len(form.query(".seat")) == app.lobby.games[game].seat_count(form._raw_values()),
+                   "the seat rows")
+    await pilot.pause()
+    for selector, choice in zip(form.query(".seat").results(Select), seats, strict=True):
+        selector.value = choice
+    await pilot.press("ctrl+s")
+    await wait_for(pilot, lambda: app.room is not None and any(isinstance(s, GameScreen) for s in app.screen_stack),
+                   "the game screen")
+    return app.room.code

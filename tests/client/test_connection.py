@@ -1,0 +1,131 @@
+"""The client's connection object against a real server: hello, request ids, errors, and reconnecting."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import pytest
+
+from client.connection import CONNECTED, RECONNECTING, Connection, ConnectionChanged, NotConnected, ServerMessage
+from protocol.messages import CreateRoom, Error, Join, Joined, ListRooms, RoomInfo, Rooms, Welcome
+from server.app import GameServer, ServerConfig
+
+WAIT_S = 10.0
+
+
+@pytest.fixture
+def url(game_server: GameServer) -> str:
+    """These tests use the in-process server (no Textual here), so they can reach into it."""
+    return f"ws://127.0.0.1:{game_server.port}"
+
+
+class Inbox:
+    """Collects what the connection posts (as the Textual app would receive it)."""
+
+    def __init__(self) -> None:
+        self.posted: list[object] = []
+
+    def __call__(self, message: object) -> None:
+        self.posted.append(message)
+
+    def server(self, kind: type) -> list:
+        """The server messages of one type, in order."""
+        return [p.message for p in self.posted if isinstance(p, ServerMessage) and isinstance(p.message, kind)]
+
+    def states(self) -> list[str]:
+        """The connection states announced, in order."""
+        return [p.status.state for p in self.posted if isinstance(p, ConnectionChanged)]
+
+
+async def until(condition, what: str) -> None:
+    """Wait (polling) until `condition()` holds."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+@contextlib.asynccontextmanager
+async def running(url: str, name: str = "ann", **options):
+    """A connection running in a task for the duration of the block."""
+    inbox = Inbox()
+    connection = Connection(url, name, inbox, **options)
+    task = asyncio.create_task(connection.run())
+    try:
+        yield connection, inbox
+    finally:
+        await connection.close()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_hello_welcome_and_numbered_requests(url):
+    """The connection says hello, reports "connected", and matches each reply to its request by id."""
+    async with running(url) as (connection, inbox):
+        await until(lambda: connection.connected, "the welcome")
+        welcome = inbox.server(Welcome)[0]
+        assert connection.session == welcome.session and connection.token == welcome.token
+        assert CONNECTED in inbox.states()
+        created = await connection.request(CreateRoom(game="othello", options={}))
+        listed = await connection.request(ListRooms())
+        assert isinstance(created, RoomInfo) and isinstance(listed, Rooms)
+        assert created.id is not None and listed.id == created.id + 1
+        assert created.room in {r["room"] for r in listed.rooms}
+
+
+async def test_error_reply_is_returned_and_posted(url):
+    """A refused request returns the `error`; it is also posted for the app, marked quiet if asked."""
+    async with running(url) as (connection, _inbox):
+        await until(lambda: connection.connected, "the welcome")
+        reply = await connection.request(Join(room="NOPE1"), quiet=True)
+        assert isinstance(reply, Error) and reply.code == "unknown_room"
+        await until(lambda: _inbox.server(Error), "the posted error")
+        posted = next(p for p in _inbox.posted if isinstance(p, ServerMessage) and isinstance(p.message, Error))
+        assert posted.quiet
+
+
+async def test_send_while_disconnected_raises(unused_tcp_port):
+    """With no server there, requests fail at once and the status counts down to the next try."""
+    async with running(f"ws://127.0.0.1:{unused_tcp_port}", first_retry=0.2, max_retry=0.4) as (connection, inbox):
+        await until(lambda: RECONNECTING in inbox.states(), "a retry")
+        with pytest.raises(NotConnected):
+            connection.send(ListRooms())
+        retries = [p.status for p in inbox.posted if isinstance(p, ConnectionChanged) and p.status.retry_in]
+        assert retries[0].describe().startswith("connection lost; reconnecting in")
+
+
+async def test_reconnects_and_resumes_the_session(game_server: GameServer, url):
+    """When the server drops the connection of a seated player, the client reconnects after a short wait
+    and, by sending its resume token, gets the same session and its seat back."""
+    async with running(url, first_retry=0.1) as (connection, inbox):
+        await until(lambda: connection.connected, "the welcome")
+        room = await connection.request(CreateRoom(game="othello", options={}))
+        await connection.request(Join(room=room.room, seat=0))
+        first = connection.session
+        await game_server.connections[first].close()
+        await until(lambda: len(inbox.server(Welcome)) == 2, "the second welcome")
+        assert RECONNECTING in inbox.states() and connection.connected
+        assert connection.session == first
+        await until(lambda: len(inbox.server(Joined)) == 2, "the seat given back")
+        assert inbox.server(Joined)[-1].seat == 0
+
+
+async def test_unknown_token_starts_a_fresh_session(unused_tcp_port):
+    """After a server restart without memory, the old token is refused and a fresh hello is welcomed."""
+    config = ServerConfig(host="127.0.0.1", port=unused_tcp_port, ai_workers=1)
+    server = GameServer(config)
+    await server.start()
+    try:
+        async with running(f"ws://127.0.0.1:{unused_tcp_port}", first_retry=0.1) as (connection, inbox):
+            await until(lambda: connection.connected, "the welcome")
+            first = connection.session
+            await server.stop()
+            server = GameServer(config)
+            await server.start()
+            await until(lambda: len(inbox.server(Welcome)) == 2, "the welcome of the new server")
+            assert connection.connected and connection.session != first
+    finally:
+        await server.stop()

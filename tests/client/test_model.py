@@ -1,0 +1,155 @@
+"""The client's model: lobby bookkeeping, option summaries, room plans, results, and the local boards' helpers."""
+
+from __future__ import annotations
+
+import random
+
+from client.model import (
+    AI,
+    BOT,
+    ME,
+    OPEN,
+    Lobby,
+    RoomPlan,
+    RoomSession,
+    SeatPlan,
+    describe_result,
+    headline,
+    options_summary,
+    quick_game_plan,
+)
+from client.widgets.pentago import QUADRANTS, turn_rows, turned_cell
+from client.widgets.tron import TronGrid
+from protocol.messages import AddAi, Join, RoomInfo, State
+from server.games.othello import Othello
+from server.games.pentago import Pentago, parse_notation
+from server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
+from server.room_options import describe
+
+
+def _info(code: str, status: str = "waiting", **options) -> RoomInfo:
+    """A room summary message with two seats."""
+    seats = [{"seat": 0, "label": "black", "kind": "human", "name": "ann", "connected": True},
+             {"seat": 1, "label": "white", "kind": "open", "name": None, "connected": False}]
+    return RoomInfo(room=code, game="othello", options=options, seats=seats, spectators=0, status=status)
+
+
+def test_lobby_follows_pushed_rooms():
+    """Pushed `room` messages add and change rooms; status "closed" removes the row."""
+    lobby = Lobby()
+    lobby.update(_info("AAAAA"))
+    lobby.update(_info("BBBBB"))
+    lobby.update(_info("AAAAA", status="playing"))
+    assert lobby.rooms["AAAAA"].status == "playing" and set(lobby.rooms) == {"AAAAA", "BBBBB"}
+    lobby.update(_info("BBBBB", status="closed"))
+    assert set(lobby.rooms) == {"AAAAA"}
+
+
+def test_options_summary_shows_only_changes():
+    """The lobby shows options that differ from their defaults (and never the server-drawn seed)."""
+    lobby = Lobby()
+    lobby.set_games([describe(Othello()), describe(Tron())])
+    lobby.update(_info("AAAAA", size=10, first="black", ai_ms=1000))
+    assert options_summary(lobby.rooms["AAAAA"], lobby.games["othello"]) == "size 10"
+    tron = RoomInfo(room="T", game="tron", options={"players": 3, "seed": 99, "tick_ms": 150}, seats=[],
+                    spectators=0, status="waiting")
+    lobby.update(tron)
+    assert options_summary(lobby.rooms["T"], lobby.games["tron"]) == "players 3"
+
+
+def test_seat_count_follows_the_players_option():
+    """The create form offers one seat per player of Tron, two for the others."""
+    lobby = Lobby()
+    lobby.set_games([describe(Othello()), describe(Tron())])
+    assert lobby.games["othello"].seat_count({}) == 2
+    assert lobby.games["tron"].seat_count({"players": 4}) == 4
+
+
+def test_plan_joins_before_seating_ais():
+    """Creating a room sits me down first, then seats each AI or bot in its own seat."""
+    plan = RoomPlan("tron", {}, False, (SeatPlan(AI, level=2), SeatPlan(ME), SeatPlan(BOT, bot="chaser"),
+                                        SeatPlan(OPEN)))
+    assert plan.follow_up("ROOM1") == [
+        Join(room="ROOM1", role="player", seat=1),
+        AddAi(room="ROOM1", seat=0, level=2),
+        AddAi(room="ROOM1", seat=2, bot="chaser"),
+    ]
+    watching = RoomPlan("othello", {}, False, (SeatPlan(AI, level=1), SeatPlan(AI, level=5)))
+    assert watching.follow_up("R")[0] == Join(room="R", role="spectator")
+
+
+def test_quick_game_is_me_against_level_three():
+    """The `n` fast path: default Othello, me first, AI level 3 second."""
+    assert quick_game_plan().follow_up("R") == [Join(room="R", role="player", seat=0),
+                                                AddAi(room="R", seat=1, level=3)]
+
+
+def test_result_lines():
+    """Results name the winner, the score and why; resignations say who resigned."""
+    session = RoomSession("R", "player", 0)
+    session.summary = Lobby().update(_info("R"))
+    assert describe_result({"winners": [0], "reason": "discs", "scores": [40, 24]}, session) == \
+        "black (you) wins 40-24 (most discs)"
+    assert describe_result({"winners": [], "reason": "discs", "scores": [32, 32]}, session) == \
+        "Draw 32-32: equal discs"
+    assert describe_result({"winners": [1], "reason": "resign", "loser": 0}, session) == \
+        "black (you) resigned; white wins"
+    assert headline({"winners": [1]}, session) == "You lost"
+    assert headline({"winners": [0, 1]}, session) == "Shared win"
+
+
+def test_rematch_counts_as_a_new_game_but_a_resumed_pause_does_not():
+    """A state after "finished" starts a new game; one after "paused" does not, but it counts down again."""
+    session = RoomSession("R", "player", 0)
+
+    def state(status: str, seq: int, tick: int = 5) -> State:
+        return State(room="R", seq=seq, game="tron", status=status, view={"tick": tick}, next_tick_ms=3000)
+
+    assert session.apply_state(state("playing", 1, tick=0)) and session.countdown_ms == 3000
+    assert not session.apply_state(state("paused", 2))
+    assert not session.apply_state(state("playing", 3)) and session.countdown_ms == 3000
+    assert session.apply_state(state("finished", 4)) is False
+    assert session.apply_state(state("playing", 5, tick=0)) and session.games_started == 2
+
+
+def test_pentago_preview_turns_like_the_server():
+    """The client's turn preview matches the server's rules for every quadrant and direction."""
+    game = Pentago()
+    rng = random.Random(3)
+    for _ in range(40):
+        state = game.initial_state({})
+        for _ in range(rng.randrange(2, 12)):
+            if game.outcome(state) is not None:
+                break
+            state = game.apply(state, {state.turn: rng.choice(game.legal_moves(state, state.turn))})
+        if game.outcome(state) is not None:
+            continue
+        rows = game.view(state)["board"]
+        cell = next(c for c in range(36) if rows[c // 6][c % 6] == ".")
+        for quadrant in QUADRANTS:
+            for direction in ("cw", "ccw"):
+                name = "abcdef"[cell % 6] + str(cell // 6 + 1)
+                move = parse_notation(f"{name} {quadrant} {direction}")
+                if move not in game.legal_moves(state, state.turn):
+                    continue
+                after = game.view(game.apply(state, {state.turn: move}))["board"]
+                placed = [r if i != cell // 6 else r[:cell % 6] + "BW"[state.turn] + r[cell % 6 + 1:]
+                          for i, r in enumerate(rows)]
+                q = QUADRANTS.index(quadrant)
+                assert turn_rows(placed, q, direction == "cw") == after
+                row, col = turned_cell(cell // 6, cell % 6, q, direction == "cw")
+                assert after[row][col] == "BW"[state.turn]
+
+
+def test_tron_grid_follows_deltas_like_full_states():
+    """Applying tick deltas to the client's grid gives the same arena as the full state would."""
+    game = Tron()
+    state = game.initial_state(game.validate_options({"width": 16, "height": 12, "seed": 7}))
+    grid = TronGrid.from_view(game.view(state))
+    for joint in ((WEST, EAST), (WEST, EAST), (SOUTH, NORTH), (SOUTH, NORTH), (WEST, EAST)):
+        after = game.apply(state, dict(enumerate(joint)))
+        changed = grid.apply(game.delta(state, after))
+        assert changed and all(0 <= x < grid.width and 0 <= y < grid.height for x, y in changed)
+        state = after
+    full = TronGrid.from_view(game.view(state))
+    assert grid.cells == full.cells and grid.heads == full.heads and grid.dirs == [WEST, EAST]

@@ -1,0 +1,193 @@
+"""Snapshot tests: the lobby, a whole game screen and each board, drawn from positions the real rules produce.
+
+The apps here are offline: the screens are fed real protocol messages (built from the server's own game
+rules and option descriptions), so what is drawn is exactly what a connected client would draw.
+Each snapshot SVG in __snapshots__/ was looked at (rendered to PNG) before it was accepted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.widget import Widget
+
+from client.app import GameNightApp
+from client.widgets.board import Position
+from client.widgets.othello import OthelloBoard
+from client.widgets.pentago import PentagoBoard
+from client.widgets.tron import TronArena, TronGrid
+from protocol.messages import PROTOCOL_VERSION, Event, Joined, RoomInfo, State, Welcome
+from server.games.othello import Othello, parse_square
+from server.games.pentago import Pentago, parse_notation
+from server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
+from server.room_options import describe
+
+BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
+OTHELLO_OPENING = ("f5", "d6", "c3", "d3", "c4", "f4", "f6")
+PENTAGO_OPENING = ("b3 tr cw", "e2 bl ccw", "c3 tl cw", "d4 br cw", "b2 tl ccw", "e5 br cw")
+
+
+def othello_state(moves: tuple[str, ...], size: int = 8) -> tuple[Othello, Any]:
+    """The real Othello state after `moves`."""
+    game = Othello()
+    state = game.initial_state({"size": size})
+    for move in moves:
+        state = game.apply(state, {state.turn: parse_square(move, state.size)})
+    return game, state
+
+
+def pentago_state(moves: tuple[str, ...]) -> tuple[Pentago, Any]:
+    """The real Pentago state after `moves`."""
+    game = Pentago()
+    state = game.initial_state({})
+    for move in moves:
+        state = game.apply(state, {state.turn: parse_notation(move)})
+    return game, state
+
+
+def legal_of(game: Any, state: Any, seat: int) -> tuple[str, ...]:
+    """The legal moves in wire form."""
+    return tuple(game.format_move(state, m) for m in game.legal_moves(state, seat))
+
+
+class BoardApp(App[None]):
+    """One board widget filling a small app, given a fixed position."""
+
+    CSS_PATH: ClassVar[list[str]] = [BOARDS_CSS]
+
+    def __init__(self, board: Widget, position: Position) -> None:
+        super().__init__()
+        self.board = board
+        self.start = position
+
+    def compose(self) -> ComposeResult:
+        yield self.board
+
+    def on_mount(self) -> None:
+        self.board.position = self.start  # type: ignore[attr-defined]
+        self.board.focus()
+
+
+def test_othello_board(snap_compare):
+    """An 8x8 Othello position: discs, legal-move dots, the last move, the flipped disc and the cursor."""
+    game, state = othello_state(OTHELLO_OPENING)
+    position = Position(view=game.view(state), legal=legal_of(game, state, state.turn), can_move=True,
+                        last_move=OTHELLO_OPENING[-1], seat=state.turn)
+    assert snap_compare(BoardApp(OthelloBoard(), position), terminal_size=(60, 30))
+
+
+def test_othello_board_10x10_small_terminal(snap_compare):
+    """A 10x10 board still fits (smaller squares) in the board area an 80x24 terminal leaves."""
+    game, start = othello_state((), size=10)
+    first = legal_of(game, start, start.turn)[0]
+    game, state = othello_state((first,), size=10)
+    position = Position(view=game.view(state), legal=(), can_move=False, last_move=first)
+    assert snap_compare(BoardApp(OthelloBoard(), position), terminal_size=(46, 22))
+
+
+def test_pentago_board_turn_preview(snap_compare):
+    """Pentago: a square chosen (c4, by keys), quadrant 3 picked and turned anticlockwise, previewed."""
+    game, state = pentago_state(PENTAGO_OPENING)
+    position = Position(view=game.view(state), legal=legal_of(game, state, state.turn), can_move=True,
+                        last_move=PENTAGO_OPENING[-1], seat=state.turn)
+    app = BoardApp(PentagoBoard(), position)
+    assert snap_compare(app, press=["down", "enter", "3", "left"], terminal_size=(50, 22))
+
+
+# Seed 7's 16x12 arena starts rider 1 at (12, 4) and rider 2 at (3, 7); these paths are clear.
+FIRST_TICKS = ((WEST, EAST), (WEST, EAST), (SOUTH, NORTH))
+LATER_TICKS = ((SOUTH, NORTH), (WEST, EAST), (WEST, EAST))
+
+
+def tron_states() -> tuple[Tron, Any, Any]:
+    """A real 2-player random-arena Tron game, a few ticks in, and the state three ticks later."""
+    game = Tron()
+    options = game.validate_options({"width": 16, "height": 12, "seed": 7})
+    state = game.initial_state(options)
+    for joint in FIRST_TICKS:
+        state = game.apply(state, dict(enumerate(joint)))
+    later = state
+    for joint in LATER_TICKS:
+        later = game.apply(later, dict(enumerate(joint)))
+    return game, state, later
+
+
+def test_tron_arena_after_deltas(snap_compare):
+    """Tron: walls, two trails and heads, drawn from a full state and then three tick deltas."""
+    game, state, later = tron_states()
+    position = Position(view=game.view(state), can_move=True, seat=0, status="playing")
+    app = BoardApp(TronArena(), position)
+
+    async def ticks(pilot) -> None:
+        before = state
+        for joint in LATER_TICKS:
+            after = game.apply(before, dict(enumerate(joint)))
+            app.board.apply_delta(game.delta(before, after))  # type: ignore[attr-defined]
+            before = after
+        assert app.board.grid.cells == TronGrid.from_view(game.view(later)).cells  # type: ignore[attr-defined]
+
+    assert snap_compare(app, terminal_size=(40, 14), run_before=ticks)
+
+
+# -- whole screens, offline ---------------------------------------------------------------------------
+
+
+def welcome(rooms: list[dict[str, Any]]) -> Welcome:
+    """A welcome listing the real games (with their real option descriptions)."""
+    return Welcome(protocol=PROTOCOL_VERSION, session="s1", server="gamenight/test",
+                   games=[describe(g) for g in (Othello(), Pentago(), Tron())], token="t", rooms=rooms)
+
+
+def room_summary(code: str, game: str, status: str, seats: list[tuple[str, str, str | None]],
+                 options: dict[str, Any] | None = None, spectators: int = 0) -> dict[str, Any]:
+    """A room as the server summarises it; seats are (label, kind, name)."""
+    return {
+        "room": code, "game": game, "options": options or {}, "status": status, "spectators": spectators,
+        "private": False, "host": "ann",
+        "seats": [{"seat": i, "label": label, "kind": kind, "name": name, "level": 3 if kind == "ai" else None,
+                   "bot": None, "connected": kind != "open"} for i, (label, kind, name) in enumerate(seats)],
+    }
+
+
+LOBBY_ROOMS = [
+    room_summary("K7QXM", "othello", "waiting", [("black", "human", "bob"), ("white", "open", None)],
+                 {"size": 10, "first": "black"}),
+    room_summary("P2WZD", "pentago", "playing", [("black", "human", "eve"), ("white", "ai", "AI level 3")],
+                 spectators=2),
+    room_summary("T9RNC", "tron", "waiting",
+                 [("player 1", "human", "dan"), ("player 2", "open", None), ("player 3", "open", None)],
+                 {"players": 3, "tick_ms": 100, "seed": 5}),
+]
+
+
+def test_lobby(snap_compare):
+    """The lobby lists rooms with game, changed options, who sits where, status and watchers."""
+    app = GameNightApp(None, "ann")
+
+    async def fill(pilot) -> None:
+        await app.dispatch(welcome(LOBBY_ROOMS))
+
+    assert snap_compare(app, terminal_size=(100, 20), run_before=fill)
+
+
+def test_game_screen_80x24(snap_compare):
+    """The whole game screen fits 80x24: board, players with scores and turn, moves, log and controls."""
+    app = GameNightApp(None, "ann")
+    game, state = othello_state(OTHELLO_OPENING)
+    summary = room_summary("K7QXM", "othello", "playing", [("black", "human", "ann"), ("white", "ai", "AI level 3")])
+
+    async def play(pilot) -> None:
+        await app.dispatch(welcome([summary]))
+        await app.dispatch(Joined(room="K7QXM", role="player", seat=0))
+        await app.dispatch(RoomInfo(**{k: v for k, v in summary.items()}))
+        moves = list(OTHELLO_OPENING)
+        await app.dispatch(State(room="K7QXM", seq=len(moves) + 1, game="othello", status="playing",
+                                 view=game.view(state), to_move=[state.turn], legal=list(legal_of(game, state, 0)),
+                                 last_move=moves[-1], moves=moves))
+        await app.dispatch(Event(room="K7QXM", kind="move", seq=len(moves) + 1,
+                                 data={"seat": 1, "move": moves[-1], "ai": {"depth": 6, "nodes": 12345, "score": -3}}))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=play)
