@@ -270,10 +270,15 @@ class Games(Message):
 
 @dataclass(frozen=True, slots=True)
 class GameRecord(Message):
-    """Reply to get_game: one finished game in the replay format of docs/replay.md."""
+    """Reply to get_game: one finished game in the replay format of docs/replay.md, and its positions.
+
+    `frames[0]` is the starting `view`; `frames[i]` the position after move i: a full `view`, or for
+    live games (Tron) the tick's `delta`, so a replay viewer needs no rules of its own.
+    """
 
     type: ClassVar[str] = "game"
     record: dict[str, Any]
+    frames: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

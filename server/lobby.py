@@ -222,7 +222,7 @@ class Lobby:
                 record = self._history().get_game(msg.game_id)
                 if record is None:
                     raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
-                return _reply(client, GameRecord(record=record, id=msg.id))
+                return _reply(client, GameRecord(record=record, frames=replay_frames(record), id=msg.id))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
     def _room(self, code: str) -> Room:
@@ -417,6 +417,21 @@ class Lobby:
     def _public_summaries(self) -> list[dict[str, Any]]:
         """Every public room's summary as a plain map, for `welcome` and `rooms`."""
         return [_fields(room.summary()) for room in self.rooms.values() if not room.private]
+
+
+def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The positions of a finished game, replayed through its rules: the start, then one frame per move."""
+    game = GAMES.get(record["game"])
+    if game is None:
+        return []
+    room = Room("REPLAY", game, record["options"], {}, "", "")
+    room.state = game.initial_state(record["options"])
+    frames = [game.view(room.state)]
+    for notation in record["moves"]:
+        before = room.state
+        room.replay(notation)
+        frames.append(game.delta(before, room.state) or game.view(room.state))
+    return frames
 
 
 def _reply(client: Client, message: Message) -> Outbox:

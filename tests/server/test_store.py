@@ -77,7 +77,9 @@ async def test_finished_game_is_listed_fetched_and_exported(tmp_path):
         listed = await alice.request(ListGames, player="bob")
         assert listed.type == "games" and len(listed.games) == 1
         game_id = listed.games[0]["game_id"]
-        record = (await alice.request(GetGame, game_id=game_id)).record
+        reply = await alice.request(GetGame, game_id=game_id)
+        record = reply.record
+        assert len(reply.frames) == 2 and reply.frames[0] == state.view and reply.frames[1]["scores"] == [4, 1]
         assert record["moves"] == [state.legal[0]] and record["result"]["reason"] == "resign"
         assert record["transcript"] == state.legal[0] and record["options"]["size"] == 6
         missing = await alice.request(GetGame, game_id=999)
