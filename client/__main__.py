@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from client.config import clean_name, log_dir, saved_name
+from client.config import LOCAL_SERVER, clean_name, log_dir, saved_name
 from client.local_server import LocalServer, LocalServerError
 
 DEFAULT_PORT = 8765  # the server's default port, assumed when a bare host name is given
@@ -45,14 +45,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def launch(url: str | None, name: str | None, run_app: RunApp, server: LocalServer | None = None) -> int:
-    """Run the app against `url`, or against a private server started for the session and stopped after."""
+    """Run the app against `url`, or against a private server started for the session and stopped after.
+
+    The resume token is kept per server: under the URL for a friend's server, under "local" for the
+    private one (whose port changes each run but whose database, and so your seats, stay).
+    """
     if url is not None:
-        return run_app(url, name)
+        return run_app(url, name, session_key=url)
     server = server or LocalServer(log_path=log_dir() / "server.log")
     try:
         print("gamenight: starting a private server…", file=sys.stderr, flush=True)
         local_url = server.start()
-        return run_app(local_url, name)
+        return run_app(local_url, name, session_key=LOCAL_SERVER)
     finally:
         server.stop()
 

@@ -4,6 +4,8 @@ Every server message arrives here as a `ServerMessage` and is handled in one pla
 the lobby and the room are updated, then the screen showing them is told to redraw. No server message
 can crash the app: errors become notifications, unknown or unexpected messages are logged and dropped.
 Multi-step requests (create a room, sit down, seat the AIs) run as workers that await each reply.
+With a `session_key`, the resume token of each welcome is saved under that key, and the next run sends
+it in its first hello: the server then gives back every seat, and the game screen opens at once.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker
 
-from client.config import remember_name
-from client.connection import Connection, ConnectionChanged, NotConnected, ServerMessage
+from client.config import remember_name, remember_token, saved_token
+from client.connection import REPLACED, Connection, ConnectionChanged, NotConnected, ServerMessage
 from client.model import (
     CLOSED,
     DEFAULT_AI_LEVEL,
@@ -74,11 +76,13 @@ class GameNightApp(App[None]):
     CSS_PATH: ClassVar[list[str | PurePath]] = ["gamenight.tcss", "boards.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, url: str | None, name: str | None, *, save_name: bool = True) -> None:
+    def __init__(self, url: str | None, name: str | None, *, save_name: bool = True,
+                 session_key: str | None = None) -> None:
         super().__init__()
         self.url = url
         self.player_name = name
         self.save_name = save_name
+        self.session_key = session_key  # where the resume token is saved ("local", or the URL); None: nowhere
         self.connection: Connection | None = None
         self.lobby = Lobby()
         self.room: RoomSession | None = None
@@ -108,7 +112,8 @@ class GameNightApp(App[None]):
         """Open the connection (a worker that reconnects by itself); nothing when offline."""
         if self.url is None or self.connection is not None:
             return
-        self.connection = Connection(self.url, self.player_name or "player", self.post_message)
+        token = saved_token(self.session_key) if self.session_key else None
+        self.connection = Connection(self.url, self.player_name or "player", self.post_message, token=token)
         self.run_worker(self.connection.run(), name="connection", exit_on_error=False)
 
     async def on_unmount(self) -> None:
@@ -119,6 +124,9 @@ class GameNightApp(App[None]):
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         """Show the connection's state in every screen's header."""
         self.sub_title = event.status.describe()
+        if event.status.state == REPLACED:
+            self.notify("This session was opened in another gamenight window; this one is now offline",
+                        severity="warning", timeout=10)
 
     # -- messages from the server ---------------------------------------------------------------------------
     async def on_server_message(self, event: ServerMessage) -> None:
@@ -159,6 +167,8 @@ class GameNightApp(App[None]):
     def _welcome(self, msg: Welcome) -> None:
         """A (re)connection was welcomed: fresh games and rooms; after a reconnect, get the room back."""
         previous, self.session_id = self.session_id, msg.session
+        if self.session_key and msg.token:
+            remember_token(self.session_key, msg.token)
         self.lobby.set_games(msg.games)
         self.lobby.set_rooms(msg.rooms)
         self.lobby_screen.refresh_rooms()
@@ -183,15 +193,28 @@ class GameNightApp(App[None]):
         """You sat down or started watching (or the server told you your seat again)."""
         room = self.room
         if room is not None and room.code == msg.room:
+            # A resume or a rematch's rotation tells us our seat again: take the server's word for it.
             room.role, room.seat = msg.role, msg.seat
             await self._redraw_room(full=True)
             return
+        if room is not None and msg.id is None:
+            # A resumed session holding seats in several rooms: stay in this one, point at the other.
+            self.notify(f"You also hold a seat in room {msg.room}", timeout=6)
+            return
         if room is not None:
             self._close_room()
-        room = RoomSession(msg.room, msg.role, msg.seat, host=msg.room in self.hosted)
-        room.summary = self.lobby.rooms.get(msg.room)
+        summary = self.lobby.rooms.get(msg.room)
+        room = RoomSession(msg.room, msg.role, msg.seat, host=msg.room in self.hosted or self._hosts(summary))
+        room.summary = summary
         self.room = room
+        if msg.id is None and msg.role == PLAYER and self.connection is not None and self.connection.resumed:
+            self.notify(f"Welcome back: you are in room {msg.room} again", timeout=4)
         await self.push_screen(GameScreen(room))
+
+    def _hosts(self, summary: RoomSummary | None) -> bool:
+        """After a resume, whether the room's host is this (same) session: the server names the host."""
+        resumed = self.connection is not None and self.connection.resumed
+        return resumed and summary is not None and summary.host == self.player_name
 
     async def _state(self, msg: State) -> None:
         """A full snapshot of the room's game."""
@@ -199,14 +222,10 @@ class GameNightApp(App[None]):
         if room is None or room.code != msg.room:
             return
         replayed, before = room.syncing, room.status
-        started = room.apply_state(msg)
+        room.apply_state(msg)
         if replayed and msg.status == FINISHED and before in (PLAYING, PAUSED):
             # The game ended while we were away: its game_over event came in the replay, unannounced.
             self._announce_result(msg)
-        if started and room.games_started > 1 and room.playing and room.summary and room.seat is not None:
-            # A rematch moves everyone one seat on; ask the server where we sit now to be sure.
-            room.seat = (room.seat + 1) % len(room.summary.seats)
-            self._send(Join(room=room.code))
         await self._redraw_room(full=True)
 
     def _tick(self, msg: Tick) -> None:
@@ -305,6 +324,16 @@ class GameNightApp(App[None]):
         if self.connection is None:
             raise NotConnected("offline")
         return await self.connection.request(msg, quiet=quiet)
+
+    async def ask(self, msg: Message) -> Message | None:
+        """A request for a screen (the history, a replay): its reply, or None (and a notice) if none came."""
+        try:
+            return await self._request(msg)
+        except NotConnected:
+            self.notify("Not connected — waiting for the server to come back", severity="error")
+        except TimeoutError:
+            self.notify("The server did not answer in time", severity="error")
+        return None
 
     def quick_game(self) -> None:
         """New game against the AI: default Othello, you as black, AI level 3 as white."""
@@ -410,6 +439,6 @@ class GameNightApp(App[None]):
 
 
 def run_app(url: str, name: str | None, **options: Any) -> int:
-    """Run the client until the user quits; the exit status for the shell."""
+    """Run the client until the user quits (options: `session_key`, ...); the exit status for the shell."""
     GameNightApp(url, name, **options).run()
     return 0

@@ -1,4 +1,8 @@
-"""The client's small remembered settings (the player's name), kept as JSON in the user's config directory.
+"""The client's small remembered settings, kept as JSON in the user's config directory.
+
+It holds the player's name and, per server, the resume token of the last session there (key: the
+server's URL, or "local" for the private server the client starts), so reopening gamenight puts you
+back in your seats.
 
 `GAMENIGHT_CONFIG_DIR` overrides the directory, so tests and portable installs never touch the real one.
 A missing or damaged file reads as empty settings: losing a remembered name is better than not starting.
@@ -16,6 +20,8 @@ import platformdirs
 CONFIG_ENV = "GAMENIGHT_CONFIG_DIR"
 CONFIG_FILE = "config.json"
 MAX_NAME = 24  # the server cuts names to this length too
+TOKENS = "tokens"
+LOCAL_SERVER = "local"  # the session key of the private server (its port changes from run to run)
 
 
 def config_dir() -> Path:
@@ -60,6 +66,28 @@ def remember_name(name: str) -> str:
     data["name"] = clean_name(name)
     save_config(data)
     return data["name"]
+
+
+def saved_token(server: str) -> str | None:
+    """The resume token of the last session on this server, if one was saved."""
+    tokens = load_config().get(TOKENS)
+    token = tokens.get(server) if isinstance(tokens, dict) else None
+    return token if isinstance(token, str) and token else None
+
+
+def remember_token(server: str, token: str | None) -> None:
+    """Save (or, with None, forget) the resume token for this server; unchanged tokens are not rewritten."""
+    data = load_config()
+    tokens = data.get(TOKENS)
+    tokens = dict(tokens) if isinstance(tokens, dict) else {}
+    if tokens.get(server) == token:
+        return
+    if token is None:
+        tokens.pop(server, None)
+    else:
+        tokens[server] = token
+    data[TOKENS] = tokens
+    save_config(data)
 
 
 def log_dir() -> Path:

@@ -3,7 +3,9 @@
 Screens never see bytes. Every frame from the server is decoded here and handed on as a Textual
 `ServerMessage`; the connection's ups and downs arrive as `ConnectionChanged`. A dropped connection is
 retried with a doubling delay (0.5 s up to 8 s), and every new `hello` carries the resume token of the
-last `welcome`, so a server that supports resuming can give the seats back.
+last `welcome` (or, on the first connection, the token saved from the last run), so the server gives the
+seats back. A token the server does not know is dropped and a fresh session started. When another window
+resumes the same session, the server closes this connection; it then stops instead of taking the session back.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ CONNECTING = "connecting"
 CONNECTED = "connected"
 RECONNECTING = "reconnecting"
 REFUSED = "refused"
+REPLACED = "replaced"
 CLOSED = "closed"
+NORMAL_CLOSURE = 1000
+TAKEN_OVER = "resumed on another connection"  # the server's close reason when a newer hello took the session
 
 
 class NotConnected(RuntimeError):
@@ -60,6 +65,8 @@ class ConnectionStatus:
             return f"connection lost; reconnecting in {self.retry_in:g} s"
         if self.state == REFUSED:
             return f"refused by {self.url}: {self.detail}"
+        if self.state == REPLACED:
+            return "disconnected: this session continues in another gamenight window"
         return f"{self.state} {self.url}" if self.state != CLOSED else "disconnected"
 
 
@@ -84,14 +91,15 @@ class Connection:
     """A client connection that keeps itself open: hello, read, dispatch, and reconnect with backoff."""
 
     def __init__(self, url: str, name: str, post: Callable[[TextualMessage], Any], *,
-                 first_retry: float = FIRST_RETRY_S, max_retry: float = MAX_RETRY_S) -> None:
+                 first_retry: float = FIRST_RETRY_S, max_retry: float = MAX_RETRY_S, token: str | None = None) -> None:
         self.url = url
         self.name = name
         self.post = post
         self.first_retry = first_retry
         self.max_retry = max_retry
         self.session: str | None = None  # from the latest welcome
-        self.token: str | None = None  # resume token from the latest welcome
+        self.token = token  # resume token: the latest welcome's, or the one saved from a previous run
+        self.resumed = False  # whether the latest welcome continued the session of the token sent
         self.welcomes = 0  # how many welcomes this connection object has had
         self.status = ConnectionStatus(CONNECTING, url)
         self._ids = itertools.count(1)
@@ -145,7 +153,11 @@ class Connection:
                     if await self._greet(ws):
                         delay = self.first_retry
                         await self._serve(ws)
-            except (OSError, TimeoutError, ConnectionClosed, InvalidHandshake, InvalidURI) as exc:
+            except ConnectionClosed as exc:
+                detail = str(exc) or type(exc).__name__
+                if _taken_over(exc):
+                    self._set_status(ConnectionStatus(REPLACED, self.url, detail=TAKEN_OVER))
+            except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
                 detail = str(exc) or type(exc).__name__
             except asyncio.CancelledError:
                 self._closing = True
@@ -156,11 +168,11 @@ class Connection:
             finally:
                 self._ws = None
                 self._drop_pending()
-            if self._closing or self.status.state == REFUSED:
+            if self._closing or self.status.state in (REFUSED, REPLACED):
                 break
             await self._wait_to_retry(delay, detail)
             delay = min(delay * 2, self.max_retry)
-        if self.status.state != REFUSED:
+        if self.status.state not in (REFUSED, REPLACED):
             self._set_status(ConnectionStatus(CLOSED, self.url))
 
     async def close(self) -> None:
@@ -176,6 +188,7 @@ class Connection:
             await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=self.name, resume=resume)))
             reply = await self._next_message(ws)
             if isinstance(reply, Welcome):
+                self.resumed = resume is not None
                 self.session, self.token = reply.session, reply.token
                 self.welcomes += 1
                 self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
@@ -246,3 +259,9 @@ class Connection:
         if status != self.status:
             self.status = status
             self.post(ConnectionChanged(status))
+
+
+def _taken_over(exc: ConnectionClosed) -> bool:
+    """True when the server closed us because a newer connection resumed this session."""
+    frame = exc.rcvd
+    return frame is not None and frame.code == NORMAL_CLOSURE and frame.reason == TAKEN_OVER

@@ -15,12 +15,6 @@ from protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
 
 AI_LEVELS = (1, 2, 3, 4, 5)
 DEFAULT_AI_LEVEL = 3
-# The server does not list its named bots yet; these are the ones each game's AI package offers.
-BOTS: dict[str, tuple[str, ...]] = {
-    "othello": ("classic", "quantum"),
-    "tron": ("chaser", "floodfill"),
-    "pentago": ("playout",),
-}
 DEFAULT_SEATS = 2
 SEATS_OPTION = "players"  # an option with this name sets the seat count (Tron)
 
@@ -93,6 +87,8 @@ class GameInfo:
     title: str
     simultaneous: bool = False
     options: tuple[OptionField, ...] = ()
+    bot_names: tuple[str, ...] = ()  # the named AI opponents the server offers for this game
+    seat_labels: tuple[str, ...] = ()  # the seats with the default options, e.g. ("black", "white")
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> GameInfo:
@@ -100,7 +96,7 @@ class GameInfo:
         options = tuple(OptionField.from_wire(o) for o in raw.get("options", []) if isinstance(o, Mapping))
         name = str(raw.get("name", "?"))
         return cls(name=name, title=str(raw.get("title", name)), simultaneous=bool(raw.get("simultaneous")),
-                   options=options)
+                   options=options, bot_names=_strings(raw.get("bots")), seat_labels=_strings(raw.get("seats")))
 
     def option(self, name: str) -> OptionField | None:
         """The option called `name`, if the game has one."""
@@ -108,15 +104,25 @@ class GameInfo:
 
     def seat_count(self, values: Mapping[str, Any]) -> int:
         """How many seats a room with these option values will have."""
+        default = len(self.seat_labels) or DEFAULT_SEATS
         spec = self.option(SEATS_OPTION)
         if spec is None:
-            return DEFAULT_SEATS
+            return default
         value = values.get(SEATS_OPTION, spec.default)
-        return value if isinstance(value, int) and value > 0 else DEFAULT_SEATS
+        return value if isinstance(value, int) and value > 0 else default
 
     def bots(self) -> tuple[str, ...]:
         """Named bots that play this game."""
-        return BOTS.get(self.name, ())
+        return self.bot_names
+
+    def seat_label(self, index: int) -> str:
+        """A seat's label as the server names it ("black"); "player 3" past the listed ones."""
+        return self.seat_labels[index] if index < len(self.seat_labels) else f"player {index + 1}"
+
+
+def _strings(raw: Any) -> tuple[str, ...]:
+    """A wire list of names as a tuple of strings (anything else as none)."""
+    return tuple(str(item) for item in raw) if isinstance(raw, list) else ()
 
 
 # -- the lobby ------------------------------------------------------------------------------------------
@@ -133,13 +139,16 @@ class SeatInfo:
     level: int | None = None
     bot: str | None = None
     connected: bool = False
+    stand_in: str | None = None  # the AI playing for a dropped human, e.g. "AI level 3"
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> SeatInfo:
         """Build from one entry of a room summary's `seats`."""
+        stand_in = raw.get("stand_in")
         return cls(
             seat=int(raw.get("seat", 0)), label=str(raw.get("label", "")), kind=str(raw.get("kind", "open")),
             name=raw.get("name"), level=raw.get("level"), bot=raw.get("bot"), connected=bool(raw.get("connected")),
+            stand_in=str(stand_in) if stand_in else None,
         )
 
     @property

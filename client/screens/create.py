@@ -126,7 +126,8 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         for index in range(count):
             value = old[index] if index < len(old) and old[index] in allowed else default_seat(index)
             selector = Select(choices, value=value, allow_blank=False, classes="seat", compact=True)
-            rows.append(Horizontal(Label(f"seat {index + 1}", classes="form-label"), selector, classes="form-row"))
+            label = Label(self.game.seat_label(index), classes="form-label")
+            rows.append(Horizontal(label, selector, classes="form-row"))
         await container.mount_all(rows)
 
     def _raw_values(self) -> dict[str, Any]:

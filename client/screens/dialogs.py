@@ -162,7 +162,11 @@ HELP = """\
 # gamenight
 
 **Lobby** — `n` new game against the AI · `c` create a room · `Enter`/`j` join the selected room ·
-`s` watch it · `o` join by code · `r` refresh · `q` quit
+`s` watch it · `o` join by code · `h` history · `r` refresh · `q` quit
+
+**History** — `g` filter by game · `m` only my games · `Enter` replays the selected game ·
+`Esc` back. **Replay** — `←`/`→` (or `h`/`l`) step back and forth · `PgUp`/`PgDn` ten moves ·
+`Home`/`End` jump to the start or the end · `Esc` back to the history
 
 **In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `r` rematch ·
 `x` resign · `b` back to the lobby · `F1` this help · `Ctrl+C` quit

@@ -14,6 +14,7 @@ from textual.widgets import Button, DataTable, Footer, Header, Static
 from client.model import PLAYER, SPECTATOR, WAITING, options_summary, seats_summary
 from client.screens.create import CreateRoomScreen
 from client.screens.dialogs import HelpScreen, RoomCodeScreen
+from client.screens.history import HistoryScreen
 
 if TYPE_CHECKING:
     from client.app import GameNightApp
@@ -32,6 +33,7 @@ class LobbyScreen(Screen[None]):
         Binding("j", "join", "Join", key_display="enter/j"),
         Binding("s", "spectate", "Watch"),
         Binding("o", "code", "Code"),
+        Binding("h", "history", "History"),
         Binding("r", "refresh", "Refresh", show=False),
         Binding("f1", "help", "Help"),
         Binding("q", "quit", "Quit"),
@@ -57,6 +59,7 @@ class LobbyScreen(Screen[None]):
             yield Button("Join (j)", id="join", compact=True)
             yield Button("Watch (s)", id="spectate", compact=True)
             yield Button("Code (o)", id="code", compact=True)
+            yield Button("History (h)", id="history", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -131,6 +134,13 @@ class LobbyScreen(Screen[None]):
         """Join the room whose code was typed."""
         if code:
             self.gamenight.join_room(code, PLAYER)
+
+    def action_history(self) -> None:
+        """Open the history of finished games (and their replays)."""
+        if self.gamenight.connection is None or not self.gamenight.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.app.push_screen(HistoryScreen())
 
     def action_refresh(self) -> None:
         """Ask the server for the room list again."""

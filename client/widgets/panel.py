@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 
-from client.model import PLAYING, RoomSession, ai_info_text, numbered_moves
+from client.model import PLAYING, RoomSession, SeatInfo, ai_info_text, numbered_moves
 
 # Each seat's chip: (glyph, colour, background). These are the players' colours on the board,
 # fixed like the boards themselves so they read the same in dark and light themes.
@@ -14,7 +15,7 @@ SEAT_CHIPS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "tron": (("   ", "#000000", "#1fb5d6"), ("   ", "#000000", "#f08c24"),
              ("   ", "#000000", "#6cc04a"), ("   ", "#000000", "#d04fc4")),
 }
-TURN_MARK = " ◀"
+TURN_MARK = "◀"
 COLUMN_GAP = 2
 
 
@@ -29,8 +30,8 @@ def seat_chip(game: str, seat: int) -> Text:
     return chip
 
 
-def players_text(session: RoomSession) -> Text:
-    """One line per seat: colour, label, who sits there, AI level or connection, score, whose turn."""
+def players_text(session: RoomSession) -> Table | Text:
+    """One row per seat: colour, label and who sits there (and their state), the score, whose turn."""
     summary = session.summary
     if summary is None:
         return Text("…", style="dim")
@@ -38,23 +39,50 @@ def players_text(session: RoomSession) -> Text:
     scores = state.view.get("scores") if state is not None else None
     to_move = set(state.to_move) if state is not None and state.status == PLAYING else set()
     alive = state.view.get("alive") if state is not None else None
-    lines = []
-    for seat in summary.seats:
-        line = seat_chip(session.game, seat.seat)
-        line.append(f" {seat.label}: ", style="bold")
-        line.append(seat.who(), style="dim italic" if seat.open else "")
-        if session.playing and seat.seat == session.seat:
-            line.append(" (you)", style="bold")
-        if not seat.open and seat.kind == "human" and not seat.connected:
-            line.append(" (away)", style="italic")
-        if isinstance(alive, list) and seat.seat < len(alive) and not alive[seat.seat] and state is not None:
-            line.append(" ✖", style="bold")
-        if isinstance(scores, list) and seat.seat < len(scores):
-            line.append(f"  {scores[seat.seat]}", style="bold")
-        if seat.seat in to_move and len(to_move) == 1:
-            line.append(TURN_MARK, style="bold")
-        lines.append(line)
-    return Text("\n").join(lines)
+    mine = session.seat if session.playing else None
+    rows = [
+        (seat_chip(session.game, seat.seat), seat_text(seat, seat.seat == mine, _crashed(alive, seat.seat)),
+         _score(scores, seat.seat), TURN_MARK if seat.seat in to_move and len(to_move) == 1 else "")
+        for seat in summary.seats
+    ]
+    return seats_table(rows)
+
+
+def seat_text(seat: SeatInfo, mine: bool, crashed: bool = False) -> Text:
+    """A seat's label and occupant ("black: ann (you)"), with a second line when its player dropped."""
+    text = Text()
+    text.append(f"{seat.label}: ", style="bold")
+    text.append(seat.who(), style="dim italic" if seat.open else "")
+    if mine:
+        text.append(" (you)", style="bold")
+    if crashed:
+        text.append(" ✖", style="bold")
+    if seat.kind == "human" and not seat.connected:
+        # One short line each: the panel is narrow, and the name column is cut rather than wrapped.
+        text.append("\n  disconnected" + ("\n  AI standing in" if seat.stand_in else ""), style="italic")
+    return text
+
+
+def seats_table(rows: list[tuple[Text, Text, str, str]]) -> Table:
+    """The players' rows with the scores in their own right-aligned column (names are cut, never wrapped)."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    table.add_column(justify="right", no_wrap=True, style="bold")
+    table.add_column(no_wrap=True, width=len(TURN_MARK))
+    for chip, who, score, turn in rows:
+        table.add_row(chip, who, score, Text(turn, style="bold"))
+    return table
+
+
+def _score(scores: object, seat: int) -> str:
+    """A seat's score as shown, or "" for games without scores."""
+    return str(scores[seat]) if isinstance(scores, list) and seat < len(scores) else ""
+
+
+def _crashed(alive: object, seat: int) -> bool:
+    """True when a live game's view says this rider has crashed."""
+    return isinstance(alive, list) and seat < len(alive) and not alive[seat]
 
 
 def ai_text(session: RoomSession) -> Text:
@@ -68,11 +96,38 @@ def ai_text(session: RoomSession) -> Text:
 def moves_text(session: RoomSession, width: int) -> Text:
     """The game's moves in its notation, numbered, in as many aligned columns as `width` allows."""
     moves = session.state.moves if session.state is not None else []
+    return moves_columns([str(m) for m in moves], width)
+
+
+def moves_columns(moves: list[str], width: int, current: int | None = None) -> Text:
+    """Numbered moves in aligned columns; move number `current` (1-based) is highlighted."""
     if not moves:
         return Text("no moves yet", style="dim italic")
-    items = numbered_moves(str(m) for m in moves)
+    items = numbered_moves(moves)
+    cell, per_line = _layout(items, width)
+    text = Text()
+    for index, item in enumerate(items):
+        if index and index % per_line == 0:
+            text.append("\n")
+        last_in_line = index % per_line == per_line - 1 or index == len(items) - 1
+        shown = item if last_in_line else item.ljust(cell)
+        if index + 1 == current:
+            text.append(item, style="reverse bold")
+            text.append(shown[len(item):])
+        else:
+            text.append(shown)
+    return text
+
+
+def moves_line_of(moves: list[str], width: int, current: int) -> int:
+    """The line of `moves_columns` that shows move number `current`, for scrolling it into view."""
+    items = numbered_moves(moves)
+    if not items or current < 1:
+        return 0
+    return (current - 1) // _layout(items, width)[1]
+
+
+def _layout(items: list[str], width: int) -> tuple[int, int]:
+    """(cell width, items per line) of the move columns."""
     cell = max(len(item) for item in items) + COLUMN_GAP
-    per_line = max(1, (width + COLUMN_GAP) // cell)
-    lines = ["".join(item.ljust(cell) for item in items[i:i + per_line]).rstrip()
-             for i in range(0, len(items), per_line)]
-    return Text("\n".join(lines))
+    return cell, max(1, (width + COLUMN_GAP) // cell)

@@ -66,6 +66,14 @@ class TronGrid:
         """The value of a square (0 empty, 255 wall, k + 1 the trail of seat k)."""
         return self.cells[y * self.width + x]
 
+    def to_view(self) -> dict[str, Any]:
+        """The grid as a full Tron `state.view` again (what a replay hands the arena for each step)."""
+        chars = {EMPTY: " ", WALL: "#", **{k: str(k) for k in range(1, MAX_RIDERS + 1)}}
+        board = ["".join(chars.get(v, " ") for v in self.cells[y * self.width:(y + 1) * self.width])
+                 for y in range(self.height)]
+        return {"width": self.width, "height": self.height, "board": board, "heads": [list(h) for h in self.heads],
+                "alive": list(self.alive), "dirs": list(self.dirs), "tick": self.tick, "scores": None}
+
     def apply(self, delta: Mapping[str, Any]) -> set[tuple[int, int]]:
         """Add a tick's new heads to the trails; returns the squares whose drawing changed."""
         changed: set[tuple[int, int]] = set()

@@ -8,7 +8,15 @@ import time
 
 import pytest
 
-from client.connection import CONNECTED, RECONNECTING, Connection, ConnectionChanged, NotConnected, ServerMessage
+from client.connection import (
+    CONNECTED,
+    RECONNECTING,
+    REPLACED,
+    Connection,
+    ConnectionChanged,
+    NotConnected,
+    ServerMessage,
+)
 from protocol.messages import CreateRoom, Error, Join, Joined, ListRooms, RoomInfo, Rooms, Welcome
 from server.app import GameServer, ServerConfig
 
@@ -129,3 +137,37 @@ async def test_unknown_token_starts_a_fresh_session(unused_tcp_port):
             assert connection.connected and connection.session != first
     finally:
         await server.stop()
+
+
+async def test_first_hello_resumes_a_saved_token(url):
+    """A token saved by an earlier run is sent in the very first hello: same session, the seat comes back."""
+    async with running(url) as (first, _inbox):
+        await until(lambda: first.connected, "the first welcome")
+        room = await first.request(CreateRoom(game="othello", options={}))
+        await first.request(Join(room=room.room, seat=0))
+        session, token = first.session, first.token
+    async with running(url, token=token) as (again, inbox):
+        await until(lambda: again.connected, "the welcome of the next run")
+        assert again.session == session and again.resumed
+        await until(lambda: inbox.server(Joined), "the seat given back")
+        assert inbox.server(Joined)[0].room == room.room and inbox.server(Joined)[0].seat == 0
+
+
+async def test_a_refused_saved_token_starts_fresh(url):
+    """A saved token the server does not know is dropped: a fresh session, not a refusal."""
+    async with running(url, token="not-a-token-of-this-server") as (connection, inbox):
+        await until(lambda: connection.connected, "the welcome")
+        assert not connection.resumed and connection.token == inbox.server(Welcome)[0].token
+        assert connection.token != "not-a-token-of-this-server"
+
+
+async def test_a_session_taken_over_elsewhere_stops_reconnecting(url):
+    """When another window resumes the same session, this connection says so and does not take it back."""
+    async with running(url, first_retry=0.05) as (first, first_inbox):
+        await until(lambda: first.connected, "the first welcome")
+        async with running(url, token=first.token, first_retry=0.05) as (second, _inbox):
+            await until(lambda: second.connected and second.resumed, "the second window's welcome")
+            await until(lambda: REPLACED in first_inbox.states(), "the first window's notice")
+            await asyncio.sleep(0.3)  # several retry periods: the first window must stay away
+            assert second.connected and not first.connected
+            assert len(first_inbox.server(Welcome)) == 1

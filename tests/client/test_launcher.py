@@ -57,16 +57,17 @@ def test_main_without_url_runs_the_app_on_a_private_server(tmp_path, monkeypatch
     monkeypatch.setattr("client.local_server.server_command", lambda: _command(tmp_path))
     before = set(_children())
 
-    def fake_app(url: str, name: str | None) -> int:
+    def fake_app(url: str, name: str | None, **options: object) -> int:
         with urllib.request.urlopen(url.replace("ws://", "http://") + "/healthz", timeout=5) as reply:
             seen["health"] = reply.status
-        seen["url"], seen["name"] = url, name
+        seen["url"], seen["name"], seen["key"] = url, name, options.get("session_key")
         seen["pids"] = set(_children()) - before
         return 0
 
     remember_name("ann")
     assert main([], run_app=fake_app) == 0
     assert seen["health"] == 200 and seen["name"] == "ann"
+    assert seen["key"] == "local"  # the private server's port changes each run; its sessions are kept as "local"
     assert seen["pids"] and all(_gone(pid) for pid in seen["pids"])
 
 
@@ -76,7 +77,7 @@ def test_main_stops_the_server_when_the_app_crashes(tmp_path, monkeypatch):
     monkeypatch.setattr("client.local_server.server_command", lambda: _command(tmp_path))
     before = set(_children())
 
-    def crashing_app(url: str, name: str | None) -> int:
+    def crashing_app(url: str, name: str | None, **options: object) -> int:
         pids.update(set(_children()) - before)
         raise RuntimeError("boom")
 
@@ -86,11 +87,16 @@ def test_main_stops_the_server_when_the_app_crashes(tmp_path, monkeypatch):
 
 
 def test_main_with_url_starts_no_server():
-    """`gamenight ws://host:port` connects there and starts nothing."""
+    """`gamenight ws://host:port` connects there, keeps its session under that URL, and starts nothing."""
     before = set(_children())
-    urls: list[str] = []
-    assert main(["friend.example", "--name", "ann"], run_app=lambda url, name: urls.append(url) or 0) == 0
-    assert urls == ["ws://friend.example:8765"] and set(_children()) == before
+    calls: list[tuple[str, object]] = []
+
+    def fake_app(url: str, name: str | None, **options: object) -> int:
+        calls.append((url, options.get("session_key")))
+        return 0
+
+    assert main(["friend.example", "--name", "ann"], run_app=fake_app) == 0
+    assert calls == [("ws://friend.example:8765", "ws://friend.example:8765")] and set(_children()) == before
 
 
 def test_a_server_that_cannot_start_is_reported(tmp_path):

@@ -7,6 +7,7 @@ Each snapshot SVG in __snapshots__/ was looked at (rendered to PNG) before it wa
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -14,6 +15,7 @@ from textual.app import App, ComposeResult
 from textual.widget import Widget
 
 from client.app import GameNightApp
+from client.replay import HistoryEntry, Replay
 from client.widgets.board import Position
 from client.widgets.othello import OthelloBoard
 from client.widgets.pentago import PentagoBoard
@@ -191,3 +193,75 @@ def test_game_screen_80x24(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=play)
+
+
+# -- history and replays, offline ------------------------------------------------------------------------
+
+
+def finished_game(game_id: int, game: str, players: list[tuple[str, str, bool]], result: dict[str, Any],
+                  finished_at: float) -> dict[str, Any]:
+    """A `games` entry as the server lists it; players are (label, name, ai)."""
+    return {"game_id": game_id, "game": game, "result": result, "finished_at": finished_at,
+            "players": [{"seat": i, "label": label, "name": name, "ai": ai}
+                        for i, (label, name, ai) in enumerate(players)]}
+
+
+HISTORY = [
+    finished_game(3, "tron", [("player 1", "dan", False), ("player 2", "floodfill", True)],
+                  {"winner": 0, "winners": [0], "reason": "crash"}, 1795305600.0),
+    finished_game(2, "pentago", [("black", "eve", False), ("white", "AI level 3", True)],
+                  {"winner": None, "winners": [], "reason": "full"}, 1795302000.0),
+    finished_game(1, "othello", [("black", "ann", False), ("white", "bob", False)],
+                  {"winner": 0, "winners": [0], "reason": "discs", "scores": [40, 24]}, 1795298400.0),
+]
+
+
+def test_history_screen(snap_compare, monkeypatch):
+    """The history lists finished games: id, game, players, who won and why, and when (local time)."""
+    from client.screens.history import HistoryScreen
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    app = GameNightApp(None, "ann")
+
+    async def fill(pilot) -> None:
+        await app.dispatch(welcome([]))
+        screen = HistoryScreen()
+        await app.push_screen(screen)
+        await pilot.pause()
+        screen.workers.cancel_all()  # offline: the list is given below instead of asked for
+        screen.show_games([HistoryEntry.from_wire(g) for g in HISTORY])
+        app.clear_notifications()  # "not connected": this app has no server
+        await pilot.pause()
+
+    try:
+        assert snap_compare(app, terminal_size=(100, 16), run_before=fill)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def othello_record(moves: tuple[str, ...]) -> dict[str, Any]:
+    """A replay record of a (resigned) Othello game with these moves, as `get_game` returns it."""
+    return {"format": "gamenight-replay", "version": 1, "game_id": 17, "game": "othello",
+            "options": Othello().validate_options({}), "moves": list(moves), "transcript": "".join(moves),
+            "players": [{"seat": 0, "label": "black", "name": "ann", "ai": False},
+                        {"seat": 1, "label": "white", "name": "AI level 3", "ai": True}],
+            "result": {"winner": 1, "winners": [1], "reason": "resign"}, "finished_at": 1795305600.0}
+
+
+def test_replay_viewer(snap_compare):
+    """The replay viewer after two steps back from the end: the board at move 5 (last move and flips shown),
+    the scores then, the result, "Move 5 of 7" and move 5 highlighted in the list."""
+    from client.screens.history import ReplayScreen
+    from server.lobby import replay_frames
+
+    record = othello_record(OTHELLO_OPENING)
+    app = GameNightApp(None, "ann")
+
+    async def open_replay(pilot) -> None:
+        await app.dispatch(welcome([]))
+        await app.push_screen(ReplayScreen(Replay(record, replay_frames(record))))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), press=["end", "left", "h"], run_before=open_replay)

@@ -1,0 +1,279 @@
+"""The history of finished games (filter by game, or only mine) and the replay viewer that steps through one.
+
+The history asks the server with `list_games`; Enter on a row fetches the game with `get_game`, whose
+frames are the positions after each move, so the viewer draws them with the live boards (read-only)
+and needs no rules of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Header, Label, Select, Static, Switch
+
+from client.replay import HistoryEntry, Replay
+from client.widgets.board import Position, TextBoard
+from client.widgets.othello import OthelloBoard
+from client.widgets.panel import moves_columns, moves_line_of, seat_chip, seat_text, seats_table
+from client.widgets.pentago import PentagoBoard
+from client.widgets.tron import TronArena
+from protocol.messages import GameRecord, Games, GetGame, ListGames
+
+if TYPE_CHECKING:
+    from client.app import GameNightApp
+
+ALL_GAMES = "*"
+HISTORY_LIMIT = 100
+# The result is the widest column, so it goes last: a narrow terminal cuts it, not the date.
+COLUMNS = (("id", "#"), ("game", "Game"), ("date", "Finished"), ("players", "Players"), ("result", "Result"))
+NO_GAMES = "No finished games here yet. Finish a game (or change the filters) and it shows up."
+BOARDS: dict[str, type[Widget]] = {"othello": OthelloBoard, "pentago": PentagoBoard, "tron": TronArena}
+MOVES_WIDTH = 30  # the move list's width before the first layout
+FAST_STEP = 10  # moves skipped by PageUp / PageDown
+
+
+class HistoryScreen(Screen[None]):
+    """Finished games, newest first; Enter replays the selected one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "replay", "Replay", show=False),
+        Binding("g", "next_game", "Game filter"),
+        Binding("m", "toggle_mine", "My games"),
+        Binding("r", "reload", "Refresh"),
+        Binding("escape,b", "back", "Lobby"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: dict[int, HistoryEntry] = {}
+        self.loaded = False  # set once the first list has arrived (and after every reload)
+        self.asked: ListGames | None = None  # the filters of the list shown (or being fetched)
+
+    @property
+    def gamenight(self) -> GameNightApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Header, the filters, the table of games and the footer."""
+        yield Header()
+        games = [(info.title, name) for name, info in self.gamenight.lobby.games.items()]
+        with Horizontal(id="history-filters"):
+            yield Label("Game", classes="filter-label")
+            yield Select([("all games", ALL_GAMES), *games], value=ALL_GAMES, allow_blank=False,
+                         id="history-game", compact=True)
+            yield Label("only my games", classes="filter-label")
+            yield Switch(value=False, id="history-mine")
+        table: DataTable[Text | str] = DataTable(id="games", cursor_type="row", zebra_stripes=True)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        yield Static(NO_GAMES, id="no-games")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Title, focus on the table, and the first list."""
+        self.title = "History"
+        self.query_one("#no-games", Static).display = False
+        self.query_one("#games", DataTable).focus()
+        self.reload()
+
+    # -- the list ---------------------------------------------------------------------------------------
+    def query_message(self) -> ListGames:
+        """The `list_games` request the filters describe."""
+        game = self.query_one("#history-game", Select).value
+        mine = self.query_one("#history-mine", Switch).value
+        return ListGames(player=self.gamenight.player_name if mine else None,
+                         game=None if game == ALL_GAMES else str(game), limit=HISTORY_LIMIT)
+
+    def reload(self) -> None:
+        """Ask for the games the filters select."""
+        self.loaded = False
+        self.asked = self.query_message()
+        self._load(self.asked)
+
+    @work(exclusive=True, group="history", exit_on_error=False)
+    async def _load(self, request: ListGames) -> None:
+        """Fetch and show one list (a newer request cancels an older one)."""
+        reply = await self.gamenight.ask(request)
+        if isinstance(reply, Games):
+            self.show_games([HistoryEntry.from_wire(g) for g in reply.games if isinstance(g, dict)])
+
+    def show_games(self, entries: list[HistoryEntry]) -> None:
+        """Fill the table."""
+        lobby = self.gamenight.lobby
+        self.entries = {e.game_id: e for e in entries}
+        table = self.query_one("#games", DataTable)
+        table.clear()
+        for entry in entries:
+            table.add_row(Text(str(entry.game_id), style="bold"), lobby.title(entry.game), entry.date_text(),
+                          entry.players_text(), entry.result_text(), key=str(entry.game_id))
+        self.query_one("#no-games", Static).display = not entries
+        self.loaded = True
+
+    def selected_game(self) -> int | None:
+        """The id of the game under the table's cursor."""
+        table = self.query_one("#games", DataTable)
+        if not table.row_count or not table.is_valid_row_index(table.cursor_row):
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return int(key.value) if key.value is not None else None
+
+    # -- actions ------------------------------------------------------------------------------------------
+    @on(Select.Changed, "#history-game")
+    @on(Switch.Changed, "#history-mine")
+    def _filters_changed(self, event: Select.Changed | Switch.Changed) -> None:
+        """Another filter: list again (not for the change events of the filters' first values)."""
+        event.stop()
+        if self.query_message() != self.asked:
+            self.reload()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row replays it."""
+        event.stop()
+        self.action_replay()
+
+    def action_replay(self) -> None:
+        """Open the replay viewer on the selected game."""
+        game_id = self.selected_game()
+        if game_id is None:
+            self.notify("No game selected", severity="warning")
+            return
+        self._open(game_id)
+
+    @work(exclusive=True, group="replay", exit_on_error=False)
+    async def _open(self, game_id: int) -> None:
+        """Fetch one game's record and frames, then show the viewer."""
+        reply = await self.gamenight.ask(GetGame(game_id=game_id))
+        if isinstance(reply, GameRecord):
+            await self.app.push_screen(ReplayScreen(Replay(reply.record, reply.frames)))
+
+    def action_next_game(self) -> None:
+        """Cycle the game filter: all games, then each game."""
+        select = self.query_one("#history-game", Select)
+        values = [ALL_GAMES, *self.gamenight.lobby.games]
+        current = values.index(select.value) if select.value in values else 0
+        select.value = values[(current + 1) % len(values)]
+
+    def action_toggle_mine(self) -> None:
+        """Only my games, or everyone's."""
+        switch = self.query_one("#history-mine", Switch)
+        switch.value = not switch.value
+
+    def action_reload(self) -> None:
+        """List again (new games may have finished)."""
+        self.reload()
+
+    def action_back(self) -> None:
+        """Back to the lobby."""
+        self.dismiss(None)
+
+
+class ReplayScreen(Screen[None]):
+    """One finished game, drawn move by move with the live board (read-only)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left,h", "step(-1)", "Back", key_display="←/h"),
+        Binding("right,l", "step(1)", "Forward", key_display="→/l"),
+        Binding("pageup", f"step(-{FAST_STEP})", show=False),
+        Binding("pagedown", f"step({FAST_STEP})", show=False),
+        Binding("home", "jump(0)", "Start"),
+        Binding("end", "jump(-1)", "End"),
+        Binding("escape,b", "back", "History"),
+    ]
+
+    def __init__(self, replay: Replay) -> None:
+        super().__init__()
+        self.replay = replay
+        self.board: Widget | None = None
+
+    @property
+    def gamenight(self) -> GameNightApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Header, the board, a side panel (result, players, where we are, the moves) and the footer."""
+        yield Header()
+        board = BOARDS.get(self.replay.game, TextBoard)(id="board")
+        # Read-only: the board never takes focus (its keys would move a cursor) nor posts moves.
+        board.can_focus = False
+        board.disabled = True
+        self.board = board
+        with Horizontal(id="game-body"):
+            with Container(id="board-area"):
+                yield board
+            with Vertical(id="side"):
+                yield Static(id="replay-result")
+                yield Static(id="players")
+                yield Static(id="replay-step")
+                yield Label("Moves", classes="side-heading")
+                with VerticalScroll(id="moves-box", can_focus=False):
+                    yield Static(id="moves")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Title and the start position."""
+        replay = self.replay
+        self.title = f"Replay of game {replay.game_id} · {self.gamenight.lobby.title(replay.game)}"
+        self.query_one("#replay-result", Static).update(Text(replay.result_text(), style="bold"))
+        self.show_step()
+
+    def on_resize(self) -> None:
+        """The move list's columns follow the panel's width."""
+        self._show_moves()
+
+    def show_step(self) -> None:
+        """Draw the position of the current step, the players' scores there, and the highlighted move."""
+        replay = self.replay
+        view = replay.view()
+        if self.board is not None:
+            self.board.position = Position(  # type: ignore[attr-defined]
+                view=view, last_move=replay.last_move, status="finished" if replay.at_end else "playing")
+        self.query_one("#players", Static).update(self._players(view))
+        self.query_one("#replay-step", Static).update(Text(replay.status_text(), style="italic"))
+        self._show_moves()
+
+    def _players(self, view: Mapping[str, Any]) -> Table:
+        """The seats with their scores at this step."""
+        replay = self.replay
+        summary = replay.session.summary
+        scores = view.get("scores")
+        rows = []
+        for seat in summary.seats if summary else ():
+            score = str(scores[seat.seat]) if isinstance(scores, list) and seat.seat < len(scores) else ""
+            rows.append((seat_chip(replay.game, seat.seat), seat_text(seat, mine=False), score, ""))
+        return seats_table(rows)
+
+    def _show_moves(self) -> None:
+        """The move list with the current move highlighted and scrolled into view."""
+        replay = self.replay
+        moves = self.query_one("#moves", Static)
+        width = moves.content_size.width or MOVES_WIDTH
+        moves.update(moves_columns(replay.moves, width, current=replay.step))
+        box = self.query_one("#moves-box", VerticalScroll)
+        line = moves_line_of(replay.moves, width, replay.step)
+        box.scroll_to(y=max(0, line - box.size.height // 2), animate=False)
+
+    def action_step(self, by: int) -> None:
+        """Step forward or back."""
+        if self.replay.go(self.replay.step + by):
+            self.show_step()
+
+    def action_jump(self, where: int) -> None:
+        """Jump to the start (0) or the end (-1)."""
+        if self.replay.go(self.replay.last if where < 0 else where):
+            self.show_step()
+
+    def action_back(self) -> None:
+        """Back to the history."""
+        self.dismiss(None)
