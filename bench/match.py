@@ -5,8 +5,9 @@ Usage (from the repository root):
 
 A player is a level number (1-5) or a bot name. Games come in pairs from the same opening with the colours
 (seats) swapped: random first plies drawn from --seed for Othello and Pentago; for Tron each official
-two-player map in turn. Games run in parallel worker processes and are driven only through `server.games`
-and `server.ai.play.choose_move`, so every game with an AI module works.
+two-player map in turn, except the tiny `test-board` and `test-board2` where every game is a draw (give
+--tron-maps to choose maps, `all` for every one). Games run in parallel worker processes and are driven only
+through `server.games` and `server.ai.play.choose_move`, so every game with an AI module works.
 """
 
 from __future__ import annotations
@@ -52,16 +53,30 @@ def _pentago_opening(pair: int, rng: random.Random) -> Opening:
     return Opening({}, plies, f"{plies} random moves")
 
 
-def _tron_maps() -> list[str]:
-    """The official two-player Tron maps, in name order."""
+TRON_DRAWN_MAPS = frozenset({"test-board", "test-board2"})
+"""Official two-player Tron maps left out by default: 1-4 squares per rider, every game a draw whoever plays."""
+
+
+def tron_maps(names: str = "") -> tuple[str, ...]:
+    """The Tron maps a match cycles through: the comma-separated `names`, `all` two-player maps, or by default
+    the official two-player maps in name order without `TRON_DRAWN_MAPS`."""
     from server.games.tron import official_maps
 
-    return sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
+    two_player = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
+    if names == "all":
+        return tuple(two_player)
+    if names:
+        chosen = tuple(name.strip() for name in names.split(",") if name.strip())
+        unknown = [name for name in chosen if name not in two_player]
+        if unknown:
+            raise ValueError(f"not official two-player maps: {', '.join(unknown)}")
+        return chosen
+    return tuple(name for name in two_player if name not in TRON_DRAWN_MAPS)
 
 
-def _tron_opening(pair: int, rng: random.Random) -> Opening:
-    """Tron: each official two-player map in turn (each pair plays it from both start squares)."""
-    maps = _tron_maps()
+def _tron_opening(pair: int, rng: random.Random, maps: tuple[str, ...] = ()) -> Opening:
+    """Tron: each map in turn (each pair plays it from both start squares); `maps` defaults to `tron_maps()`."""
+    maps = maps or tron_maps()
     name = maps[pair % len(maps)]
     return Opening({"map": name, "players": 2}, 0, f"map {name}")
 
@@ -92,8 +107,10 @@ def _random_opening(rules: Game, state: Any, plies: int, rng: random.Random) -> 
     return state
 
 
-def play_game(game: str, a: str, b: str, index: int, ms: int, seed: int) -> tuple[int, float, int, str, str]:
-    """Play game `index` of a match (A takes seat 0 in even games, seat 1 in odd ones).
+def play_game(
+    game: str, a: str, b: str, index: int, ms: int, seed: int, maps: tuple[str, ...] = ()
+) -> tuple[int, float, int, str, str]:
+    """Play game `index` of a match (A takes seat 0 in even games, seat 1 in odd ones); `maps`: Tron's maps.
 
     Returns (index, A's score 1 / 0.5 / 0, plies played, the opening's label, the game's transcript).
     """
@@ -102,7 +119,7 @@ def play_game(game: str, a: str, b: str, index: int, ms: int, seed: int) -> tupl
         raise ValueError(f"unknown game {game!r}")
     pair = index // 2
     rng = random.Random(seed * 1_000_003 + pair)
-    opening = OPENINGS.get(game, _othello_opening)(pair, rng)
+    opening = _tron_opening(pair, rng, maps) if game == "tron" else OPENINGS.get(game, _othello_opening)(pair, rng)
     state = _random_opening(rules, rules.initial_state(opening.options), opening.random_plies, rng)
     a_seat = index % 2
     players = {a_seat: parse_player(a), 1 - a_seat: parse_player(b)}
@@ -181,17 +198,26 @@ def report(game: str, a: str, b: str, ms: int, stats: dict[str, Any], seconds: f
 
 
 def run(
-    game: str, a: str, b: str, games: int, ms: int, seed: int, jobs: int, quiet: bool = False, losses: bool = False
+    game: str,
+    a: str,
+    b: str,
+    games: int,
+    ms: int,
+    seed: int,
+    jobs: int,
+    quiet: bool = False,
+    losses: bool = False,
+    maps: tuple[str, ...] = (),
 ) -> dict:
     """Play the match in `jobs` processes and return its summary.
 
     Prints a line per game unless `quiet`, and the moves (after the random opening) of games A did not win
-    if `losses`.
+    if `losses`. `maps` are the Tron maps to cycle through (default `tron_maps()`).
     """
     started = time.perf_counter()
     scores: list[float] = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(play_game, game, a, b, index, ms, seed) for index in range(games)]
+        futures = [pool.submit(play_game, game, a, b, index, ms, seed, maps) for index in range(games)]
         for future in as_completed(futures):
             index, score, plies, label, transcript = future.result()
             scores.append(score)
@@ -217,11 +243,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the openings and of the players")
     parser.add_argument("--jobs", type=int, default=2, help="games played at once, one process each")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument(
+        "--tron-maps", default="", help="Tron: comma-separated map names, or all (default: all but the test boards)"
+    )
     parser.add_argument("--show-losses", action="store_true", help="print the moves of games A did not win")
     args = parser.parse_args(argv)
     if find_game(args.game) is None:
         parser.error(f"unknown game {args.game!r}")
-    run(args.game, args.a, args.b, args.games, args.ms, args.seed, args.jobs, args.quiet, args.show_losses)
+    try:
+        maps = tron_maps(args.tron_maps) if args.game == "tron" else ()
+    except ValueError as error:
+        parser.error(str(error))
+    run(args.game, args.a, args.b, args.games, args.ms, args.seed, args.jobs, args.quiet, args.show_losses, maps)
     return 0
 
 

@@ -2,8 +2,9 @@
 
 A game plugs in through an `Engine` (positions, moves, a static evaluation, a hash key); `search` does the
 rest: negamax with alpha-beta and principal-variation (null-window) re-searches, a transposition table,
-hash move / killer / history ordering, and a deadline checked every `CHECK_EVERY` nodes. The answer is always
-the best move of the last fully completed depth, so any limit gives a legal move.
+hash move / killer / history ordering, and a deadline checked every `CHECK_EVERY` nodes (or the engine's own
+`check_every`). The answer is always the best move of the last fully completed depth, so any limit gives a
+legal move.
 
 Scores are integers from the point of view of the side to move. `terminal` scores at or above `PROVEN`
 (= WIN - 1000) are proven wins; the core takes one point off per ply from the root so the shortest win (and
@@ -78,6 +79,9 @@ class Engine(Protocol):
     more plies above the horizon (at the last ply the core's cheap ordering is used: hash move, killers,
     then the engine's own pre-order); `hash_move` is `NO_MOVE` when there is none. `quick(pos) -> move`
     gives a move without search, used if the adapter offers no moves for a position it does not call over.
+    Optional attributes: `check_every` (int) — nodes between looks at the clock, for engines whose nodes are
+    slow (default `CHECK_EVERY`); `depth_step` (int) — iterative deepening runs depths 1, 1 + step,
+    1 + 2·step, ... (and the depth limit itself), for games whose odd and even horizons score differently.
     """
 
     def key(self, pos: Any) -> int:
@@ -136,6 +140,7 @@ class _Tree:
     """One search's working state: the engine, the table, the heuristics and the stopping rules."""
 
     __slots__ = (
+        "check_every",
         "deadline",
         "engine",
         "history",
@@ -152,11 +157,13 @@ class _Tree:
     def __init__(self, engine: Any, tt: dict, deadline: float | None, node_limit: int | None) -> None:
         """Ready to search with `engine`, storing into `tt`, until `deadline` or `node_limit` (if any)."""
         self.engine = engine
+        # Engines with slow nodes (a Tron leaf floods the board) look at the clock more often.
+        self.check_every = max(1, getattr(engine, "check_every", CHECK_EVERY))
         self.tt = tt
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
-        self.next_check = CHECK_EVERY
+        self.next_check = self.check_every
         self.killers: list[list[Any]] = []
         self.history: dict[Hashable, int] = {}
         self.order_hook = getattr(engine, "order", None)
@@ -165,7 +172,7 @@ class _Tree:
 
     def check(self) -> None:
         """Abort the iteration in progress if the clock or the node count says so."""
-        self.next_check = self.nodes + CHECK_EVERY
+        self.next_check = self.nodes + self.check_every
         if not self.stoppable:
             return
         if self.node_limit is not None and self.nodes >= self.node_limit:
@@ -351,7 +358,7 @@ def search(
     if len(moves) == 1:
         max_depth = 1
     best_move, best_score, depth_done, scores = moves[0], 0, 0, {}
-    for depth in range(1, max_depth + 1):
+    for depth in _depths(max_depth, getattr(engine, "depth_step", 1)):
         tree.stoppable = depth > 1
         tree.horizon = False
         try:
@@ -373,6 +380,12 @@ def search(
         time_ms=_elapsed_ms(start),
     )
     return chosen, info
+
+
+def _depths(max_depth: int, step: int) -> list[int]:
+    """The iterations to run: 1, then every `step`-th depth up to `max_depth`, which is always included."""
+    depths = list(range(1, max_depth + 1, max(1, step)))
+    return depths if depths[-1] == max_depth else [*depths, max_depth]
 
 
 def _no_search(engine: Any, pos: Any, start: float) -> tuple[Any, SearchInfo]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from server.ai.levels import LEVELS, limits_for, noise_for
+from server.ai.levels import limits_for
 from server.ai.search import WIN, Limits, search
 from server.games.tron import DIRECTION_NAMES, DIRECTIONS, EMPTY, NORTH, TronState
 
@@ -64,12 +64,19 @@ UNIT = CELL + 4 * EDGE
 # -- time --------------------------------------------------------------------------------------------------
 MIN_SEARCH_MS = 6
 """Below this budget only the quick fallback runs."""
-DEADLINE_SHARE = 0.75
+DEADLINE_SHARE = 0.9
 """The share of a level's time the search may run; the rest covers the last evaluation and the way home."""
 NEXT_DEPTH_SHARE = 0.4
 """Do not start a deeper iteration after this share of the time: it would almost surely not finish."""
 MAX_TICK_DEPTH = 60
 """The deepest search without a level cap (the clock stops it long before)."""
+LEVEL_PLAN: dict[int, tuple[int | None, int]] = {1: (1, 150), 2: (3, 80), 3: (5, 60), 4: (7, 30), 5: (None, 0)}
+"""Each level's depth cap in tick-engine plies and its root-move noise (hundredths of `UNIT`). Caps are odd:
+every horizon ends on the opponent answering our move. The shared caps 1-4 gave levels 2 and 4 even
+horizons (a tempo the wrong way) and left levels 1-4 unordered; caps 1, 3, 5, 7 left level 5 only 53%
+against level 4 (46 games at 100 ms), so level 4 stops at 5 plies."""
+CHECK_EVERY = 8
+"""Nodes between the core's looks at the clock: a Tron node floods the board, so a tick's budget is few nodes."""
 FLOODFILL_MS = 900
 """The floodfill bot thinks this long at most (or the budget, if smaller)."""
 FLOOD_SPACE = 1000
@@ -310,6 +317,9 @@ class TickEngine:
     """
 
     draw_penalty = DRAW_PENALTY
+    depth_step = 2
+    """The core deepens by whole ticks plus our commit: depths 1, 3, 5, ... (see `search_depths`)."""
+    check_every = CHECK_EVERY
 
     def __init__(self, stride: int, deadline: float | None = None) -> None:
         """An adapter for grids of this stride; past `deadline` (once armed) evaluations raise _Timeout."""
@@ -680,13 +690,14 @@ def _level_move(
         return crowd_move(grid, seat)
     deadline = start + DEADLINE_SHARE * time_ms / 1000
     ours, theirs = grid.heads[seat], grid.heads[rival]
-    max_depth = LEVELS[level].max_depth
+    max_depth, noise = LEVEL_PLAN[level]
     if not voronoi(grid.open, grid.stride, ours, theirs).touching:
         return fill_move(grid.open, grid.stride, ours, deadline, max_depth)
-    engine = TickEngine(grid.stride, deadline)
+    engine = TickEngine(grid.stride)
     root = (grid.open, ours, theirs, 0, True, 0)
-    depths = search_depths(max_depth, odd=True)
-    return joint_search(engine, root, grid, seat, depths, noise_for(level, UNIT), rng, start, deadline)
+    limits = Limits(time_ms=max(1, int((deadline - time.perf_counter()) * 1000)), depth=max_depth or MAX_TICK_DEPTH)
+    move, info = search(engine, root, limits, rng=rng, noise=noise * UNIT // 100)
+    return move, {"depth": info.depth, "nodes": info.nodes, "score": info.score, "pv": _pv(info.pv)}
 
 
 def search_depths(max_depth: int | None, odd: bool) -> list[int]:
@@ -714,6 +725,8 @@ def joint_search(
     deadline: float,
 ) -> tuple[Direction, dict]:
     """Iterative deepening through the core over `depths`, one call per depth sharing a table, until the deadline.
+
+    The floodfill bot's search, kept as it was measured (the levels make one core call, see `_level_move`).
 
     Each call runs to completion or is cut by the engine's _Timeout (the core looks at the clock only every
     few hundred nodes, too seldom for a tick); only completed depths count, so the answer never waits more

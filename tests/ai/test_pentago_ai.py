@@ -298,6 +298,31 @@ def test_finds_a_win_in_two(level: int) -> None:
     assert forces_win(state, move)
 
 
+@pytest.mark.parametrize("level", (1, 2, 3, 4))
+def test_levels_stop_at_their_depth_cap(level: int) -> None:
+    """Levels 1-4 look no further than their cap even with time to spare (level 1 one move, the others two),
+    so a higher level never looks less far than a lower one."""
+    state = GAME.initial_state({})
+    _, info = choose(state, state.turn, level=level, bot=None, budget_ms=3000, rng=random.Random(0))
+    cap = pentago_ai.LEVEL_PLAN[level][0]
+    assert info["depth"] == cap
+    assert cap == (1 if level == 1 else 2)
+
+
+def test_max_level_goes_past_the_capped_levels() -> None:
+    """Level 5 has no cap: with a second on the empty board it searches deeper than level 4 may."""
+    state = GAME.initial_state({})
+    _, info = choose(state, state.turn, level=5, bot=None, budget_ms=1000, rng=random.Random(0))
+    assert info["depth"] > pentago_ai.LEVEL_PLAN[4][0]
+
+
+def test_lower_levels_are_noisier() -> None:
+    """Each level's root-move noise is at least that of the level above it, and level 5 plays its best move."""
+    noises = [pentago_ai.LEVEL_PLAN[level][1] for level in (1, 2, 3, 4, 5)]
+    assert noises == sorted(noises, reverse=True)
+    assert noises[-1] == 0
+
+
 # -- the playout bot, the fallback and the entry point --------------------------------------------------------
 
 

@@ -292,3 +292,46 @@ def test_info_to_wire() -> None:
         "pv": ["m1", "m2"],
         "ms": 15,
     }
+
+
+class SteppedEngine(TreeEngine):
+    """The synthetic tree with the optional attributes: deepen two plies at a time, look at the clock every node."""
+
+    depth_step = 2
+    check_every = 1
+
+    def __init__(self, branching: int, height: int, seed: int) -> None:
+        """Also records the path length of every position evaluated at the horizon."""
+        super().__init__(branching, height, seed)
+        self.horizons: set[int] = set()
+
+    def evaluate(self, pos: tuple) -> int:
+        """The synthetic score, noting how deep the leaf lies."""
+        self.horizons.add(len(pos))
+        return super().evaluate(pos)
+
+
+def test_depth_step_searches_only_horizons_of_one_parity() -> None:
+    """An engine with `depth_step` 2 (Tron) gets iterations 1, 3, 5 only, and the exact depth-5 value."""
+    engine = SteppedEngine(3, 8, seed=11)
+    move, info = search(engine, (), Limits(depth=5))
+    assert engine.horizons == {1, 3, 5}
+    assert info.depth == 5
+    values = {m: -plain_negamax(engine, (m,), 4) for m in range(3)}
+    assert values[move] == max(values.values())
+
+
+def test_depth_step_still_searches_the_depth_limit() -> None:
+    """A depth limit off the step's grid (4 with step 2) is still searched last."""
+    engine = SteppedEngine(3, 8, seed=12)
+    _, info = search(engine, (), Limits(depth=4))
+    assert engine.horizons == {1, 3, 4}
+    assert info.depth == 4
+
+
+def test_engine_check_interval_tightens_the_node_limit() -> None:
+    """An engine's `check_every` of 1 stops the search at its node limit, not up to `CHECK_EVERY` nodes later."""
+    engine = SteppedEngine(4, 12, seed=13)
+    _, info = search(engine, (), Limits(nodes=60))
+    assert info.nodes <= 60
+    assert info.depth >= 1

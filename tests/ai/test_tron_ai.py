@@ -342,6 +342,29 @@ def test_unknown_bot_is_refused() -> None:
         choose(_room_with((1, 3), (7, 3)), 0, level=None, bot="nope", budget_ms=10, rng=random.Random(0))
 
 
+# -- levels ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", (1, 2, 3, 4))
+def test_capped_levels_search_to_their_odd_horizon(level: int) -> None:
+    """Levels 1-4 search to their cap with time to spare, never shallower than the level below, and always to
+    a horizon ending on the opponent's answer to our move (an even one handed the tempo to the wrong side)."""
+    state = new_state(official_maps()["duel-small"])
+    _, info = choose(state, 0, level=level, bot=None, budget_ms=3000, rng=random.Random(0))
+    cap = tron_ai.LEVEL_PLAN[level][0]
+    assert info["depth"] == cap
+    assert cap % 2 == 1
+    assert level == 1 or cap >= tron_ai.LEVEL_PLAN[level - 1][0]
+
+
+def test_max_level_searches_deeper_than_the_capped_ones() -> None:
+    """Level 5 has no depth cap: with the same time it looks further ahead than level 4's cap."""
+    state = new_state(official_maps()["duel-small"])
+    _, info = choose(state, 0, level=5, bot=None, budget_ms=1500, rng=random.Random(0))
+    assert info["depth"] > tron_ai.LEVEL_PLAN[4][0]
+    assert info["depth"] % 2 == 1
+
+
 # -- always an answer ------------------------------------------------------------------------------------------
 
 
