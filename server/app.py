@@ -38,6 +38,7 @@ log = logging.getLogger("gamenight.server")
 SWEEP_INTERVAL_S = 1.0
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
+IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
 POLICY_VIOLATION = 1008
 CLOSE_TIMEOUT_S = 2.0
 
@@ -57,6 +58,7 @@ class ServerConfig:
     burst: int = 40  # and in one burst
     max_strikes: int = 60  # rate-limited messages tolerated before the connection is closed
     metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
+    idle_timeout_s: float = 1800.0  # a connection in no room that sends nothing this long is closed
 
 
 class TokenBucket:
@@ -177,8 +179,14 @@ class GameServer:
             while True:
                 if session is None:
                     frame = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
-                else:
+                elif self._in_a_room(session):
                     frame = await ws.recv()
+                else:
+                    try:
+                        frame = await asyncio.wait_for(ws.recv(), self.config.idle_timeout_s)
+                    except TimeoutError:
+                        await ws.close(IDLE_CLOSE, "idle")
+                        break
                 if not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
                         await ws.close(POLICY_VIOLATION, "too many messages")
@@ -195,6 +203,11 @@ class GameServer:
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
                 self.deliver(self.lobby.disconnect(session, time.monotonic()))
+
+    def _in_a_room(self, session: str) -> bool:
+        """True while a session sits or watches somewhere (those connections are never idle-closed)."""
+        client = self.lobby.clients.get(session)
+        return client is not None and bool(client.rooms)
 
     def _receive(self, ws: ServerConnection, session: str | None, frame: Any) -> str | None:
         """Handle one frame; returns the connection's session (set by a successful hello)."""

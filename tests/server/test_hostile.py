@@ -136,3 +136,17 @@ async def test_no_hello_is_closed(url, monkeypatch):
     with pytest.raises(ConnectionClosed):
         await asyncio.wait_for(ws.recv(), 5)
     assert ws.close_code == 1008
+
+
+async def test_idle_lobby_connection_is_closed(game_server, url):
+    """A connection in no room that stays silent past the idle timeout is closed with 1001."""
+    from dataclasses import replace
+
+    game_server.config = replace(game_server.config, idle_timeout_s=0.3)
+    ws = await connect(url)
+    await ws.send(encode(Hello(protocol=1, name="sleepy")))
+    decode(await ws.recv())
+    with pytest.raises(ConnectionClosed):
+        while True:
+            await asyncio.wait_for(ws.recv(), 5)
+    assert ws.close_code == 1001
