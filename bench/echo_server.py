@@ -1,0 +1,193 @@
+"""A bare websockets server that answers the load generator's frames like gamenight does, without the game.
+
+    python bench/echo_server.py [--port 0] [--game othello]
+
+It is the baseline of `bench/load.py --baseline`: the same client code path, the same frames and the same
+fan-out (every move is answered with a move `event` and a `state` of typical size, sent to the mover and
+the opponent with `websockets.broadcast`), but no rules, rooms, lobby, rate limits or persistence. The
+frames are built once per room from a real mid-game position, so each move costs only the library: one
+recv, one msgpack parse, two broadcasts. A game "ends" after a typical number of moves and restarts when
+both players ask for a rematch, as on the real server. Prints `echo-server listening on ws://HOST:PORT`
+as its first line, like `python -m server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import random
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from websockets.asyncio.server import ServerConnection, broadcast, serve
+from websockets.exceptions import ConnectionClosed
+
+# Run from a checkout without installing: the repository root holds the `server` and `protocol` packages.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from protocol import PROTOCOL_VERSION, encode
+from protocol.messages import Event, Joined, RoomInfo, State, Welcome
+from server.games import GAMES
+
+# Moves in a typical game of each turn-based game (random play), and the ply whose state is "typical":
+# the state's move list grows through the game, so the middle one has the average size.
+GAME_LENGTH = {"othello": 60, "pentago": 24}
+SEATS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Typical:
+    """A mid-game position of a game, as the pieces of a `state` message."""
+
+    game: str
+    view: dict[str, Any]
+    legal: list[str]
+    moves: list[str]
+
+
+def typical_position(game_name: str, seed: int = 1) -> Typical:
+    """Play random moves to mid-game and keep what a `state` would carry there."""
+    game = GAMES[game_name]
+    rng = random.Random(seed)
+    state = game.initial_state(game.validate_options({}))
+    moves: list[str] = []
+    while len(moves) < GAME_LENGTH[game_name] // 2:
+        (seat,) = game.to_move(state)
+        move = rng.choice(game.legal_moves(state, seat))
+        moves.append(game.format_move(state, move))
+        state = game.apply(state, {seat: move})
+    (seat,) = game.to_move(state)
+    legal = [game.format_move(state, m) for m in game.legal_moves(state, seat)]
+    return Typical(game_name, game.view(state), legal, moves)
+
+
+@dataclass(slots=True)
+class EchoRoom:
+    """A pair of connections and the frames they are sent, built once when the room opens."""
+
+    code: str
+    frames: dict[str, bytes]
+    members: list[ServerConnection] = field(default_factory=list)
+    played: int = 0
+    votes: set[int] = field(default_factory=set)
+
+
+def room_frames(code: str, typical: Typical) -> dict[str, bytes]:
+    """Every frame a room sends: "start" (a game's first state), "state0"/"state1" (seat to move), "over",
+    and the move events "move0"/"move1"."""
+    frames = {"start": encode(State(room=code, seq=1, game=typical.game, status="playing", view=typical.view,
+                                    to_move=[0], legal=typical.legal))}
+    for seat in range(SEATS):
+        frames[f"state{seat}"] = encode(State(
+            room=code, seq=len(typical.moves) + 1, game=typical.game, status="playing", view=typical.view,
+            to_move=[seat], legal=typical.legal, last_move=typical.moves[-1], moves=typical.moves))
+        frames[f"move{seat}"] = encode(Event(room=code, kind="move", seq=len(typical.moves) + 1,
+                                             data={"seat": seat, "move": typical.moves[-1]}))
+    frames["over"] = encode(State(
+        room=code, seq=len(typical.moves) + 1, game=typical.game, status="finished", view=typical.view,
+        last_move=typical.moves[-1], moves=typical.moves, result={"winners": [0], "reason": "end"}))
+    return frames
+
+
+class EchoServer:
+    """Routes each frame by its `type` only: hello, create_room, join, move and rematch are answered."""
+
+    def __init__(self, typical: Typical) -> None:
+        self.typical = typical
+        self.rooms: dict[str, EchoRoom] = {}
+        self.room_of: dict[ServerConnection, EchoRoom] = {}
+        self.codes = (f"E{n:04d}" for n in itertools.count())  # five characters, like real room codes
+
+    async def handler(self, ws: ServerConnection) -> None:
+        """One connection: answer every frame until it closes."""
+        try:
+            async for frame in ws:
+                self.receive(ws, msgpack.unpackb(frame))
+        except ConnectionClosed:
+            pass  # a client that went away without a close frame is no news here
+        finally:
+            self.room_of.pop(ws, None)
+
+    def receive(self, ws: ServerConnection, raw: dict[str, Any]) -> None:
+        """Answer one parsed frame."""
+        kind = raw.get("type")
+        if kind == "move":
+            self.move(ws)
+        elif kind == "hello":
+            broadcast([ws], encode(Welcome(protocol=PROTOCOL_VERSION, session="echo", server="echo",
+                                           games=[], id=raw.get("id"))))
+        elif kind == "create_room":
+            self.create(ws, raw)
+        elif kind == "join":
+            self.join(ws, raw)
+        elif kind == "rematch":
+            self.rematch(ws)
+
+    def create(self, ws: ServerConnection, raw: dict[str, Any]) -> None:
+        """Open a room and reply with its summary."""
+        code = next(self.codes)
+        self.rooms[code] = EchoRoom(code, room_frames(code, self.typical))
+        broadcast([ws], encode(RoomInfo(room=code, game=self.typical.game, options={}, seats=[], spectators=0,
+                                        status="waiting", id=raw.get("id"))))
+
+    def join(self, ws: ServerConnection, raw: dict[str, Any]) -> None:
+        """Seat the connection; the second one starts the game."""
+        room = self.rooms[raw["room"]]
+        room.members.append(ws)
+        self.room_of[ws] = room
+        broadcast([ws], encode(Joined(room=room.code, role="player", seat=len(room.members) - 1, id=raw.get("id"))))
+        if len(room.members) == SEATS:
+            broadcast(room.members, room.frames["start"])
+
+    def move(self, ws: ServerConnection) -> None:
+        """The move event and the next state (or the end of the game) to both players."""
+        room = self.room_of[ws]
+        seat = room.members.index(ws)
+        room.played += 1
+        broadcast(room.members, room.frames[f"move{seat}"])
+        over = room.played >= GAME_LENGTH[self.typical.game]
+        broadcast(room.members, room.frames["over" if over else f"state{1 - seat}"])
+
+    def rematch(self, ws: ServerConnection) -> None:
+        """Once both asked, rotate the seats and start again, as the real server does."""
+        room = self.room_of[ws]
+        room.votes.add(room.members.index(ws))
+        if len(room.votes) == SEATS:
+            room.members.reverse()
+            room.played, room.votes = 0, set()
+            broadcast(room.members, room.frames["start"])
+
+
+async def serve_until_signalled(host: str, port: int, game: str) -> None:
+    """Serve until SIGINT/SIGTERM, printing the bound address first."""
+    echo = EchoServer(typical_position(game))
+    # The same connection settings as the game server, so the library does the same work.
+    async with serve(echo.handler, host, port, compression=None, max_size=64 * 1024, ping_interval=20.0,
+                     ping_timeout=20.0) as server:
+        bound = server.sockets[0].getsockname()[1]
+        print(f"echo-server listening on ws://{host}:{bound}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--game", choices=sorted(GAME_LENGTH), default="othello")
+    args = parser.parse_args(argv)
+    asyncio.run(serve_until_signalled(args.host, args.port, args.game))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
