@@ -293,6 +293,8 @@ class GameNightApp(App[None]):
         while len(self.screen_stack) > 1 and self.screen is not self.lobby_screen:
             self.pop_screen()
         self.lobby_screen.refresh_rooms()
+        if self.connection is not None:
+            self.refresh_rooms()  # room pushes stop while we sit in a room; catch up on the lobby
 
     # -- requests --------------------------------------------------------------------------------------------
     def _send(self, msg: Message) -> int | None:

@@ -40,6 +40,7 @@ AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned 
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
 POLICY_VIOLATION = 1008
+AI_NICENESS = 10  # added to the AI workers' nice value
 CLOSE_TIMEOUT_S = 2.0
 
 
@@ -310,7 +311,9 @@ class GameServer:
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["server.ai.play", *ENGINE_MODULES.values()])
-            self._pool = ProcessPoolExecutor(self.config.ai_workers, mp_context=context)
+            # Workers run at a lower priority: the event loop must win the cores whenever it has work.
+            self._pool = ProcessPoolExecutor(self.config.ai_workers, mp_context=context,
+                                             initializer=os.nice, initargs=(AI_NICENESS,))
         return self._pool
 
     async def _warm_ai(self) -> None:

@@ -409,10 +409,13 @@ class Lobby:
         return out
 
     def _push_summary(self, room: Room, out: Outbox) -> None:
-        """Tell every lobby client (or, for a private room, its members) what the room looks like now."""
-        connected = {s for s, c in self.clients.items() if c.connected}
-        members = {s for s in connected if room.code in self.clients[s].rooms}
-        out.send(members if room.private else connected, room.summary())
+        """Tell the room's members and, for a public room, everyone browsing the lobby what it looks like now.
+
+        People sitting in (or watching) another room are not told: at a thousand players every room's start
+        and end would otherwise cost a thousand frames. Clients ask `list_rooms` when they come back.
+        """
+        browsing = set() if room.private else {s for s, c in self.clients.items() if c.connected and not c.rooms}
+        out.send(room.audience() | browsing, room.summary())
 
     def _public_summaries(self) -> list[dict[str, Any]]:
         """Every public room's summary as a plain map, for `welcome` and `rooms`."""
