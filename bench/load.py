@@ -109,9 +109,6 @@ class Plan:
     check: bool = True  # consistency checks (meaningless against the echo server)
     deadline: float = 0.0  # time.monotonic() by which the worker must be gone
 
-    def connections(self) -> int:
-        """How many connections the plan opens."""
-        return self.idle + SEATS * (self.pairs + self.tron_rooms) + self.ai_rooms
 
 
 # -- what clients record ----------------------------------------------------------------------------------
@@ -230,6 +227,7 @@ class Player:
         self.rng = rng
         self.room: str | None = None
         self.seat = 0
+        self.seat_told = False  # a `joined` gave our seat since the current game began
         self.games: list[GameLog] = []
         self.replies: dict[int, asyncio.Future[Message]] = {}
         self.next_id = 0
@@ -307,10 +305,15 @@ class Player:
         """Answer a state (players override this)."""
 
     def note_new_game(self) -> None:
-        """Open a log for a new game; after a rematch the seats have rotated by one."""
-        if self.games:
+        """Open a log for a new game; after a rematch the seats have rotated by one, if no `joined` said so."""
+        if self.games and not self.seat_told:
             self.seat = (self.seat + 1) % SEATS
+        self.seat_told = False
         self.games.append(GameLog(self.seat))
+
+    def on_joined(self, joined: Joined) -> None:
+        """Our room and seat, on joining and (from servers that say so) after each rematch's rotation."""
+        self.room, self.seat, self.seat_told = joined.room, joined.seat or 0, True
 
 
 class TurnPlayer(Player):
@@ -330,7 +333,7 @@ class TurnPlayer(Player):
         elif isinstance(msg, Event) and msg.room == self.room:
             self.on_event(msg)
         elif isinstance(msg, Joined):
-            self.room, self.seat = msg.room, msg.seat or 0
+            self.on_joined(msg)
         else:
             await super().on_message(msg)
 
@@ -420,7 +423,7 @@ class TronRider(Player):
         elif isinstance(msg, State) and msg.room == self.room:
             await self.on_state(msg)
         elif isinstance(msg, Joined):
-            self.room, self.seat = msg.room, msg.seat or 0
+            self.on_joined(msg)
         else:
             await super().on_message(msg)
         if self.room is not None and self.window.measuring(time.monotonic()):
@@ -517,7 +520,6 @@ class Worker:
         await self.build()
         self.pipe.send(("ready", len(self.players)))
         measure_at, stop_at = await self.wait_for_go()
-        cpu_before = _own_cpu_s()
         self.window.measure_at, self.window.stop_at, self.window.started = measure_at, stop_at, True
         await asyncio.gather(*(p.start() for p in self.players))
         await asyncio.sleep(max(0.0, measure_at - time.monotonic()))
@@ -525,7 +527,7 @@ class Worker:
         await asyncio.sleep(max(0.0, stop_at - time.monotonic()))
         cpu_used = _own_cpu_s() - cpu_start
         await self.drain()
-        result = self.report(cpu_used / max(1e-9, stop_at - measure_at), cpu_before)
+        result = self.report(cpu_used / max(1e-9, stop_at - measure_at))
         await self.close()
         return result
 
@@ -594,7 +596,7 @@ class Worker:
             await asyncio.sleep(0.05)
         await asyncio.sleep(QUIET_S)
 
-    def report(self, cpu_share: float, cpu_setup_s: float) -> dict[str, Any]:
+    def report(self, cpu_share: float) -> dict[str, Any]:
         """The worker's figures and consistency findings, as plain data for the parent."""
         checked = finished = 0
         problems: list[str] = []
@@ -607,7 +609,7 @@ class Worker:
         tally["errors"] = dict(self.tally.errors)
         held = sum(p.ws.state is ConnectionState.OPEN for p in self.players)
         return {"tally": tally, "connections": len(self.players), "held": held,
-                "cpu_share": cpu_share, "cpu_setup_s": cpu_setup_s,
+                "cpu_share": cpu_share,
                 "games_checked": checked, "games_finished": finished, "problem_count": len(problems),
                 "problems": problems[:MAX_PROBLEMS]}
 

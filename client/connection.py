@@ -23,6 +23,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, decode, encode
+from protocol.codec import MAX_SERVER_FRAME
 from protocol.messages import Error, Hello, Message, Welcome
 
 log = logging.getLogger("gamenight.client")
@@ -31,7 +32,7 @@ FIRST_RETRY_S = 0.5
 MAX_RETRY_S = 8.0
 OPEN_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 10.0
-MAX_INCOMING = 2**20  # a 50x50 Tron state is a few kB; this leaves ample room
+MAX_INCOMING = MAX_SERVER_FRAME  # a busy lobby's welcome lists every public room
 PING_INTERVAL_S = 20.0
 
 CONNECTING = "connecting"
@@ -209,7 +210,7 @@ class Connection:
         while True:
             frame = await ws.recv()
             try:
-                return decode(frame)  # type: ignore[arg-type]
+                return decode(frame, MAX_SERVER_FRAME)  # type: ignore[arg-type]
             except ProtocolError as exc:
                 log.warning("ignoring a frame from the server: %s", exc)
 

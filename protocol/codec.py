@@ -15,7 +15,7 @@ from protocol.errors import ProtocolError
 from protocol.messages import FIELD_SPECS, MESSAGE_TYPES, Message
 
 MAX_FRAME = 64 * 1024  # a frame larger than this is refused before it is parsed
-_LIMITS = {"max_str_len": MAX_FRAME, "max_bin_len": MAX_FRAME, "max_array_len": 4096, "max_map_len": 1024}
+MAX_SERVER_FRAME = 1024 * 1024  # what a client accepts: a busy lobby's `welcome` lists hundreds of rooms
 
 
 def to_wire(message: Message) -> dict[str, Any]:
@@ -34,14 +34,15 @@ def encode(message: Message) -> bytes:
     return msgpack.packb(to_wire(message), use_bin_type=True)
 
 
-def _unpack(data: bytes) -> Any:
+def _unpack(data: bytes, limit: int) -> Any:
     """Parse msgpack bytes with size limits, turning every parser failure into ProtocolError."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ProtocolError("frames must be binary msgpack, not text")
-    if len(data) > MAX_FRAME:
-        raise ProtocolError(f"frame larger than {MAX_FRAME} bytes")
+    if len(data) > limit:
+        raise ProtocolError(f"frame larger than {limit} bytes")
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True, **_LIMITS)
+        return msgpack.unpackb(data, raw=False, strict_map_key=True, max_str_len=limit, max_bin_len=limit,
+                               max_array_len=limit // 16, max_map_len=limit // 64)
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
         raise ProtocolError(f"frame is not a single msgpack value ({type(exc).__name__})") from None
     except RecursionError:
@@ -92,6 +93,10 @@ def from_wire(raw: Any) -> Message:
     return cls(**values)
 
 
-def decode(data: bytes) -> Message:
-    """Parse one frame into a message, or raise ProtocolError saying what is wrong with it."""
-    return from_wire(_unpack(data))
+def decode(data: bytes, limit: int = MAX_FRAME) -> Message:
+    """Parse one frame into a message, or raise ProtocolError saying what is wrong with it.
+
+    `limit` is the largest frame accepted: MAX_FRAME for what clients send (the server's default),
+    MAX_SERVER_FRAME for what a server sends (clients pass it).
+    """
+    return from_wire(_unpack(data, limit))

@@ -51,14 +51,18 @@ def _pair(moves: list[tuple[int, str]]) -> list:
             for seat in (0, 1)]
 
 
-def test_smoke_run_plays_consistent_games():
-    """Four players in two Othello rooms play for two seconds: moves are timed, nothing is lost or inconsistent."""
-    report = _run("--connections", "4", "--seconds", "2", "--warmup", "0.5")
+def test_smoke_run_plays_consistent_games_and_rematches():
+    """Four players in two rooms play for two seconds: moves are timed, games end and are rematched, all consistent.
+
+    Pentago, because its random games are short enough to finish (and be rematched) within the run.
+    """
+    report = _run("--connections", "4", "--game", "pentago", "--seconds", "2", "--warmup", "0.5")
     (run,) = report["runs"]
     game = run["game"]
     assert game["connections"] == 4 and game["lost"] == 0
     assert game["moves_per_s"] > 0 and game["rtt_ms"]["n"] > 0
-    assert game["consistency"]["games"] >= 2 and game["consistency"]["problems"] == 0
+    assert game["consistency"]["finished"] >= 1 and game["consistency"]["games"] > 2
+    assert game["consistency"]["problems"] == 0
     assert game["errors"] == {}
     assert game["server"]["rss_kib"] > 0 and game["server"]["loop_lag_ms"]["n"] > 0
 

@@ -73,3 +73,18 @@ def test_random_values_under_a_real_type(value, type_):
     raw = {"type": type_, "room": value, "move": value, "name": value, "protocol": value, "game": value}
     with contextlib.suppress(ProtocolError):
         decode(msgpack.packb(raw, use_bin_type=True))
+
+
+def test_a_busy_lobby_welcome_fits_what_clients_accept():
+    """A welcome listing 1,000 rooms is over the request limit but decodes at the limit clients use."""
+    from protocol.codec import MAX_SERVER_FRAME
+    from protocol.messages import Welcome
+
+    room = {"room": "ABCDE", "game": "othello", "options": {"size": 8, "first": "black", "ai_ms": 1000},
+            "seats": [{"seat": i, "label": "black", "kind": "human", "name": "somebody", "connected": True}
+                      for i in range(2)], "spectators": 0, "status": "playing", "private": False, "host": "x"}
+    frame = encode(Welcome(protocol=1, session="s", server="g", games=[], token="t", rooms=[room] * 1000))
+    assert MAX_FRAME < len(frame) < MAX_SERVER_FRAME
+    with pytest.raises(ProtocolError):
+        decode(frame)
+    assert len(decode(frame, MAX_SERVER_FRAME).rooms) == 1000
