@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
+from protocol.codec import MAX_SERVER_FRAME  # noqa: E402
 from protocol.messages import (  # noqa: E402
     AddAi,
     CreateRoom,
@@ -240,7 +241,7 @@ class Player:
         """Handle every frame until the connection closes."""
         try:
             async for frame in self.ws:
-                msg = decode(frame)
+                msg = decode(frame, MAX_SERVER_FRAME)
                 if self.window.measuring(time.monotonic()):
                     self.tally.frames += 1
                 await self.on_message(msg)

@@ -10,7 +10,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
 from protocol import PROTOCOL_VERSION, decode, encode
-from protocol.codec import from_wire
+from protocol.codec import MAX_SERVER_FRAME, from_wire
 from protocol.messages import Hello, Message, Welcome
 
 TIMEOUT = 10.0
@@ -69,7 +69,7 @@ class Peer:
         if frame is None:
             self._frames.put_nowait(None)
             raise ConnectionClosedOK(None, None)
-        msg = decode(frame)
+        msg = decode(frame, MAX_SERVER_FRAME)
         self.seen.append(msg)
         return msg
 
