@@ -309,6 +309,7 @@ def test_levels_stop_at_their_depth_cap(level: int) -> None:
     assert cap == (1 if level == 1 else 2)
 
 
+@pytest.mark.slow  # depends on how much CPU one second buys on the machine running it
 def test_max_level_goes_past_the_capped_levels() -> None:
     """Level 5 has no cap: with a second on the empty board it searches deeper than level 4 may."""
     state = GAME.initial_state({})
