@@ -14,11 +14,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
 
 from client.model import FINISHED, PLAYING, RoomSession, describe_result, headline, status_text
+from client.screens.base import GameNightScreen
 from client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
 from client.widgets.board import MoveChosen, Position, TextBoard
 from client.widgets.othello import OthelloBoard
@@ -27,7 +27,6 @@ from client.widgets.pentago import PentagoBoard
 from client.widgets.tron import TronArena
 
 if TYPE_CHECKING:
-    from client.app import GameNightApp
     from protocol.messages import Tick
 
 BOARDS: dict[str, type[Widget]] = {"othello": OthelloBoard, "pentago": PentagoBoard, "tron": TronArena}
@@ -38,7 +37,7 @@ CONTROLS = ("add_ai", "remove_ai", "rematch", "resign", "leave")
 MOVES_WIDTH = 30  # the move list's width before the first layout
 
 
-class GameScreen(Screen[None]):
+class GameScreen(GameNightScreen):
     """One room: board, side panel, chat and controls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -56,11 +55,6 @@ class GameScreen(Screen[None]):
         super().__init__()
         self.session = session
         self.board: Widget | None = None
-
-    @property
-    def gamenight(self) -> GameNightApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Header, board area, side panel (status, players, AI, moves, log, chat, controls), footer."""

@@ -16,11 +16,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Label, Select, Static, Switch
 
 from client.replay import HistoryEntry, Replay
+from client.screens.base import GameNightScreen
 from client.widgets.board import Position, TextBoard
 from client.widgets.othello import OthelloBoard
 from client.widgets.panel import moves_columns, moves_line_of, seat_chip, seat_text, seats_table
@@ -29,7 +29,7 @@ from client.widgets.tron import TronArena
 from protocol.messages import GameRecord, Games, GetGame, ListGames
 
 if TYPE_CHECKING:
-    from client.app import GameNightApp
+    pass
 
 ALL_GAMES = "*"
 HISTORY_LIMIT = 100
@@ -41,7 +41,7 @@ MOVES_WIDTH = 30  # the move list's width before the first layout
 FAST_STEP = 10  # moves skipped by PageUp / PageDown
 
 
-class HistoryScreen(Screen[None]):
+class HistoryScreen(GameNightScreen):
     """Finished games, newest first; Enter replays the selected one."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -57,11 +57,6 @@ class HistoryScreen(Screen[None]):
         self.entries: dict[int, HistoryEntry] = {}
         self.loaded = False  # set once the first list has arrived (and after every reload)
         self.asked: ListGames | None = None  # the filters of the list shown (or being fetched)
-
-    @property
-    def gamenight(self) -> GameNightApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Header, the filters, the table of games and the footer."""
@@ -178,7 +173,7 @@ class HistoryScreen(Screen[None]):
         self.dismiss(None)
 
 
-class ReplayScreen(Screen[None]):
+class ReplayScreen(GameNightScreen):
     """One finished game, drawn move by move with the live board (read-only)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -195,11 +190,6 @@ class ReplayScreen(Screen[None]):
         super().__init__()
         self.replay = replay
         self.board: Widget | None = None
-
-    @property
-    def gamenight(self) -> GameNightApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Header, the board, a side panel (result, players, where we are, the moves) and the footer."""

@@ -8,23 +8,23 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Static
 
 from client.model import PLAYER, SPECTATOR, WAITING, options_summary, seats_summary
+from client.screens.base import GameNightScreen
 from client.screens.create import CreateRoomScreen
 from client.screens.dialogs import HelpScreen, RoomCodeScreen
 from client.screens.history import HistoryScreen
 
 if TYPE_CHECKING:
-    from client.app import GameNightApp
+    pass
 
 COLUMNS = (("room", "Room"), ("game", "Game"), ("status", "Status"), ("seats", "Players"),
            ("watching", "Watching"), ("options", "Options"))
 EMPTY_TEXT = "No rooms yet. Press [b]n[/b] for a game against the AI, or [b]c[/b] to open a room for friends."
 
 
-class LobbyScreen(Screen[None]):
+class LobbyScreen(GameNightScreen):
     """The rooms of the server, updated as they open, fill, start and close."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -38,11 +38,6 @@ class LobbyScreen(Screen[None]):
         Binding("f1", "help", "Help"),
         Binding("q", "quit", "Quit"),
     ]
-
-    @property
-    def gamenight(self) -> GameNightApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Header, greeting, the rooms table, the buttons and the footer."""
