@@ -29,6 +29,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -689,12 +690,12 @@ class Target:
             self.proc.wait(STOP_GRACE_S)
 
 
-def start_target(kind: str, game: str, ai_workers: int | None) -> Target:
-    """Start the game server ("game") or the echo server ("echo") on a free loopback port."""
+def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memory:") -> Target:
+    """Start the game server ("game", storing into `db`) or the echo server ("echo") on a free loopback port."""
     if kind == "echo":
         command = [sys.executable, str(ROOT / "bench" / "echo_server.py"), "--port", "0", "--game", game]
     else:
-        command = [sys.executable, "-m", "server", "--port", "0", "--db", ":memory:", "--metrics",
+        command = [sys.executable, "-m", "server", "--port", "0", "--db", db, "--metrics",
                    "--log-level", "warning"]
         if ai_workers is not None:
             command += ["--ai-workers", str(ai_workers)]
@@ -895,13 +896,18 @@ def _server_figures(before: dict[str, Any], after: dict[str, Any], seconds: floa
     return figures
 
 
-def run_against(kind: str, load: Load, url: str | None, ai_workers: int | None) -> dict[str, Any]:
-    """Start the target (unless given), run the load, always stop what was started."""
-    target = Target(url) if url else start_target(kind, load.game, ai_workers)
-    try:
-        return Run(load, target, check=kind == "game").execute()
-    finally:
-        target.stop()
+def run_against(kind: str, load: Load, url: str | None, ai_workers: int | None, db: str | None) -> dict[str, Any]:
+    """Start the target (unless given), run the load, always stop what was started.
+
+    The game server stores into `db`; None means a fresh SQLite file in a temporary folder, as a real server
+    keeps its games (":memory:" leaves out the cost of the file).
+    """
+    with tempfile.TemporaryDirectory(prefix="gamenight-load-") as folder:
+        target = Target(url) if url else start_target(kind, load.game, ai_workers, db or str(Path(folder) / "load.db"))
+        try:
+            return Run(load, target, check=kind == "game").execute()
+        finally:
+            target.stop()
 
 
 # -- memory ------------------------------------------------------------------------------------------------
@@ -973,6 +979,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--memory", action="store_true", help="KiB per idle connection and per active room")
     parser.add_argument("--rooms", type=int, default=200, help="active rooms for --memory (default 200)")
     parser.add_argument("--url", help="load a server that is already running (loopback only)")
+    parser.add_argument("--db", help="the server's database (default: a new SQLite file in a temporary folder;"
+                                     " ':memory:' leaves the file out)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one machine-readable line")
     args = parser.parse_args(argv)
@@ -1025,8 +1033,8 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         entry: dict[str, Any] = {}
         if args.baseline:
             echo_load = Load(**{**asdict(load), "tron_rooms": 0, "ai_rooms": 0})
-            entry["echo"] = run_against("echo", echo_load, None, None)
-        entry["game"] = run_against("game", load, args.url, args.ai_workers)
+            entry["echo"] = run_against("echo", echo_load, None, None, None)
+        entry["game"] = run_against("game", load, args.url, args.ai_workers, args.db)
         if args.baseline and entry["echo"]["moves_per_s"]:
             entry["ratio"] = round(entry["game"]["moves_per_s"] / entry["echo"]["moves_per_s"], 3)
             costs = [entry[kind]["server"].get("cpu_us_per_move") for kind in ("echo", "game")]

@@ -1,7 +1,7 @@
 """The network layer: websockets connections in, lobby decisions out, and the tasks time needs.
 
 Everything that decides anything lives in `Lobby` / `Room`. This module only decodes frames, hands
-them over, and carries out the returned `Outbox`: it encodes each message once and broadcasts the
+them over, and carries out the returned `Outbox`: it encodes each message once and queues the
 bytes to its recipients, runs AI searches in a process pool (never on the event loop), and keeps one
 tick clock per live game.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
@@ -30,6 +30,7 @@ from protocol.messages import Error, Hello, Message
 from server.ai.play import ENGINE_MODULES, bots, choose_move, fallback_move
 from server.lobby import Lobby
 from server.metrics import Metrics
+from server.outgoing import Outgoing
 from server.room import AiTurn, Outbox, Refusal, StartClock
 from server.store import Store
 
@@ -109,6 +110,7 @@ class GameServer:
         self._pool: Executor | None = None
         self._server: Server | None = None
         self.metrics = Metrics()
+        self.outgoing = Outgoing(self.store)
         self._closing = False
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -138,12 +140,14 @@ class GameServer:
     async def stop(self) -> None:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""
         self._closing = True  # disconnects during shutdown must not start new AI turns or clocks
+        self.outgoing.flush()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
         for task in list(self.tasks) + list(self.clocks.values()):
             task.cancel()
         await asyncio.gather(*self.tasks, *self.clocks.values(), return_exceptions=True)
+        self.outgoing.flush()  # what the last disconnects decided, stored
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.store is not None:
@@ -186,17 +190,17 @@ class GameServer:
                     try:
                         frame = await asyncio.wait_for(ws.recv(), self.config.idle_timeout_s)
                     except TimeoutError:
-                        await ws.close(IDLE_CLOSE, "idle")
+                        await self._close(ws, IDLE_CLOSE, "idle")
                         break
                 if not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
-                        await ws.close(POLICY_VIOLATION, "too many messages")
+                        await self._close(ws, POLICY_VIOLATION, "too many messages")
                         break
                     self._reply_error(ws, ErrorCode.RATE_LIMITED, "too many messages; slow down", None)
                     continue
                 session = self._receive(ws, session, frame)
         except TimeoutError:
-            await ws.close(POLICY_VIOLATION, "no hello")
+            await self._close(ws, POLICY_VIOLATION, "no hello")
         except ConnectionClosed:
             pass
         finally:
@@ -238,28 +242,34 @@ class GameServer:
             return None
         previous = self.connections.get(client.session)
         if previous is not None and previous is not ws:
-            self._spawn(previous.close(1000, "resumed on another connection"))
+            self._spawn(self._close(previous, 1000, "resumed on another connection"))
         self.connections[client.session] = ws
         log.info("hello from %s (session %s)", client.name, client.session)
         self.deliver(out)
         return client.session
 
     def _reply_error(self, ws: ServerConnection, code: ErrorCode, text: str, request_id: int | None) -> None:
-        """Send an error to one connection without waiting (a closed one is skipped)."""
-        broadcast([ws], encode(Error(code=code, message=text, id=request_id)))
+        """Send an error to one connection, after whatever was decided for it before (a closed one is skipped)."""
+        self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id)))
+
+    async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
+        """Close a connection after writing what is still queued for it (an error saying why, say)."""
+        self.outgoing.flush()
+        await ws.close(code, reason)
 
     # -- carrying out decisions ---------------------------------------------------------------------------
     def deliver(self, out: Outbox) -> None:
-        """Store the records, then send every message (encoded once per message), then start the effects.
+        """Queue the records and every message (encoded once per message) for the next flush; start the effects.
 
-        Storing first means a move anybody has seen is on disk, whatever happens next.
+        The flush (`server.outgoing`) stores the records before it writes any frame, so a move anybody has
+        seen is on disk, whatever happens next.
         """
-        if self.store is not None and out.records:
-            self.store.write(out.records)
+        if out.records:
+            self.outgoing.add_records(out.records)
         for send in out.sends:
             targets = [ws for s in send.to if (ws := self.connections.get(s)) is not None]
             if targets:
-                broadcast(targets, encode(send.message))
+                self.outgoing.add_frame(targets, encode(send.message))
         if self._closing:
             return
         for effect in out.effects:

@@ -1,0 +1,74 @@
+"""The flush of each loop iteration: records on disk before frames go out, frames in decision order."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from protocol.messages import CreateRoom, Error, Event, Join, MakeMove, State
+from server.app import GameServer, ServerConfig
+from server.outgoing import Outgoing
+from server.store import GameStarted, MoveRecorded, RoomSaved, Store
+from tests.peer import Peer
+
+
+async def _seated_pair(url: str) -> tuple[Peer, Peer, str, State]:
+    """Two peers seated in a new Othello room; returns them, the room code and the first state."""
+    alice = await Peer.connect(url, "alice")
+    bob = await Peer.connect(url, "bob")
+    info = await alice.request(CreateRoom, game="othello", options={})
+    await alice.request(Join, room=info.room, seat=0)
+    await bob.request(Join, room=info.room, seat=1)
+    return alice, bob, info.room, await alice.expect("state")
+
+
+async def test_a_move_is_on_disk_when_its_state_arrives(tmp_path):
+    """Whoever sees a move's state can rely on the move being stored (a crash right after loses nothing)."""
+    path = tmp_path / "g.db"
+    server = GameServer(ServerConfig(port=0, db=str(path)))
+    await server.start()
+    try:
+        alice, bob, code, state = await _seated_pair(f"ws://127.0.0.1:{server.port}")
+        for ply in range(6):
+            mover = alice if state.to_move == [0] else bob
+            await mover.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+            state = await bob.expect("state", seq=state.seq + 1)
+            reader = sqlite3.connect(path)
+            stored = reader.execute("SELECT move FROM moves WHERE room = ? ORDER BY ply", (code,)).fetchall()
+            reader.close()
+            assert [m for (m,) in stored] == state.moves and len(stored) == ply + 1
+        await alice.close()
+        await bob.close()
+    finally:
+        await server.stop()
+
+
+async def test_a_players_messages_arrive_in_the_order_decided(peers):
+    """A move and a refused move sent back to back: the mover sees the move event, the state, then the error."""
+    alice: Peer = await peers("alice")
+    bob: Peer = await peers("bob")
+    info = await alice.request(CreateRoom, game="othello", options={})
+    await alice.request(Join, room=info.room, seat=0)
+    await bob.request(Join, room=info.room, seat=1)
+    state = await alice.expect("state")
+    alice.seen.clear()
+    await alice.send(MakeMove(room=info.room, move=state.legal[0], seq=state.seq))
+    await alice.send(MakeMove(room=info.room, move=state.legal[1], seq=state.seq))
+    await alice.expect("error")
+    kinds = [(type(m).__name__, getattr(m, "kind", None) or getattr(m, "code", None)) for m in alice.seen
+             if isinstance(m, Event | State | Error)]
+    assert kinds == [("Event", "move"), ("State", None), ("Error", "not_your_turn")]
+
+
+async def test_one_bad_decision_does_not_lose_the_others(tmp_path):
+    """If one decision's records cannot be stored, the other rooms' moves of the same flush still are."""
+    store = Store(str(tmp_path / "g.db"))
+    store.write([RoomSaved("A", "othello", {}, {}, "ann", False), RoomSaved("B", "othello", {}, {}, "bo", False),
+                 GameStarted("A", 1), GameStarted("B", 1)])
+    store.write([MoveRecorded("A", 1, 0, "f5")])
+    outgoing = Outgoing(store)
+    outgoing.add_records([MoveRecorded("A", 1, 0, "d6")])  # ply 0 of room A again: refused by the schema
+    outgoing.add_records([MoveRecorded("B", 1, 0, "c4")])
+    outgoing.flush()
+    rooms = {room.code: room.moves for room in store.unfinished_rooms()}
+    assert rooms == {"A": ["f5"], "B": ["c4"]}
+    store.close()
