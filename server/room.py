@@ -652,7 +652,7 @@ class Room:
         to_move = sorted(self.game.to_move(self.state)) if self.status == "playing" else []
         legal: list[str] = []
         if to_move:
-            legal = [self.game.format_move(self.state, m) for m in self.game.legal_moves(self.state, to_move[0])]
+            legal = self.game.legal_notation(self.state, to_move[0])
         if next_tick_ms is None and self.game.simultaneous and self.status == "playing":
             next_tick_ms = self.tick_ms
         return State(

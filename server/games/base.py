@@ -185,6 +185,10 @@ class Game(ABC):
     def format_move(self, state: Any, move: Any) -> str:
         """The wire / notation form of `move` made in `state`."""
 
+    def legal_notation(self, state: Any, seat: int) -> list[str]:
+        """Every legal move of `seat`, formatted: what each `state` message lists (games may do it faster)."""
+        return [self.format_move(state, move) for move in self.legal_moves(state, seat)]
+
     @abstractmethod
     def view(self, state: Any) -> dict[str, Any]:
         """Everything a client needs to draw `state`, as plain msgpack-able values.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from server.games.base import Game, IllegalMove, Notice, OptionSpec, Outcome
@@ -341,6 +342,13 @@ class Othello(Game):
         """The move's square name, e.g. "f5"."""
         return square_name(move, state.size)
 
+    def legal_notation(self, state: OthelloState, seat: int) -> list[str]:
+        """The legal squares' names straight from the move mask (every `state` message lists them)."""
+        if state.over or seat != state.turn:
+            return []
+        names = _NAMES[state.size]
+        return [names[sq] for sq in squares(legal_mask(*state.sides(), state.size))]
+
     def view(self, state: OthelloState) -> dict[str, Any]:
         """The board as rows of "." / "B" / "W" (row 0 first), disc counts, the last pass and flips."""
         return {
@@ -357,9 +365,19 @@ class Othello(Game):
 
 
 def _board_rows(state: OthelloState) -> list[str]:
-    """The board drawn one string per row, row 0 first."""
-    cells = [EMPTY_CHAR] * (state.size * state.size)
-    for seat, discs in ((BLACK, state.black), (WHITE, state.white)):
-        for sq in squares(discs):
-            cells[sq] = DISC_CHARS[seat]
-    return ["".join(cells[row : row + state.size]) for row in range(0, len(cells), state.size)]
+    """The board drawn one string per row, row 0 first.
+
+    Every move's `state` message carries the board, so rows come from a cache keyed by the row's discs:
+    a game has few distinct rows, and a cached row costs two shifts instead of a loop over its squares.
+    """
+    size = state.size
+    full = (1 << size) - 1
+    black, white = state.black, state.white
+    return [_row(size, black >> shift & full, white >> shift & full) for shift in range(0, size * size, size)]
+
+
+@lru_cache(maxsize=1 << 16)
+def _row(size: int, black: int, white: int) -> str:
+    """One row of `size` squares drawn from its black and white bits (bit 0 = leftmost square)."""
+    return "".join(DISC_CHARS[BLACK] if black >> col & 1 else DISC_CHARS[WHITE] if white >> col & 1 else EMPTY_CHAR
+                   for col in range(size))

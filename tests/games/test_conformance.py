@@ -71,6 +71,22 @@ def test_moves_round_trip_through_notation(name):
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))
+def test_listed_legal_moves_are_the_legal_moves(name):
+    """The legal list a `state` message carries names exactly the legal moves, in order, for every seat."""
+    game = GAMES[name]
+    rng = random.Random(2)
+    options = _options(name, rng)
+    state = game.initial_state(options)
+    for _ in range(40):
+        for seat in range(game.seat_count(options)):
+            expected = [game.format_move(state, move) for move in game.legal_moves(state, seat)]
+            assert game.legal_notation(state, seat) == expected
+        if game.outcome(state) is not None:
+            break
+        state = game.apply(state, _random_moves(game, state, rng))
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
 def test_states_pickle_and_views_travel(name):
     """States pickle (the AI pool needs it) and every view goes through the wire codec unchanged."""
     game = GAMES[name]
