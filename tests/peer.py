@@ -11,7 +11,7 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
 from protocol import PROTOCOL_VERSION, decode, encode
 from protocol.codec import MAX_SERVER_FRAME, from_wire
-from protocol.messages import Hello, Message, Welcome
+from protocol.messages import CreateRoom, Hello, Join, Message, State, Welcome
 
 TIMEOUT = 10.0
 
@@ -96,6 +96,15 @@ class Peer:
         """Close the connection and stop reading."""
         await self.ws.close()
         await self._reader
+
+
+async def seat_pair(first: Peer, second: Peer, game: str = "othello",
+                    options: dict[str, Any] | None = None) -> tuple[str, State]:
+    """`first` creates a room and takes seat 0, `second` seat 1; returns the room code and the first state."""
+    room = await first.request(CreateRoom, game=game, options=options or {})
+    await first.request(Join, room=room.room, seat=0)
+    await second.request(Join, room=room.room, seat=1)
+    return room.room, await first.expect("state")
 
 
 def raw_message(**fields: Any) -> Message:

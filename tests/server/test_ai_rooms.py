@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from protocol.messages import AddAi, CreateRoom, Join, MakeMove, Rematch
-from tests.peer import Peer
+from tests.peer import Peer, seat_pair
 
 FAST = {"ai_ms": 60, "ai_pace_ms": 0}
 
@@ -41,14 +41,11 @@ async def test_ai_plays_a_whole_game_while_another_room_flows(peers, monkeypatch
 
     alice: Peer = await peers("alice")
     bob: Peer = await peers("bob")
-    other = await alice.request(CreateRoom, game="othello", options={})
-    await alice.request(Join, room=other.room, seat=0)
-    await bob.request(Join, room=other.room, seat=1)
-    state = await alice.expect("state")
+    other_code, state = await seat_pair(alice, bob)
     rng = random.Random(2)
     for _ in range(12):
         mover = (alice, bob)[state.to_move[0]]
-        await mover.send(MakeMove(room=other.room, move=rng.choice(state.legal), seq=state.seq))
+        await mover.send(MakeMove(room=other_code, move=rng.choice(state.legal), seq=state.seq))
         state = await alice.expect("state", seq=state.seq + 1)
     assert not ai_game.done(), "the other room should have kept moving while the AI game was still on"
     final = await asyncio.wait_for(ai_game, 60)

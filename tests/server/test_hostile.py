@@ -14,8 +14,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol import decode, encode
-from protocol.messages import CLIENT_MESSAGES, CreateRoom, Hello, Join, ListRooms, MakeMove
-from tests.peer import Peer
+from protocol.messages import CLIENT_MESSAGES, Hello, ListRooms, MakeMove
+from tests.peer import Peer, seat_pair
 from tests.server.serverproc import ServerProcess
 
 _values = st.recursive(
@@ -49,12 +49,9 @@ def live_server(tmp_path_factory):
 
 async def _honest_game(url: str):
     """Two players seated in an Othello room; returns them, the room code and the first state."""
-    alice = await Peer.connect(url, "alice")
-    bob = await Peer.connect(url, "bob")
-    room = await alice.request(CreateRoom, game="othello", options={})
-    await alice.request(Join, room=room.room, seat=0)
-    await bob.request(Join, room=room.room, seat=1)
-    return alice, bob, room.room, await alice.expect("state")
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    code, state = await seat_pair(alice, bob)
+    return alice, bob, code, state
 
 
 async def _one_move(players, code, state, rng):

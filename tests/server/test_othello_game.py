@@ -5,19 +5,16 @@ from __future__ import annotations
 import random
 
 from protocol.messages import CreateRoom, Join, MakeMove, State
-from tests.peer import Peer
+from tests.peer import Peer, seat_pair
 
 
 async def _room_with_two_players(peers, game: str = "othello", options: dict | None = None):
     """Create a room and seat two players; returns (black, white, room code, first state)."""
     alice: Peer = await peers("alice")
     bob: Peer = await peers("bob")
-    info = await alice.request(CreateRoom, game=game, options=options or {})
-    await alice.request(Join, room=info.room, seat=0)
-    await bob.request(Join, room=info.room, seat=1)
-    first = await alice.expect("state")
+    code, first = await seat_pair(alice, bob, game, options)
     await bob.expect("state", seq=first.seq)
-    return alice, bob, info.room, first
+    return alice, bob, code, first
 
 
 async def test_full_game_to_the_end(peers):

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from protocol.messages import CreateRoom, Error, Event, Join, MakeMove, State
+from protocol.messages import Error, Event, MakeMove, State
 from server.app import GameServer, ServerConfig
 from server.outgoing import Outgoing
 from server.store import GameStarted, MoveRecorded, RoomSaved, Store
-from tests.peer import Peer
-
-
-async def _seated_pair(url: str) -> tuple[Peer, Peer, str, State]:
-    """Two peers seated in a new Othello room; returns them, the room code and the first state."""
-    alice = await Peer.connect(url, "alice")
-    bob = await Peer.connect(url, "bob")
-    info = await alice.request(CreateRoom, game="othello", options={})
-    await alice.request(Join, room=info.room, seat=0)
-    await bob.request(Join, room=info.room, seat=1)
-    return alice, bob, info.room, await alice.expect("state")
+from tests.peer import Peer, seat_pair
 
 
 async def test_a_move_is_on_disk_when_its_state_arrives(tmp_path):
@@ -27,7 +17,9 @@ async def test_a_move_is_on_disk_when_its_state_arrives(tmp_path):
     server = GameServer(ServerConfig(port=0, db=str(path)))
     await server.start()
     try:
-        alice, bob, code, state = await _seated_pair(f"ws://127.0.0.1:{server.port}")
+        url = f"ws://127.0.0.1:{server.port}"
+        alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+        code, state = await seat_pair(alice, bob)
         for ply in range(6):
             mover = alice if state.to_move == [0] else bob
             await mover.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
@@ -45,14 +37,10 @@ async def test_a_move_is_on_disk_when_its_state_arrives(tmp_path):
 async def test_a_players_messages_arrive_in_the_order_decided(peers):
     """A move and a refused move sent back to back: the mover sees the move event, the state, then the error."""
     alice: Peer = await peers("alice")
-    bob: Peer = await peers("bob")
-    info = await alice.request(CreateRoom, game="othello", options={})
-    await alice.request(Join, room=info.room, seat=0)
-    await bob.request(Join, room=info.room, seat=1)
-    state = await alice.expect("state")
+    code, state = await seat_pair(alice, await peers("bob"))
     alice.seen.clear()
-    await alice.send(MakeMove(room=info.room, move=state.legal[0], seq=state.seq))
-    await alice.send(MakeMove(room=info.room, move=state.legal[1], seq=state.seq))
+    await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+    await alice.send(MakeMove(room=code, move=state.legal[1], seq=state.seq))
     await alice.expect("error")
     kinds = [(type(m).__name__, getattr(m, "kind", None) or getattr(m, "code", None)) for m in alice.seen
              if isinstance(m, Event | State | Error)]
