@@ -254,7 +254,7 @@ class Lobby:
         self.rooms[room.code] = room
         client.rooms_created += 1
         out = Outbox(changed=True)
-        out.records.append(room.saved())
+        out.records.append(replace(room.saved(), host_token_hash=client.token_hash))
         out.send({client.session}, replace(room.summary(), id=msg.id))
         return self._after(room, out, now)
 
@@ -350,6 +350,8 @@ class Lobby:
             if game is None:
                 continue
             room = Room(saved.code, game, saved.options, saved.room_options, "", saved.host_name, saved.private)
+            if saved.host_token_hash is not None:
+                room.host = self._held_for(saved.host_token_hash, saved.host_name).session
             self._restore_seats(room, saved, now)
             try:
                 self._restore_game(room, saved)
@@ -360,19 +362,23 @@ class Lobby:
             out.extend(room._ai_turns())
         return out
 
+    def _held_for(self, token_hash: str, name: str) -> Client:
+        """The session a stored token resumes: the one restored already, or a new one waiting for its owner."""
+        client = self.by_token.get(token_hash)
+        if client is None:
+            client = Client(secrets.token_hex(8), name or "player", token_hash, connected=False)
+            self.clients[client.session] = client
+            self.by_token[client.token_hash] = client
+        return client
+
     def _restore_seats(self, room: Room, saved: StoredRoom, now: float) -> None:
-        """Hold each seat for the token that held it; the first seated person hosts the room."""
+        """Hold each seat for the token that held it; rooms stored before hosts were (schema 1): first seated hosts."""
         for record in saved.seats:
             seat = room.seats[record.seat]
             if record.ai_level is not None or record.ai_bot is not None:
                 seat.ai, seat.connected = AiSpec(record.ai_level, record.ai_bot), True
             elif record.token_hash is not None:
-                client = self.by_token.get(record.token_hash)
-                if client is None:
-                    client = Client(secrets.token_hex(8), record.name or "player", record.token_hash,
-                                    connected=False)
-                    self.clients[client.session] = client
-                    self.by_token[client.token_hash] = client
+                client = self._held_for(record.token_hash, record.name or "player")
                 client.rooms.add(room.code)
                 seat.holder, seat.dropped_at = client.member, now
                 room.host = room.host or client.session

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -66,6 +66,8 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX games_by_game ON games(game, id);
     """,
+    # The host's token hash, so the host keeps the room's controls after a restart (NULL for older rooms).
+    1: "ALTER TABLE rooms ADD COLUMN host_token_hash TEXT",
 }
 
 
@@ -83,6 +85,7 @@ class RoomSaved:
     room_options: dict[str, Any]
     host_name: str
     private: bool
+    host_token_hash: str | None = None  # whose resume token holds the host's rights
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +153,7 @@ class StoredRoom:
     host_name: str
     private: bool
     game_no: int
+    host_token_hash: str | None = None
     seats: list[SeatSaved] = field(default_factory=list)
     moves: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None  # set when the current game already finished
@@ -209,9 +213,9 @@ class Store:
         match record:
             case RoomSaved():
                 db.execute("INSERT OR REPLACE INTO rooms (code, game, options, room_options, host_name, private,"
-                           " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           " created_at, host_token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            (record.code, record.game, json.dumps(record.options), json.dumps(record.room_options),
-                            record.host_name, int(record.private), now))
+                            record.host_name, int(record.private), now, record.host_token_hash))
             case SeatSaved():
                 db.execute("INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?)",
                            (record.code, record.seat, record.name, record.token_hash, record.ai_level,
@@ -237,9 +241,10 @@ class Store:
     def unfinished_rooms(self) -> list[StoredRoom]:
         """Every room not closed, with its seats and the move log of its current game."""
         rooms = []
-        for row in self.db.execute("SELECT code, game, options, room_options, host_name, private, game_no"
-                                   " FROM rooms WHERE closed = 0 ORDER BY created_at"):
-            room = StoredRoom(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], bool(row[5]), row[6])
+        for row in self.db.execute("SELECT code, game, options, room_options, host_name, private, game_no,"
+                                   " host_token_hash FROM rooms WHERE closed = 0 ORDER BY created_at"):
+            room = StoredRoom(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], bool(row[5]), row[6],
+                              row[7])
             room.seats = [SeatSaved(room.code, *seat) for seat in self.db.execute(
                 "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
                 (room.code,))]

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from protocol.messages import CreateRoom, Join, MakeMove
+from protocol.messages import AddAi, CreateRoom, Join, MakeMove
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 
@@ -114,3 +114,28 @@ async def test_sigkill_mid_tron_game_restores_paused_then_counts_down(server_pro
     assert over.data["reason"] == "crash"
     await one.close()
     await two.close()
+
+
+async def test_host_keeps_the_rooms_controls_after_a_restart(server_process):
+    """After a restart the room's creator, not whoever sits first, is still the one who may seat an AI."""
+    first = server_process()
+    host = await Peer.connect(first.url, "host")
+    guest = await Peer.connect(first.url, "guest")
+    room = await host.request(CreateRoom, game="tron", options={"players": 3, "countdown_ms": 0})
+    await guest.request(Join, room=room.room, seat=0)
+    await host.request(Join, room=room.room, seat=1)
+    tokens = (host.welcome.token, guest.welcome.token)
+    first.kill()
+    await host.close()
+    await guest.close()
+
+    second = server_process()
+    host = await Peer.connect(second.url, "host", resume=tokens[0])
+    guest = await Peer.connect(second.url, "guest", resume=tokens[1])
+    refused = await guest.request(AddAi, room=room.room, level=1)
+    assert refused.type == "error" and refused.code == "not_allowed"
+    seated = await host.request(AddAi, room=room.room, level=1)
+    assert seated.type == "room" and seated.host == "host"
+    await host.close()
+    await guest.close()
+    assert second.stop() == 0

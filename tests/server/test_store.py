@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
-from server.store import SCHEMA_VERSION, GameFinished, MoveRecorded, RoomSaved, Store, StoreError
+from server.store import MIGRATIONS, SCHEMA_VERSION, GameFinished, MoveRecorded, RoomSaved, Store, StoreError
 
 
 def test_newer_database_is_refused(tmp_path):
@@ -28,6 +28,22 @@ def test_new_database_gets_current_schema_in_wal_mode(tmp_path):
     store = Store(str(tmp_path / "new.db"))
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+
+
+def test_database_of_the_first_schema_is_upgraded_in_place(tmp_path):
+    """A database written by the first release opens: upgraded to the current schema, its open rooms still load."""
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(f"{MIGRATIONS[0]}; PRAGMA user_version = 1;")
+    db.execute("INSERT INTO rooms (code, game, options, room_options, host_name, private, created_at)"
+               " VALUES ('OLD01', 'othello', '{}', '{}', 'ann', 0, 0)")
+    db.commit()
+    db.close()
+    store = Store(str(path))
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    (room,) = store.unfinished_rooms()
+    assert (room.code, room.host_name, room.host_token_hash) == ("OLD01", "ann", None)
     store.close()
 
 
