@@ -110,7 +110,7 @@ class GameServer:
         self._pool: Executor | None = None
         self._server: Server | None = None
         self.metrics = Metrics()
-        self.outgoing = Outgoing(self.store)
+        self.outgoing = Outgoing(self.store, on_backlog=self._not_reading)
         self._closing = False
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -251,6 +251,11 @@ class GameServer:
     def _reply_error(self, ws: ServerConnection, code: ErrorCode, text: str, request_id: int | None) -> None:
         """Send an error to one connection, after whatever was decided for it before (a closed one is skipped)."""
         self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id)))
+
+    def _not_reading(self, ws: ServerConnection) -> None:
+        """A client that stopped reading holds too much unsent data: close it (its seats wait for a resume)."""
+        log.warning("closing a connection that stopped reading (%d bytes unsent)", ws.transport.get_write_buffer_size())
+        self._spawn(ws.close(POLICY_VIOLATION, "not reading"))
 
     async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
         """Close a connection after writing what is still queued for it (an error saying why, say)."""

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from websockets.protocol import State as ConnectionState
+from websockets.server import ServerProtocol
+
 from protocol.messages import Error, Event, MakeMove, State
 from server.app import GameServer, ServerConfig
 from server.outgoing import Outgoing
@@ -60,3 +63,37 @@ async def test_one_bad_decision_does_not_lose_the_others(tmp_path):
     rooms = {room.code: room.moves for room in store.unfinished_rooms()}
     assert rooms == {"A": ["f5"], "B": ["c4"]}
     store.close()
+
+
+class _Transport:
+    """A transport stand-in that keeps what is written; `drains` says whether the network takes it."""
+
+    def __init__(self, drains: bool) -> None:
+        self.drains, self.written = drains, b""
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    def get_write_buffer_size(self) -> int:
+        return 0 if self.drains else len(self.written)
+
+
+class _Connection:
+    """A connection stand-in: a real websockets Sans-I/O protocol over a `_Transport`."""
+
+    def __init__(self, drains: bool) -> None:
+        self.protocol = ServerProtocol(state=ConnectionState.OPEN)
+        self.transport = _Transport(drains)
+
+
+async def test_a_client_that_stops_reading_is_reported_and_the_others_still_get_their_frames():
+    """A connection whose unsent data passes the cap is handed to the server to close; readers are unaffected."""
+    reported = []
+    outgoing = Outgoing(None, on_backlog=reported.append, max_backlog=1000)
+    reader, sleeper = _Connection(drains=True), _Connection(drains=False)
+    for n in range(3):
+        outgoing.add_frame([reader, sleeper], bytes([n]) * 400)
+        outgoing.flush()
+    assert reported == [sleeper]  # only once its backlog (3 x ~400 bytes) passed 1000
+    assert reader.transport.written == sleeper.transport.written
+    assert reader.transport.written.count(b"\x82\x7e\x01\x90") == 3  # three binary frames of 400 bytes, in one each
