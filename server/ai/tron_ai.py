@@ -12,10 +12,11 @@ mover's next move, so who sees whose move alternates down the tree instead of fa
 every tick. Ticks resolve as in tron.py: a target that is a wall or trail crashes, the same target crashes
 both, and swapping heads crashes both (each runs into the other's head, which is trail). Leaves are scored
 by Voronoi territory (a1k0n's squares-and-edges form); squares both reach at once count for nobody. A mutual
-crash is valued below everything but a sure loss, so a chaser cannot force draws. The floodfill bot uses
-the plain form, two plies per tick (`TronEngine`). Apart, each rider only fills its own space: we search
-our moves alone, scored by a chamber-aware estimate of the squares still reachable. Three or four riders:
-a greedy pick of the safe move with the largest Voronoi share.
+crash this tick or the next is valued below everything but a sure loss, so a chaser cannot force draws;
+level 5 values one further ahead as an even position, so it still races the opponent to a contested gap.
+The floodfill bot uses the plain form, two plies per tick (`TronEngine`). Apart, each rider only fills its
+own space: we search our moves alone, scored by a chamber-aware estimate of the squares still reachable.
+Three or four riders: a greedy pick of the safe move with the largest Voronoi share.
 """
 
 from __future__ import annotations
@@ -49,10 +50,17 @@ BOTS: dict[str, str] = {
 CELL = 55
 EDGE = 97
 DRAW_PENALTY = 150_000
-"""A mutual crash seen by the AI's own side: worse than anything but a sure loss. The search underrates us
-in close fights (the opponent sees our first move), so with a small penalty the AI takes a draw a chaser
-offers where it would in fact have won (measured at 100 ms on the official maps: 80-89% against the chaser
-with penalties of 150-20_000, 96% with this, 99% with this and the tick engine)."""
+"""A mutual crash this tick or the next (`NEAR_DRAW_TICKS`), seen by the AI's own side: worse than anything
+but a sure loss. The search underrates us in close fights (the opponent sees our first move), so with a
+small penalty here the AI takes a head-on draw a chaser offers where it would in fact have won (measured
+at 100 ms on the official maps: 90-95% against the chaser with penalties of 0-40_000, 97-100% with this)."""
+NEAR_DRAW_TICKS = 2
+"""Mutual crashes within this many ticks of the root cost `DRAW_PENALTY`; later ones `FAR_DRAW_PENALTY`."""
+FAR_DRAW_PENALTY = 0
+"""What a mutual crash further ahead costs level 5: a draw is worth what an even position is, so it does not
+give up a contested gap to a rider that goes for it (a penalty this large everywhere lost those races
+against the floodfill bot on keyhole, gate, 15x16, ...: 73-76% instead of 77-82%). Levels 1-4 keep
+`DRAW_PENALTY` for every draw."""
 APART = 50_000
 """Apart, more space to fill is a near-certain win: this much plus `APART_CELL` per square of lead."""
 APART_CELL = 500
@@ -70,11 +78,14 @@ NEXT_DEPTH_SHARE = 0.4
 """Do not start a deeper iteration after this share of the time: it would almost surely not finish."""
 MAX_TICK_DEPTH = 60
 """The deepest search without a level cap (the clock stops it long before)."""
-LEVEL_PLAN: dict[int, tuple[int | None, int]] = {1: (1, 150), 2: (3, 80), 3: (5, 60), 4: (7, 30), 5: (None, 0)}
+LEVEL_PLAN: dict[int, tuple[int | None, int]] = {1: (1, 150), 2: (3, 80), 3: (5, 30), 4: (5, 0), 5: (None, 0)}
 """Each level's depth cap in tick-engine plies and its root-move noise (hundredths of `UNIT`). Caps are odd:
 every horizon ends on the opponent answering our move. The shared caps 1-4 gave levels 2 and 4 even
 horizons (a tempo the wrong way) and left levels 1-4 unordered; caps 1, 3, 5, 7 left level 5 only 53%
-against level 4 (46 games at 100 ms), so level 4 stops at 5 plies."""
+against level 4 (46 games at 100 ms), so level 4 stops at 5 plies; with level 3 at noise 60 and level 4 at
+noise 30 the steps 3-2 and 4-3 were 53-57%, so level 3 has noise 30 and level 4 none."""
+LEVEL_FAR_DRAW: dict[int, int] = {5: FAR_DRAW_PENALTY}
+"""Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw."""
 CHECK_EVERY = 8
 """Nodes between the core's looks at the clock: a Tron node floods the board, so a tick's budget is few nodes."""
 FLOODFILL_MS = 900
@@ -317,6 +328,10 @@ class TickEngine:
     """
 
     draw_penalty = DRAW_PENALTY
+    far_draw_penalty = DRAW_PENALTY
+    """What a mutual crash `NEAR_DRAW_TICKS` or more ticks after the root costs (see `draw_cost`)."""
+    root_open: int | None = None
+    """The root's open-square count, set by the caller; a tick takes two squares, so it dates a position."""
     depth_step = 2
     """The core deepens by whole ticks plus our commit: depths 1, 3, 5, ... (see `search_depths`)."""
     check_every = CHECK_EVERY
@@ -370,15 +385,22 @@ class TickEngine:
         over = pos[5]
         if not over:
             return None
-        ours = WIN if over == WON else -WIN if over == LOST else -self.draw_penalty
+        ours = WIN if over == WON else -WIN if over == LOST else -self.draw_cost(pos[0])
         return ours if pos[4] else -ours
+
+    def draw_cost(self, free: Mask) -> int:
+        """What a mutual crash costs us, `free` being the open squares of the tick it happens in."""
+        if self.root_open is None or (self.root_open - free.bit_count()) >> 1 < NEAR_DRAW_TICKS:
+            return self.draw_penalty
+        return self.far_draw_penalty
 
     def evaluate(self, pos: TickPosition) -> int:
         """The static score for the mover, the other's committed move made; raises _Timeout past the deadline."""
         if self.armed and self.deadline is not None and time.perf_counter() > self.deadline:
             raise _Timeout
         free, mover, other, committed, mover_is_us, _ = pos
-        draw = -self.draw_penalty if mover_is_us else self.draw_penalty
+        cost = self.draw_cost(free)
+        draw = -cost if mover_is_us else cost
         if not committed:
             return territory_score(self.stride, free, mover, other, False, draw)
         if not free >> committed & 1:
@@ -694,6 +716,8 @@ def _level_move(
     if not voronoi(grid.open, grid.stride, ours, theirs).touching:
         return fill_move(grid.open, grid.stride, ours, deadline, max_depth)
     engine = TickEngine(grid.stride)
+    engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)
+    engine.root_open = grid.open.bit_count()
     root = (grid.open, ours, theirs, 0, True, 0)
     limits = Limits(time_ms=max(1, int((deadline - time.perf_counter()) * 1000)), depth=max_depth or MAX_TICK_DEPTH)
     move, info = search(engine, root, limits, rng=rng, noise=noise * UNIT // 100)

@@ -154,6 +154,43 @@ def test_head_on_meetings_crash_both(row: str) -> None:
     assert GAME.apply(state, {0: EAST, 1: WEST}).result.winners == (0, 1)
 
 
+def _head_on(row: str, far_penalty: int) -> tuple[int, int]:
+    """The tick at which two riders driving at each other along a one-square corridor crash into each other,
+    and what that crash is worth to the side to move, with `far_penalty` for crashes far from the root."""
+    state = state_from(f"{len(row)} 3\n{'#' * len(row)}\n{row}\n{'#' * len(row)}")
+    grid = grid_of(state)
+    engine = TickEngine(grid.stride)
+    engine.far_draw_penalty = far_penalty
+    engine.root_open = grid.open.bit_count()
+    pos = engine.play((grid.open, grid.heads[0], grid.heads[1], 0, True, 0), EAST)
+    ticks = 0
+    while pos[5] == 0:
+        forward = WEST if pos[4] is False else EAST
+        pos = engine.play(pos, forward * 5 + forward)
+        ticks += 1
+    assert pos[5] == DRAWN
+    return ticks, engine.terminal(pos)
+
+
+def test_near_draws_cost_the_full_penalty_far_ones_the_far_penalty() -> None:
+    """Level 5's search dreads a head-on crash this tick or the next (a chaser could force it) but values a
+    crash further ahead at the far penalty, so it still contests a gap the opponent is racing it to."""
+    near_tick, near_value = _head_on("#1 2#", 7)
+    assert near_tick <= tron_ai.NEAR_DRAW_TICKS
+    assert abs(near_value) == tron_ai.DRAW_PENALTY
+    far_tick, far_value = _head_on("#1" + " " * 8 + "2#", 7)
+    assert far_tick > tron_ai.NEAR_DRAW_TICKS
+    assert abs(far_value) == 7
+
+
+def test_engines_without_a_root_date_pay_the_full_penalty() -> None:
+    """A tick engine nobody dated (bench positions) values every draw at the full penalty, and only level 5
+    is given the cheap far draws: levels 1-4 never court a collision."""
+    engine = TickEngine(9)
+    assert engine.draw_cost(0) == engine.draw_cost(1 << 40) == tron_ai.DRAW_PENALTY
+    assert all(level == 5 for level in tron_ai.LEVEL_FAR_DRAW)
+
+
 def test_parity_bound_is_never_below_the_longest_ride() -> None:
     """The checkerboard bound the filling search trusts never promises less than a rider can really ride."""
     rng = random.Random(22)
