@@ -38,6 +38,15 @@ async def _play(players: dict[int, Peer], code: str, state, rng: random.Random, 
     return state, made
 
 
+async def _kill_and_restart(server_process, first: ServerProcess, *peers: Peer) -> tuple[ServerProcess, list[str]]:
+    """SIGKILL the server, drop its peers, start a new server on the same database; returns it and their tokens."""
+    tokens = [peer.welcome.token for peer in peers]
+    first.kill()
+    for peer in peers:
+        await peer.close()
+    return server_process(), tokens
+
+
 @pytest.mark.parametrize("game", ["othello", "pentago"])
 async def test_sigkill_mid_game_then_resume_and_finish(server_process, game):
     """After SIGKILL and a restart on the same database, both players resume their seats and finish the game."""
@@ -51,12 +60,7 @@ async def test_sigkill_mid_game_then_resume_and_finish(server_process, game):
     rng = random.Random(11)
     state, before = await _play({0: alice, 1: bob}, room.room, state, rng, plies=10)
     board_before = state.view["board"]
-    tokens = (alice.welcome.token, bob.welcome.token)
-    first.kill()
-    await alice.close()
-    await bob.close()
-
-    second = server_process()
+    second, tokens = await _kill_and_restart(server_process, first, alice, bob)
     alice = await Peer.connect(second.url, "alice", resume=tokens[0])
     bob = await Peer.connect(second.url, "bob", resume=tokens[1])
     resumed = await alice.expect("state")
@@ -95,12 +99,7 @@ async def test_sigkill_mid_tron_game_restores_paused_then_counts_down(server_pro
     await two.request(Join, room=room.room, seat=1)
     await one.expect("state")
     seen = [await one.expect("tick") for _ in range(3)]
-    first.kill()
-    tokens = (one.welcome.token, two.welcome.token)
-    await one.close()
-    await two.close()
-
-    second = server_process()
+    second, tokens = await _kill_and_restart(server_process, first, one, two)
     one = await Peer.connect(second.url, "one", resume=tokens[0])
     paused = await one.expect("state")
     assert paused.status == "paused"
@@ -124,12 +123,7 @@ async def test_host_keeps_the_rooms_controls_after_a_restart(server_process):
     room = await host.request(CreateRoom, game="tron", options={"players": 3, "countdown_ms": 0})
     await guest.request(Join, room=room.room, seat=0)
     await host.request(Join, room=room.room, seat=1)
-    tokens = (host.welcome.token, guest.welcome.token)
-    first.kill()
-    await host.close()
-    await guest.close()
-
-    second = server_process()
+    second, tokens = await _kill_and_restart(server_process, first, host, guest)
     host = await Peer.connect(second.url, "host", resume=tokens[0])
     guest = await Peer.connect(second.url, "guest", resume=tokens[1])
     refused = await guest.request(AddAi, room=room.room, level=1)
