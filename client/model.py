@@ -460,6 +460,8 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
         return f"{session.who(seat)} has no move and passes"
     if event.kind == "crash":
         return f"{session.who(seat)} crashed"
+    if event.kind == "retired":
+        return f"{session.who(seat)} {'forfeits' if data.get('reason') == 'forfeit' else 'resigns'} and drops out"
     if event.kind == "rematch":
         return f"{session.who(seat)} wants a rematch"
     if event.kind == "game_over":

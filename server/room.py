@@ -182,6 +182,7 @@ class Room:
         self.result: Outcome | None = None
         self.events: deque[Event] = deque(maxlen=EVENT_HISTORY)
         self.pending: dict[int, Any] = {}  # simultaneous games: each seat's latest move this tick
+        self.retiring: dict[int, Any] = {}  # simultaneous games: seats that resigned, with their retire move
         self.rematch_votes: set[int] = set()
         self.empty_since: float | None = None
 
@@ -283,7 +284,7 @@ class Room:
         self.spectators.discard(session)
         if mine is not None:
             if self.status in ("playing", "paused"):
-                out.extend(self._finish_by(mine.index, "resign"))
+                out.extend(self._concede(mine.index, "resign"))
             self._vacate(mine, out)
             out.extend(self._event("left", {"seat": mine.index}))
         return out
@@ -352,8 +353,9 @@ class Room:
         grace = self.room_options["grace_s"]
         for seat in self.seats:
             if seat.holder is not None and not seat.connected and seat.dropped_at is not None \
-                    and now - seat.dropped_at >= grace:
-                return self._finish_by(seat.index, "forfeit")
+                    and now - seat.dropped_at >= grace and seat.index in self.game.to_move(self.state) \
+                    and seat.index not in self.retiring:
+                return self._concede(seat.index, "forfeit")
         return Outbox()
 
     # -- AI seats -------------------------------------------------------------------------------------
@@ -399,6 +401,7 @@ class Room:
         self.status = "playing"
         self.moves, self.last_move, self.result = [], None, None
         self.pending.clear()
+        self.retiring.clear()
         self.rematch_votes.clear()
         self.game_no += 1
         self.seq += 1
@@ -437,6 +440,8 @@ class Room:
             raise Refusal(ErrorCode.STALE, f"that move was made on state {seq}; the room is at {self.seq}")
         move = self._parse(text)
         if self.game.simultaneous:
+            if seat.index in self.retiring:
+                raise Refusal(ErrorCode.NOT_ALLOWED, "you resigned: your cycle stops on the next tick")
             self.pending[seat.index] = move
             return Outbox()
         out = self._apply({seat.index: move}, {})
@@ -532,9 +537,11 @@ class Room:
         """A live game's clock fired: apply every living seat's latest move (or its default) at once."""
         if self.status != "playing" or not self.game.simultaneous:
             return Outbox()
-        moves = {seat: self.pending[seat] if seat in self.pending else self._unsent(seat)
-                 for seat in sorted(self.game.to_move(self.state))}
+        riding = sorted(self.game.to_move(self.state))
+        chosen = {seat: self.retiring.get(seat, self.pending.get(seat)) for seat in riding}
+        moves = {seat: self._unsent(seat) if move is None else move for seat, move in chosen.items()}
         self.pending.clear()
+        self.retiring.clear()
         return self._apply(moves, {})
 
     def _unsent(self, seat: int) -> Any:
@@ -548,7 +555,8 @@ class Room:
         if self.status != "playing" or seq != self.seq or self.seats[seat].player is None:
             return Outbox()
         if self.game.simultaneous:
-            self.pending[seat] = self._parse(text)
+            if seat not in self.retiring:
+                self.pending[seat] = self._parse(text)
             return Outbox()
         return self._apply({seat: self._parse(text)}, {seat: info})
 
@@ -566,7 +574,8 @@ class Room:
         return out
 
     def resign(self, session: str) -> Outbox:
-        """A player concedes; the other seats share the win."""
+        """A player concedes: the game ends (the other seats share the win) or, in a live game of three or more,
+        the player's rider drops out and the others play on."""
         seat = self.seat_of(session)
         if seat is None:
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you have no seat in room {self.code}")
@@ -574,7 +583,22 @@ class Room:
             raise Refusal(ErrorCode.GAME_OVER, "the game is already over")
         if self.status == "waiting":
             raise Refusal(ErrorCode.NOT_ALLOWED, "the game has not started yet")
-        return self._finish_by(seat.index, "resign")
+        if self.game.simultaneous and seat.index not in self.game.to_move(self.state):
+            raise Refusal(ErrorCode.NOT_ALLOWED, "your cycle is already out; the others ride on")
+        return self._concede(seat.index, "resign")
+
+    def _concede(self, seat: int, reason: str) -> Outbox:
+        """`seat` gives up: in a live game that plays on without it, its rider stops on the next tick; else it ends.
+
+        The retire move goes into that tick's joint move, so the log (and a restored game) has it.
+        """
+        if self.game.simultaneous and seat not in self.game.to_move(self.state):
+            return Outbox()  # already out (crashed earlier): there is nothing left to concede
+        retire = self.game.retire_move(self.state, seat) if self.game.simultaneous else None
+        if retire is None:
+            return self._finish_by(seat, reason)
+        self.retiring[seat] = retire
+        return self._event("retired", {"seat": seat, "reason": reason})
 
     def _finish_by(self, loser: int, reason: str) -> Outbox:
         """End the game against `loser` (resignation, forfeit) and announce it."""
@@ -589,6 +613,7 @@ class Room:
         self.result = outcome
         self.status = "finished"
         self.pending.clear()
+        self.retiring.clear()
         players = [{"seat": s.index, "label": s.label, "name": s.summary()["name"], "ai": s.ai is not None}
                    for s in self.seats]
         out = Outbox(changed=True)

@@ -185,6 +185,14 @@ class Game(ABC):
     def format_move(self, state: Any, move: Any) -> str:
         """The wire / notation form of `move` made in `state`."""
 
+    def retire_move(self, state: Any, seat: int) -> Any | None:
+        """A move taking `seat` out of the game while the others play on, or None: conceding ends the game.
+
+        Games of three or more players override it (a Tron rider who resigns stops on the next tick and the
+        others ride on). The move goes into the move log like any other, so a restored game replays it.
+        """
+        return None
+
     def legal_notation(self, state: Any, seat: int) -> list[str]:
         """Every legal move of `seat`, formatted: what each `state` message lists (games may do it faster)."""
         return [self.format_move(state, move) for move in self.legal_moves(state, seat)]

@@ -55,6 +55,8 @@ EMPTY = 0
 WALL = 255
 MIN_PLAYERS, MAX_PLAYERS, DEFAULT_PLAYERS = 2, 4, 2
 NO_MOVE = "-"  # a seat's entry in a joint move when it sent nothing (dead, or left to its default)
+RETIRE = 5  # the move of a rider who resigned: it stops where it is, as if it had crashed
+RETIRE_MARK = "x"  # RETIRE's entry in a joint move (never a move a client can send)
 
 MAP_WALL, MAP_EMPTY = "#", " "
 _START_CHARS = "".join(str(seat + 1) for seat in range(MAX_PLAYERS))
@@ -393,16 +395,18 @@ def advance(state: TronState, joint: tuple[Direction, ...]) -> TronState:
     width, height, cells = state.width, state.height, state.cells
     riders = _seats(state.alive)
     targets: dict[int, Square] = {}
-    crashed: set[int] = set()
+    crashed = {seat for seat in riders if joint[seat] == RETIRE}
     for seat in riders:
+        if seat in crashed:
+            continue
         x, y = state.heads[seat]
         dx, dy = STEPS[joint[seat]]
         tx, ty = x + dx, y + dy
         targets[seat] = (tx, ty)
         if not (0 <= tx < width and 0 <= ty < height) or cells[ty * width + tx] != EMPTY:
             crashed.add(seat)
-    for seat in riders:
-        if any(other != seat and targets[other] == targets[seat] for other in riders):
+    for seat, target in targets.items():
+        if any(other != seat and there == target for other, there in targets.items()):
             crashed.add(seat)
     return _moved(state, joint, riders, targets, crashed)
 
@@ -419,7 +423,8 @@ def _moved(
     heads = list(state.heads)
     dirs = list(state.dirs)
     for seat in riders:
-        dirs[seat] = joint[seat]
+        if joint[seat] != RETIRE:
+            dirs[seat] = joint[seat]
         if seat not in crashed:
             x, y = heads[seat] = targets[seat]
             cells[y * state.width + x] = seat + 1
@@ -427,7 +432,8 @@ def _moved(
     survivors = [seat for seat in riders if seat not in crashed]
     result = None
     if len(survivors) == 1:
-        result = Outcome((survivors[0],), "crash")
+        retired = all(joint[seat] == RETIRE for seat in crashed)
+        result = Outcome((survivors[0],), "resign" if retired else "crash")
     elif not survivors:
         result = Outcome(tuple(sorted(crashed)), "crash")
     return TronState(
@@ -622,11 +628,19 @@ class Tron(Game):
 
     @staticmethod
     def _check_move(state: TronState, seat: Any, move: Any) -> None:
-        """Refuse a move for a seat that is not riding, or a move that is not a direction."""
+        """Refuse a move for a seat that is not riding, or a move that is not a direction (or, with three or more
+        seats, RETIRE)."""
         if not (_is_seat(seat, len(state.alive)) and state.alive[seat]):
             raise IllegalMove(f"seat {_short(seat)} is not riding")
-        if not _is_direction(move):
+        retiring = len(state.alive) > 2 and move == RETIRE and not isinstance(move, bool)
+        if not _is_direction(move) and not retiring:
             raise IllegalMove(f"{_short(move)} is not a direction")
+
+    def retire_move(self, state: TronState, seat: int) -> Direction | None:
+        """RETIRE for a riding seat when three or more started: the rider stops and the others ride on."""
+        if len(state.alive) > 2 and state.result is None and _is_seat(seat, len(state.alive)) and state.alive[seat]:
+            return RETIRE
+        return None
 
     def outcome(self, state: TronState) -> Outcome | None:
         """Who won once at most one cycle is left riding."""
@@ -660,16 +674,17 @@ class Tron(Game):
         return DIRECTION_NAMES[move]
 
     def format_joint(self, moves: Mapping[int, Direction], seats: int | None = None) -> str:
-        """A tick's moves as one string in seat order, e.g. "E W" or "N - S", "-" where a seat sent none.
+        """A tick's moves as one string in seat order, e.g. "E W" or "N - S", "-" where a seat sent none,
+        "x" where a rider resigned.
 
         `seats` (the seat count) adds the "-" of trailing seats; without it the string stops at the last
         seat that moved, which parse_joint reads the same way.
         """
         count = seats if seats is not None else max(moves, default=-1) + 1
-        return " ".join(DIRECTION_NAMES[moves[seat]] if seat in moves else NO_MOVE for seat in range(count))
+        return " ".join(_joint_entry(moves[seat]) if seat in moves else NO_MOVE for seat in range(count))
 
     def parse_joint(self, state: TronState, text: str) -> dict[int, Direction]:
-        """The moves of a format_joint string; "-" or a missing entry leaves that seat out of the map.
+        """The moves of a format_joint string ("x" is RETIRE); "-" or a missing entry leaves that seat out.
 
         A living seat left out makes its default move in `apply`, so a replay is exact either way.
         """
@@ -680,7 +695,7 @@ class Tron(Game):
         for seat, entry in enumerate(entries):
             if entry == NO_MOVE:
                 continue
-            move = self.parse_move(state, entry)
+            move = RETIRE if entry == RETIRE_MARK else self.parse_move(state, entry)
             self._check_move(state, seat, move)
             moves[seat] = move
         return moves
@@ -710,6 +725,11 @@ class Tron(Game):
     def transcript(self, moves: list[str]) -> str:
         """The ticks' joint moves separated by " / ", e.g. "E W / E S / N -"."""
         return " / ".join(moves)
+
+
+def _joint_entry(move: Direction) -> str:
+    """One seat's entry in a joint move: its direction letter, or RETIRE_MARK for a rider who resigned."""
+    return RETIRE_MARK if move == RETIRE else DIRECTION_NAMES[move]
 
 
 def _is_direction(move: Any) -> bool:

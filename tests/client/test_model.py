@@ -13,6 +13,7 @@ from client.model import (
     RoomPlan,
     RoomSession,
     SeatPlan,
+    describe_event,
     describe_result,
     headline,
     options_summary,
@@ -20,7 +21,7 @@ from client.model import (
 )
 from client.widgets.pentago import QUADRANTS, turn_rows, turned_cell
 from client.widgets.tron import TronGrid
-from protocol.messages import AddAi, Join, RoomInfo, State
+from protocol.messages import AddAi, Event, Join, RoomInfo, State
 from server.games.othello import Othello
 from server.games.pentago import Pentago, parse_notation
 from server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
@@ -153,3 +154,12 @@ def test_tron_grid_follows_deltas_like_full_states():
         state = after
     full = TronGrid.from_view(game.view(state))
     assert grid.cells == full.cells and grid.heads == full.heads and grid.dirs == [WEST, EAST]
+
+
+def test_a_rider_who_drops_out_is_named_in_the_log():
+    """In multi-rider Tron a resignation or forfeit gets a log line saying that rider drops out."""
+    session = RoomSession("R", "spectator", None)
+    resigned = Event(room="R", kind="retired", seq=3, data={"seat": 1, "reason": "resign"})
+    forfeited = Event(room="R", kind="retired", seq=4, data={"seat": 2, "reason": "forfeit"})
+    assert describe_event(resigned, session) == "seat 2 resigns and drops out"
+    assert describe_event(forfeited, session) == "seat 3 forfeits and drops out"

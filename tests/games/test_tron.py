@@ -17,6 +17,7 @@ from server.games.base import BadOptions, IllegalMove, Notice
 from server.games.tron import (
     EAST,
     NORTH,
+    RETIRE,
     SOUTH,
     WEST,
     MapError,
@@ -663,3 +664,46 @@ def test_perft_on_test_board(depth, leaves):
     # Player 1 can only ride S then E, player 2 only W then S; the other 15 joint moves of each tick end
     # the game (a leaf each), and on tick 3 the two heads face each other with nowhere left to go.
     assert perft(new_state(official_maps()["test-board"]), depth) == leaves
+
+
+def _three_riders() -> TronState:
+    """A fresh random three-rider arena."""
+    return GAME.initial_state(GAME.validate_options({"players": 3, "seed": 4}))
+
+
+def test_a_resigning_rider_stops_and_the_others_ride_on():
+    """In a three-rider game a resignation takes that rider out on the tick; the game goes on for the other two."""
+    state = _three_riders()
+    retire = GAME.retire_move(state, 1)
+    assert retire == RETIRE
+    after = GAME.apply(state, {1: retire})
+    assert after.alive == (True, False, True) and after.result is None
+    assert after.heads[1] == state.heads[1] and after.heads[0] != state.heads[0]
+    assert GAME.to_move(after) == {0, 2} and GAME.retire_move(after, 1) is None
+
+
+def test_a_resignation_is_logged_and_replays():
+    """A tick with a resignation is written with "x" and parses back to the same tick (restored games replay it)."""
+    state = _three_riders()
+    moves = {0: EAST, 1: RETIRE, 2: WEST}
+    notation = GAME.format_joint(moves, 3)
+    assert notation.split()[1] == "x"
+    assert GAME.parse_joint(state, notation) == moves
+    assert GAME.apply(state, GAME.parse_joint(state, notation)) == GAME.apply(state, moves)
+
+
+def test_the_last_rider_left_by_a_resignation_wins_by_resignation():
+    """When a resignation leaves one rider, that rider wins and the reason says why."""
+    state = GAME.apply(_three_riders(), {0: RETIRE})
+    final = GAME.apply(state, {2: RETIRE})
+    assert final.result is not None and final.result.winners == (1,) and final.result.reason == "resign"
+
+
+def test_two_rider_games_have_no_retire_move():
+    """With two riders a resignation ends the game (the room finishes it), so the rules offer no retire move."""
+    state = new_state(official_maps()["joust"])
+    assert GAME.retire_move(state, 0) is None
+    with pytest.raises(IllegalMove):
+        GAME.apply(state, {0: RETIRE, 1: EAST})
+    with pytest.raises(IllegalMove):
+        GAME.parse_move(state, "x")

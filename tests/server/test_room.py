@@ -141,3 +141,23 @@ def test_rematch_after_a_player_left_waits_for_a_new_one():
     carol = _client(lobby, "carol")
     out = lobby.handle(carol, Join(room=room.code), 0.0)
     assert _sent(out, "state")[-1][1].status == "playing" and room.game_no == 2
+
+
+def test_a_resignation_in_a_three_rider_game_takes_out_one_rider():
+    """In three-rider Tron a resign drops that rider on the next tick (logged as "x"); the other two play on."""
+    lobby = Lobby()
+    riders = [_client(lobby, name) for name in ("ann", "bo", "cy")]
+    out = lobby.handle(riders[0], CreateRoom(game="tron", options={"players": 3, "seed": 4, "countdown_ms": 0}), 0.0)
+    code = _sent(out, "room")[0][1].room
+    for seat, session in enumerate(riders):
+        lobby.handle(session, Join(room=code, seat=seat), 0.0)
+    room = lobby.rooms[code]
+    out = lobby.handle(riders[1], Resign(room=code), 0.0)
+    assert [m.kind for _, m in _sent(out, "event")] == ["retired"] and room.status == "playing"
+    refused = _sent(lobby.handle(riders[1], MakeMove(room=code, move="N"), 0.0), "error")[0][1]
+    assert refused.code == "not_allowed"
+    out = lobby.tick(code, 1.0)
+    assert out.records == [MoveRecorded(code, 1, 0, room.moves[0])] and room.moves[0].split()[1] == "x"
+    assert room.status == "playing" and room.state.alive == (True, False, True)
+    again = _sent(lobby.handle(riders[1], Resign(room=code), 0.0), "error")[0][1]
+    assert again.code == "not_allowed"
