@@ -238,6 +238,7 @@ class Player:
         self.busy = False  # thinking or waiting out the rate before a move: the stop must wait for it too
         self.parked: State | None = None  # the state that arrived before the go
         self.sent_at: float | None = None  # when the move awaiting its state was sent
+        self.voted = False  # asked for a rematch of the current game
 
     async def read(self) -> None:
         """Handle every frame until the connection closes."""
@@ -305,7 +306,17 @@ class Player:
             await self.act(parked)
 
     async def act(self, state: State) -> None:
-        """Answer a state (players override this)."""
+        """Answer a state: play while the game is on, ask for a rematch once it is over."""
+        if self.window.stopping(time.monotonic()):
+            return
+        if state.status == "finished" and not self.voted:
+            self.voted = True
+            await self.send(Rematch(room=state.room))
+        elif state.status == "playing":
+            await self.play(state)
+
+    async def play(self, state: State) -> None:
+        """Make this player's move in a running game (idle connections never get one)."""
 
     def note_new_game(self) -> None:
         """Open a log for a new game; after a rematch the seats have rotated by one, if no `joined` said so."""
@@ -313,6 +324,7 @@ class Player:
             self.seat = (self.seat + 1) % SEATS
         self.seat_told = False
         self.games.append(GameLog(self.seat))
+        self.voted = False
 
     def on_joined(self, joined: Joined) -> None:
         """Our room and seat, on joining and (from servers that say so) after each rematch's rotation."""
@@ -324,10 +336,6 @@ class TurnPlayer(Player):
 
     think_s = 0.0
     measured = True  # its round trips are the load's figures
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.voted = False
 
     async def on_message(self, msg: Message) -> None:
         """Route the frames a turn-based player cares about."""
@@ -350,7 +358,6 @@ class TurnPlayer(Player):
             self.sent_at = None
         if not self.games or (state.status == "playing" and not state.moves and self._current_started()):
             self.note_new_game()
-            self.voted = False
         if self.games:
             self.games[-1].final = state
         if not self.window.started:
@@ -373,14 +380,9 @@ class TurnPlayer(Player):
             self.tally.ai_moves += 1
             self.tally.ai_fallbacks += bool(info.get("fallback"))
 
-    async def act(self, state: State) -> None:
-        """Move if it is our turn, ask for a rematch if the game is over."""
-        if self.window.stopping(time.monotonic()):
-            return
-        if state.status == "finished" and not self.voted:
-            self.voted = True
-            await self.send(Rematch(room=state.room))
-        elif state.status == "playing" and self.seat in state.to_move and state.legal:
+    async def play(self, state: State) -> None:
+        """Move if it is our turn."""
+        if self.seat in state.to_move and state.legal:
             await self.move(state)
 
     async def move(self, state: State) -> None:
@@ -417,7 +419,6 @@ class TronRider(Player):
         self.head: tuple[int, int] = (0, 0)
         self.heading = 0
         self.alive = False
-        self.voted = False
 
     async def on_message(self, msg: Message) -> None:
         """Route the frames a rider cares about."""
@@ -437,7 +438,6 @@ class TronRider(Player):
         view = state.view
         if state.status == "playing" and view.get("tick") == 0:
             self.note_new_game()
-            self.voted = False
             self.width = view["width"]
             self.blocked = bytearray(ch != " " for row in view["board"] for ch in row)
             self._moved(view["heads"], view["alive"])
@@ -467,15 +467,9 @@ class TronRider(Player):
         self.head = tuple(heads[self.seat])  # type: ignore[assignment]
         self.alive = bool(alive[self.seat])
 
-    async def act(self, state: State) -> None:
-        """Steer in a live game, ask for a rematch after one."""
-        if self.window.stopping(time.monotonic()):
-            return
-        if state.status == "finished" and not self.voted:
-            self.voted = True
-            await self.send(Rematch(room=state.room))
-        elif state.status == "playing":
-            await self.steer()
+    async def play(self, state: State) -> None:
+        """Steer in a live game."""
+        await self.steer()
 
     async def steer(self) -> None:
         """Keep on mostly straight, else turn at random to an open square; a move too soon is dropped."""
