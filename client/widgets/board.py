@@ -9,15 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Offset, Region
 from textual.message import Message
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Input, Static
+
+
+class StyledBoard(Widget):
+    """A board drawn line by line (the Line API) in the colours its component classes take from the CSS."""
+
+    COMPONENT_PREFIX: ClassVar[str] = ""
+    """The widget's component classes are named "<prefix>--<part>", e.g. "othello-board--label"."""
+
+    def _surface(self, name: str) -> Style:
+        """A component drawn on the widget's own background, with theme colours blended onto it."""
+        return self.get_component_rich_style(f"{self.COMPONENT_PREFIX}--{name}")
+
+    def _part(self, name: str) -> Style:
+        """A component style (just the part the CSS sets), to add onto a cell's background."""
+        return self.get_component_rich_style(f"{self.COMPONENT_PREFIX}--{name}", partial=True)
 
 
 class MoveChosen(Message):

@@ -16,9 +16,8 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 
-from client.widgets.board import BLANK, DISC, DOT, Grid, MoveChosen, Position, fit_grid
+from client.widgets.board import BLANK, DISC, DOT, Grid, MoveChosen, Position, StyledBoard, fit_grid
 
 FILES = "abcdefghij"
 LABEL_W = 3  # rank numbers up to "10" and a space
@@ -39,9 +38,10 @@ def parse_square(name: str) -> tuple[int, int] | None:
     return int(name[1:]) - 1, FILES.index(name[0])
 
 
-class OthelloBoard(Widget, can_focus=True):
+class OthelloBoard(StyledBoard, can_focus=True):
     """An Othello position you can play on with keys or the mouse; posts `MoveChosen("f5")`."""
 
+    COMPONENT_PREFIX = "othello-board"
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "othello-board--light", "othello-board--dark", "othello-board--black", "othello-board--white",
         "othello-board--hint", "othello-board--cursor", "othello-board--last", "othello-board--flipped",
@@ -120,14 +120,6 @@ class OthelloBoard(Widget, can_focus=True):
             self.post_message(MoveChosen(name))
 
     # -- drawing ---------------------------------------------------------------------------------------
-    def _surface(self, name: str) -> Style:
-        """A component drawn on the widget's own background, with theme colours blended onto it."""
-        return self.get_component_rich_style(f"othello-board--{name}")
-
-    def _part(self, name: str) -> Style:
-        """A component style (just the part the CSS sets)."""
-        return self.get_component_rich_style(f"othello-board--{name}", partial=True)
-
     def render_line(self, y: int) -> Strip:
         """One line of the board: the file letters, or a slice of one row of squares."""
         base = self.rich_style

@@ -20,9 +20,8 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Offset, Region
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 
-from client.widgets.board import CELL_SIZES, DISC, MoveChosen, Position
+from client.widgets.board import CELL_SIZES, DISC, MoveChosen, Position, StyledBoard
 
 SIZE = 6
 FILES = "abcdef"
@@ -168,9 +167,10 @@ def fit_layout(width: int, height: int) -> PentagoLayout:
     return PentagoLayout(cell_w, cell_h, left, top)
 
 
-class PentagoBoard(Widget, can_focus=True):
+class PentagoBoard(StyledBoard, can_focus=True):
     """A Pentago position you can play on; posts `MoveChosen("b3 tr cw")` (or "b3" for a winning placement)."""
 
+    COMPONENT_PREFIX = "pentago-board"
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "pentago-board--quadrant", "pentago-board--quadrant-alt", "pentago-board--turning",
         "pentago-board--black", "pentago-board--white", "pentago-board--hole", "pentago-board--cursor",
@@ -336,14 +336,6 @@ class PentagoBoard(Widget, can_focus=True):
             (row, col), quadrant, clockwise = last
             marked.add(turned_cell(row, col, quadrant, clockwise) if quadrant is not None else (row, col))
         return rows, marked, None
-
-    def _surface(self, name: str) -> Style:
-        """A component drawn on the widget's own background, with theme colours blended onto it."""
-        return self.get_component_rich_style(f"pentago-board--{name}")
-
-    def _part(self, name: str) -> Style:
-        """A component style (just what the CSS sets)."""
-        return self.get_component_rich_style(f"pentago-board--{name}", partial=True)
 
     def render_line(self, y: int) -> Strip:
         """One line: a marker bar, the file letters, a slice of a row of cells, a gap, or the hint."""
