@@ -6,8 +6,8 @@ It is the baseline of `bench/load.py --baseline`: the same client code path, the
 fan-out (every move is answered with a move `event` and a `state` of typical size, sent to the mover and
 the opponent with `websockets.broadcast`), but no rules, rooms, lobby, rate limits or persistence. The
 frames are built once per room from a real mid-game position, so each move costs only the library: one
-recv, one msgpack parse, two broadcasts. A game "ends" after a typical number of moves and restarts when
-both players ask for a rematch, as on the real server. Prints `echo-server listening on ws://HOST:PORT`
+recv, one msgpack parse (`protocol.codec.parse`), two broadcasts. A game "ends" after a typical number of
+moves and restarts when both players ask for a rematch, as on the real server. Prints `echo-server listening on ws://HOST:PORT`
 as its first line, like `python -m server`.
 """
 
@@ -15,23 +15,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import random
-import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
 # Run from a checkout without installing: the repository root holds the `server` and `protocol` packages.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from protocol import PROTOCOL_VERSION, encode
+from protocol import MAX_FRAME, PROTOCOL_VERSION, encode
+from protocol.codec import parse
 from protocol.messages import Event, Joined, RoomInfo, State, Welcome
+from server.__main__ import until_signalled
 from server.games import GAMES
 
 # Moves in a typical game of each turn-based game (random play), and the ply whose state is "typical":
@@ -106,10 +107,9 @@ class EchoServer:
     async def handler(self, ws: ServerConnection) -> None:
         """One connection: answer every frame until it closes."""
         try:
-            async for frame in ws:
-                self.receive(ws, msgpack.unpackb(frame))
-        except ConnectionClosed:
-            pass  # a client that went away without a close frame is no news here
+            with contextlib.suppress(ConnectionClosed):  # a client gone without a close frame is no news here
+                async for frame in ws:
+                    self.receive(ws, parse(frame))
         finally:
             self.room_of.pop(ws, None)
 
@@ -167,15 +167,11 @@ async def serve_until_signalled(host: str, port: int, game: str) -> None:
     """Serve until SIGINT/SIGTERM, printing the bound address first."""
     echo = EchoServer(typical_position(game))
     # The same connection settings as the game server, so the library does the same work.
-    async with serve(echo.handler, host, port, compression=None, max_size=64 * 1024, ping_interval=20.0,
+    async with serve(echo.handler, host, port, compression=None, max_size=MAX_FRAME, ping_interval=20.0,
                      ping_timeout=20.0) as server:
         bound = server.sockets[0].getsockname()[1]
         print(f"echo-server listening on ws://{host}:{bound}", flush=True)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
+        await until_signalled()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -447,6 +447,10 @@ def headline(result: Mapping[str, Any], session: RoomSession) -> str:
     return "You won!" if len(winners) == 1 else "Shared win"
 
 
+SEAT_EVENTS: dict[str, str] = {"pass": "has no move and passes", "crash": "crashed", "rematch": "wants a rematch"}
+"""Events the log tells as "<who> <what>", by kind."""
+
+
 def describe_event(event: Event, session: RoomSession) -> str | None:
     """A line for the room's log, or None for events the log does not show (moves, chat)."""
     data = event.data
@@ -456,14 +460,10 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
         return f"{data.get('name') or '?'} {what} as {session.label(seat)}"
     if event.kind == "left":
         return f"{session.label(seat)} {'lost the connection' if data.get('connection') == 'lost' else 'left'}"
-    if event.kind == "pass":
-        return f"{session.who(seat)} has no move and passes"
-    if event.kind == "crash":
-        return f"{session.who(seat)} crashed"
+    if event.kind in SEAT_EVENTS:
+        return f"{session.who(seat)} {SEAT_EVENTS[event.kind]}"
     if event.kind == "retired":
         return f"{session.who(seat)} {'forfeits' if data.get('reason') == 'forfeit' else 'resigns'} and drops out"
-    if event.kind == "rematch":
-        return f"{session.who(seat)} wants a rematch"
     if event.kind == "game_over":
         return "Game over: " + describe_result(data, session)
     return None

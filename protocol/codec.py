@@ -49,6 +49,11 @@ def _unpack(data: bytes, limit: int) -> Any:
         raise ProtocolError("frame is nested too deeply") from None
 
 
+def parse(data: bytes, limit: int = MAX_FRAME) -> Any:
+    """A frame's plain msgpack value, size-checked but not checked to be a message (the echo baseline's parse)."""
+    return _unpack(data, limit)
+
+
 def _request_id(raw: dict[Any, Any]) -> int | None:
     """The request id of a raw map if it has a usable one, so even a rejection can echo it."""
     rid = raw.get("id")

@@ -72,6 +72,15 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+async def until_signalled() -> None:
+    """Return once the process gets SIGINT or SIGTERM (the way a server here is told to stop cleanly)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
 async def serve_until_signalled(config: ServerConfig) -> None:
     """Serve until SIGINT/SIGTERM, then close every connection cleanly."""
     server = GameServer(config)
@@ -80,11 +89,7 @@ async def serve_until_signalled(config: ServerConfig) -> None:
     scheme = "wss" if config.certfile else "ws"
     # The bound port is printed on its own line so a parent process (the client) can read it.
     print(f"gamenight-server listening on {scheme}://{config.host}:{server.port}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_signalled()
     log.info("shutting down")
     await server.stop()
 
