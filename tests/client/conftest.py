@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import asyncio
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -45,12 +45,16 @@ def make_app(url: str) -> Callable[..., GameNightApp]:
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str, timeout: float = WAIT_S) -> None:
-    """Let the app run until `condition()` is true; fail saying `what` was awaited if it never is."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.02)
+    """Let the app run until `condition()` is true; fail saying `what` was awaited if it never is.
+
+    `timeout` only guards against a hang (a condition that never comes true); it measures nothing.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            while not condition():
+                await pilot.pause(0.02)
+    except TimeoutError:
+        raise AssertionError(f"{what} never happened") from None
 
 
 async def create_room_via_form(app: GameNightApp, pilot: Pilot, game: str, seats: list[str],
