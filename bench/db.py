@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.store import MoveRecorded, RoomSaved, Store
+from gamenight.server.store import MoveRecorded, RoomSaved, Store
 
 
 def run(moves: int) -> list[float]:

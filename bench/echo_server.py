@@ -8,7 +8,7 @@ the opponent with `websockets.broadcast`), but no rules, rooms, lobby, rate limi
 frames are built once per room from a real mid-game position, so each move costs only the library: one
 recv, one msgpack parse (`protocol.codec.parse`), two broadcasts. A game "ends" after a typical number of
 moves and restarts when both players ask for a rematch, as on the real server. Prints `echo-server listening on ws://HOST:PORT`
-as its first line, like `python -m server`.
+as its first line, like `python -m gamenight.server`.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from websockets.exceptions import ConnectionClosed
 # Run from a checkout without installing: the repository root holds the `server` and `protocol` packages.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from protocol import MAX_FRAME, PROTOCOL_VERSION, encode
-from protocol.codec import parse
-from protocol.messages import Event, Joined, RoomInfo, State, Welcome
-from server.__main__ import until_signalled
-from server.games import GAMES
+from gamenight.protocol import MAX_FRAME, PROTOCOL_VERSION, encode
+from gamenight.protocol.codec import parse
+from gamenight.protocol.messages import Event, Joined, RoomInfo, State, Welcome
+from gamenight.server.__main__ import until_signalled
+from gamenight.server.games import GAMES
 
 # Moves in a typical game of each turn-based game (random play), and the ply whose state is "typical":
 # the state's move list grows through the game, so the middle one has the average size.

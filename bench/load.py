@@ -4,7 +4,7 @@
                          [--tron-rooms K --tick-ms T] [--ai-rooms K] [--repeat R] [--json] [--url ws://...]
     python bench/load.py --memory [--connections 1000] [--rooms 200]
 
-Starts `python -m server --port 0 --db :memory: --metrics` (unless --url is given), opens the connections
+Starts `python -m gamenight.server --port 0 --db :memory: --metrics` (unless --url is given), opens the connections
 from `--workers` processes (each its own asyncio loop and websockets clients), pairs them into rooms and
 plays random legal moves as fast as the server answers, for a warm-up then `--seconds` measured seconds.
 Reports moves per second, the mover's move -> state round trip, the server's RSS, CPU, event-loop lag
@@ -49,9 +49,9 @@ CLIENT_NICENESS = 10  # added to the load workers' nice value (see worker_main)
 # Run from a checkout without installing: the repository root holds the `server` and `protocol` packages.
 sys.path.insert(0, str(ROOT))
 
-from protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
-from protocol.codec import MAX_SERVER_FRAME  # noqa: E402
-from protocol.messages import (  # noqa: E402
+from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
+from gamenight.protocol.codec import MAX_SERVER_FRAME  # noqa: E402
+from gamenight.protocol.messages import (  # noqa: E402
     AddAi,
     CreateRoom,
     Error,
@@ -65,7 +65,7 @@ from protocol.messages import (  # noqa: E402
     State,
     Tick,
 )
-from server.metrics import percentiles  # noqa: E402
+from gamenight.server.metrics import percentiles  # noqa: E402
 
 MAX_CONNECTIONS = 4000
 MAX_SECONDS = 600.0
@@ -697,7 +697,7 @@ def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memor
     if kind == "echo":
         command = [sys.executable, str(ROOT / "bench" / "echo_server.py"), "--port", "0", "--game", game]
     else:
-        command = [sys.executable, "-m", "server", "--port", "0", "--db", db, "--metrics",
+        command = [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--metrics",
                    "--log-level", "warning"]
         if ai_workers is not None:
             command += ["--ai-workers", str(ai_workers)]

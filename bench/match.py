@@ -22,9 +22,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from server.ai.play import choose_move
-from server.games import find_game
-from server.games.base import Game
+from gamenight.server.ai.play import choose_move
+from gamenight.server.games import find_game
+from gamenight.server.games.base import Game
 
 Z95 = 1.96
 """The normal quantile of a two-sided 95% interval."""
@@ -60,7 +60,7 @@ TRON_DRAWN_MAPS = frozenset({"test-board", "test-board2"})
 def tron_maps(names: str = "") -> tuple[str, ...]:
     """The Tron maps a match cycles through: the comma-separated `names`, `all` two-player maps, or by default
     the official two-player maps in name order without `TRON_DRAWN_MAPS`."""
-    from server.games.tron import official_maps
+    from gamenight.server.games.tron import official_maps
 
     two_player = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
     if names == "all":

@@ -21,21 +21,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def othello_perft(depth: int, options: dict[str, Any]) -> int:
     """Othello leaves from the start position, a forced pass counting as a ply (Aart Bik's convention)."""
-    from server.games.othello import Othello, perft
+    from gamenight.server.games.othello import Othello, perft
 
     return perft(Othello().initial_state(options), depth)
 
 
 def pentago_perft(depth: int, options: dict[str, Any]) -> int:
     """Pentago leaves from the empty board, every rotation of every placement counting as its own move."""
-    from server.games.pentago import Pentago, perft
+    from gamenight.server.games.pentago import Pentago, perft
 
     return perft(Pentago().initial_state(options), depth)
 
 
 def tron_perft(depth: int, options: dict[str, Any]) -> int:
     """Tron joint-move sequences from `joust`, or from the seed-0 random arena of --size (try --depth 6)."""
-    from server.games.tron import Tron, perft
+    from gamenight.server.games.tron import Tron, perft
 
     size = options.get("size")
     room = {"map": "joust"} if size is None else {"width": size, "height": size, "seed": 0}

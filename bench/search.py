@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.ai import pentago_ai, tron_ai
-from server.ai.search import Limits, search
+from gamenight.server.ai import pentago_ai, tron_ai
+from gamenight.server.ai.search import Limits, search
 
 ROOT = Path(__file__).resolve().parent.parent
 ENDGAME_DATA = ROOT / "tests" / "data" / "othello_endgames_bench.txt"
@@ -42,7 +42,7 @@ class Bench:
 
 def _othello_state_after(plies: int, seed: int) -> Any:
     """The Othello state after `plies` random moves from the start (a fixed game per seed)."""
-    from server.games.othello import Othello
+    from gamenight.server.games.othello import Othello
 
     game = Othello()
     rng = random.Random(seed)
@@ -54,7 +54,7 @@ def _othello_state_after(plies: int, seed: int) -> Any:
 
 def othello_positions() -> list[tuple[str, Any, Any]]:
     """The opening, a midgame and a late midgame (fixed random games), as engine positions."""
-    from server.ai.othello_ai import engine_for
+    from gamenight.server.ai.othello_ai import engine_for
 
     engine = engine_for(8)
     found = []
@@ -80,7 +80,7 @@ def read_endgames(path: Path) -> dict[int, list[tuple[int, int, int]]]:
 
 def _time_solver(own: int, opp: int, window: tuple[int, int]) -> tuple[float, int, int]:
     """(seconds, nodes, value) of a fresh solver's best move within `window`."""
-    from server.ai.othello_ai import EndgameSolver
+    from gamenight.server.ai.othello_ai import EndgameSolver
 
     solver = EndgameSolver(8)
     started = time.perf_counter()
@@ -90,7 +90,7 @@ def _time_solver(own: int, opp: int, window: tuple[int, int]) -> tuple[float, in
 
 def othello_endgame(args: argparse.Namespace) -> None:
     """Time the solver's move choice per empties count (exact, and win/draw/loss only); suggest thresholds."""
-    from server.ai.othello_ai import ENDGAME_TIME_SHARE, LIMIT
+    from gamenight.server.ai.othello_ai import ENDGAME_TIME_SHARE, LIMIT
 
     count = args.endgame_positions
     print(f"\nOthello endgame solver, best move from {count} reference positions per empties count:")

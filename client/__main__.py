@@ -7,8 +7,8 @@ import sys
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from client.config import LOCAL_SERVER, clean_name, log_dir, saved_name
-from client.local_server import LocalServer, LocalServerError
+from gamenight.client.config import LOCAL_SERVER, clean_name, log_dir, saved_name
+from gamenight.client.local_server import LocalServer, LocalServerError
 
 DEFAULT_PORT = 8765  # the server's default port, assumed when a bare host name is given
 SCHEMES = ("ws", "wss")
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None, run_app: RunApp | None = None) -> int:
     args = parse_args(argv)
     name = clean_name(args.name) if args.name else saved_name()
     if run_app is None:
-        from client.app import run_app as run_textual
+        from gamenight.client.app import run_app as run_textual
 
         run_app = run_textual
     try:

@@ -19,9 +19,9 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker
 
-from client.config import remember_name, remember_token, saved_token
-from client.connection import REPLACED, Connection, ConnectionChanged, NotConnected, ServerMessage
-from client.model import (
+from gamenight.client.config import remember_name, remember_token, saved_token
+from gamenight.client.connection import REPLACED, Connection, ConnectionChanged, NotConnected, ServerMessage
+from gamenight.client.model import (
     CLOSED,
     DEFAULT_AI_LEVEL,
     FINISHED,
@@ -36,11 +36,11 @@ from client.model import (
     describe_event,
     quick_game_plan,
 )
-from client.screens.dialogs import NameScreen
-from client.screens.game import GameScreen
-from client.screens.lobby import LobbyScreen
-from protocol.errors import ErrorCode
-from protocol.messages import (
+from gamenight.client.screens.dialogs import NameScreen
+from gamenight.client.screens.game import GameScreen
+from gamenight.client.screens.lobby import LobbyScreen
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.messages import (
     AddAi,
     Chat,
     CreateRoom,

@@ -22,9 +22,9 @@ from textual.message import Message as TextualMessage
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, decode, encode
-from protocol.codec import MAX_SERVER_FRAME
-from protocol.messages import Error, Hello, Message, Welcome
+from gamenight.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, decode, encode
+from gamenight.protocol.codec import MAX_SERVER_FRAME
+from gamenight.protocol.messages import Error, Hello, Message, Welcome
 
 log = logging.getLogger("gamenight.client")
 

@@ -1,6 +1,6 @@
 """A private gamenight server run as a child process, for playing without anyone else's server.
 
-The server is started as `python -m server` (never imported: the client must not depend on the server's
+The server is started as `python -m gamenight.server` (never imported: the client must not depend on the server's
 code), on a port the OS picks. Its first stdout line names the URL; `/healthz` answering 200 means it is
 ready. The child never outlives the client: `stop` runs on normal exit, on Ctrl+C and from `atexit`, and
 on Linux the kernel sends it SIGTERM if the client dies without cleaning up (PR_SET_PDEATHSIG).
@@ -36,8 +36,12 @@ class LocalServerError(RuntimeError):
 
 
 def server_command() -> list[str]:
-    """How the private server is started: this interpreter, loopback only, any free port."""
-    return [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", "0"]
+    """How the private server is started: this interpreter, loopback only, any free port.
+
+    `-P` keeps the current directory off `sys.path`, so a `gamenight/` folder where the user happens to stand
+    cannot run instead of the installed server.
+    """
+    return [sys.executable, "-P", "-m", "gamenight.server", "--host", "127.0.0.1", "--port", "0"]
 
 
 def _die_with_parent(parent: int) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
+from gamenight.protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
 
 AI_LEVELS = (1, 2, 3, 4, 5)
 DEFAULT_AI_LEVEL = 3

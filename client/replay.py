@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from client.model import SPECTATOR, RoomSession, RoomSummary, SeatInfo, describe_result
-from client.widgets.tron import TronGrid
+from gamenight.client.model import SPECTATOR, RoomSession, RoomSummary, SeatInfo, describe_result
+from gamenight.client.widgets.tron import TronGrid
 
 DATE_FORMAT = "%Y-%m-%d %H:%M"
 FULL_VIEW_KEY = "board"  # a frame with a board is a whole position; one without is a Tron tick's delta

@@ -1,8 +1,8 @@
 """The gamenight wire protocol: typed messages, one codec, stable error codes (see docs/protocol.md)."""
 
-from protocol.codec import MAX_FRAME, decode, encode, from_wire, to_wire
-from protocol.errors import ErrorCode, ProtocolError
-from protocol.messages import MESSAGE_TYPES, PROTOCOL_VERSION, Message
+from gamenight.protocol.codec import MAX_FRAME, decode, encode, from_wire, to_wire
+from gamenight.protocol.errors import ErrorCode, ProtocolError
+from gamenight.protocol.messages import MESSAGE_TYPES, PROTOCOL_VERSION, Message
 
 __all__ = [
     "MAX_FRAME",

@@ -11,8 +11,8 @@ from typing import Any
 
 import msgpack
 
-from protocol.errors import ProtocolError
-from protocol.messages import FIELD_SPECS, MESSAGE_TYPES, Message
+from gamenight.protocol.errors import ProtocolError
+from gamenight.protocol.messages import FIELD_SPECS, MESSAGE_TYPES, Message
 
 MAX_FRAME = 64 * 1024  # a frame larger than this is refused before it is parsed
 MAX_SERVER_FRAME = 1024 * 1024  # what a client accepts: a busy lobby's `welcome` lists hundreds of rooms

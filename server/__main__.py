@@ -1,4 +1,4 @@
-"""`gamenight-server` / `python -m server`: run the game server, or export a finished game.
+"""`gamenight-server` / `python -m gamenight.server`: run the game server, or export a finished game.
 
     gamenight-server [--host H] [--port P] [--db PATH] [--certfile C --keyfile K] [--ai-workers N]
     gamenight-server export GAME_ID [--db PATH]
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
-from server.app import GameServer, ServerConfig
-from server.store import Store, StoreError
+from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.store import Store, StoreError
 
 log = logging.getLogger("gamenight.server")
 

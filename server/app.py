@@ -25,14 +25,14 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
-from protocol.messages import Error, Hello, Message
-from server.ai.play import ENGINE_MODULES, bots, choose_move, fallback_move
-from server.lobby import Lobby
-from server.metrics import Metrics
-from server.outgoing import Outgoing
-from server.room import AiTurn, Outbox, Refusal, StartClock
-from server.store import Store
+from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
+from gamenight.protocol.messages import Error, Hello, Message
+from gamenight.server.ai.play import ENGINE_MODULES, bots, choose_move, fallback_move
+from gamenight.server.lobby import Lobby
+from gamenight.server.metrics import Metrics
+from gamenight.server.outgoing import Outgoing
+from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
+from gamenight.server.store import Store
 
 log = logging.getLogger("gamenight.server")
 
@@ -325,7 +325,7 @@ class GameServer:
         """The AI worker pool (forkserver: safe beside the event loop's threads; the AI preloaded once)."""
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["server.ai.play", *ENGINE_MODULES.values()])
+            context.set_forkserver_preload(["gamenight.server.ai.play", *ENGINE_MODULES.values()])
             # Workers run at a lower priority: the event loop must win the cores whenever it has work.
             self._pool = ProcessPoolExecutor(self.config.ai_workers, mp_context=context,
                                              initializer=os.nice, initargs=(AI_NICENESS,))

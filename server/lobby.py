@@ -16,9 +16,9 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from protocol.codec import to_wire
-from protocol.errors import ErrorCode
-from protocol.messages import (
+from gamenight.protocol.codec import to_wire
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.messages import (
     PROTOCOL_VERSION,
     AddAi,
     Chat,
@@ -43,12 +43,12 @@ from protocol.messages import (
     Sync,
     Welcome,
 )
-from server.games import GAMES
-from server.games.base import BadOptions, Game, GameError, Outcome
-from server.room import AiSpec, Member, Outbox, Refusal, Room
-from server.room_options import describe, split_and_validate
-from server.store import RoomClosed, StoredRoom
-from server.text import clean_name, clean_text
+from gamenight.server.games import GAMES
+from gamenight.server.games.base import BadOptions, Game, GameError, Outcome
+from gamenight.server.room import AiSpec, Member, Outbox, Refusal, Room
+from gamenight.server.room_options import describe, split_and_validate
+from gamenight.server.store import RoomClosed, StoredRoom
+from gamenight.server.text import clean_name, clean_text
 
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread

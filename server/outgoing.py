@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
 
-from server.store import Record, Store
+from gamenight.server.store import Record, Store
 
 log = logging.getLogger("gamenight.server")
 

@@ -15,11 +15,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages import Event, Joined, Message, RoomInfo, State, Tick
-from server.ai.play import fallback_move
-from server.games.base import Game, GameError, Outcome
-from server.store import GameFinished, GameStarted, MoveRecorded, Record, RoomSaved, SeatSaved
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.messages import Event, Joined, Message, RoomInfo, State, Tick
+from gamenight.server.ai.play import fallback_move
+from gamenight.server.games.base import Game, GameError, Outcome
+from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, Record, RoomSaved, SeatSaved
 
 EVENT_HISTORY = 256  # events kept per room for `sync`
 AI_TICK_MARGIN_MS = 40  # a live game's AI must answer this long before the tick

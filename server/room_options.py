@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from server.games.base import Game, OptionSpec, validate_options
+from gamenight.server.games.base import Game, OptionSpec, validate_options
 
 ROOM_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("ai_ms", "int", 1000, "thinking time per move of the strongest AI level, in ms",

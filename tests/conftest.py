@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from server.app import GameServer, ServerConfig
+from gamenight.server.app import GameServer, ServerConfig
 from tests.peer import Peer
 
 

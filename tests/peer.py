@@ -9,9 +9,9 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
-from protocol import PROTOCOL_VERSION, decode, encode
-from protocol.codec import MAX_SERVER_FRAME, from_wire
-from protocol.messages import CreateRoom, Hello, Join, Message, State, Welcome
+from gamenight.protocol import PROTOCOL_VERSION, decode, encode
+from gamenight.protocol.codec import MAX_SERVER_FRAME, from_wire
+from gamenight.protocol.messages import CreateRoom, Hello, Join, Message, State, Welcome
 
 TIMEOUT = 10.0
 

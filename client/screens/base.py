@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from client.app import GameNightApp
+    from gamenight.client.app import GameNightApp
 
 
 class GameNightScreen(Screen[None]):

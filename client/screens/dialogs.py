@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Markdown, Static
 
-from client.config import MAX_NAME, clean_name
+from gamenight.client.config import MAX_NAME, clean_name
 
 
 class NameScreen(ModalScreen[str]):

@@ -17,17 +17,17 @@ from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
 
-from client.model import FINISHED, PLAYING, RoomSession, describe_result, headline, status_text
-from client.screens.base import GameNightScreen
-from client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
-from client.widgets.board import MoveChosen, Position, TextBoard
-from client.widgets.othello import OthelloBoard
-from client.widgets.panel import ai_text, moves_text, players_text
-from client.widgets.pentago import PentagoBoard
-from client.widgets.tron import TronArena
+from gamenight.client.model import FINISHED, PLAYING, RoomSession, describe_result, headline, status_text
+from gamenight.client.screens.base import GameNightScreen
+from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
+from gamenight.client.widgets.board import MoveChosen, Position, TextBoard
+from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.client.widgets.panel import ai_text, moves_text, players_text
+from gamenight.client.widgets.pentago import PentagoBoard
+from gamenight.client.widgets.tron import TronArena
 
 if TYPE_CHECKING:
-    from protocol.messages import Tick
+    from gamenight.protocol.messages import Tick
 
 BOARDS: dict[str, type[Widget]] = {"othello": OthelloBoard, "pentago": PentagoBoard, "tron": TronArena}
 # Which actions make sense in which room status, for whom; the footer and buttons follow this table.

@@ -19,14 +19,14 @@ from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Label, Select, Static, Switch
 
-from client.replay import HistoryEntry, Replay
-from client.screens.base import GameNightScreen
-from client.widgets.board import Position, TextBoard
-from client.widgets.othello import OthelloBoard
-from client.widgets.panel import moves_columns, moves_line_of, seat_chip, seat_text, seats_table
-from client.widgets.pentago import PentagoBoard
-from client.widgets.tron import TronArena
-from protocol.messages import GameRecord, Games, GetGame, ListGames
+from gamenight.client.replay import HistoryEntry, Replay
+from gamenight.client.screens.base import GameNightScreen
+from gamenight.client.widgets.board import Position, TextBoard
+from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.client.widgets.panel import moves_columns, moves_line_of, seat_chip, seat_text, seats_table
+from gamenight.client.widgets.pentago import PentagoBoard
+from gamenight.client.widgets.tron import TronArena
+from gamenight.protocol.messages import GameRecord, Games, GetGame, ListGames
 
 if TYPE_CHECKING:
     pass

@@ -10,11 +10,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Footer, Header, Static
 
-from client.model import PLAYER, SPECTATOR, WAITING, options_summary, seats_summary
-from client.screens.base import GameNightScreen
-from client.screens.create import CreateRoomScreen
-from client.screens.dialogs import HelpScreen, RoomCodeScreen
-from client.screens.history import HistoryScreen
+from gamenight.client.model import PLAYER, SPECTATOR, WAITING, options_summary, seats_summary
+from gamenight.client.screens.base import GameNightScreen
+from gamenight.client.screens.create import CreateRoomScreen
+from gamenight.client.screens.dialogs import HelpScreen, RoomCodeScreen
+from gamenight.client.screens.history import HistoryScreen
 
 if TYPE_CHECKING:
     pass

@@ -17,7 +17,7 @@ from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from client.widgets.board import BLANK, DISC, DOT, Grid, MoveChosen, Position, StyledBoard, fit_grid
+from gamenight.client.widgets.board import BLANK, DISC, DOT, Grid, MoveChosen, Position, StyledBoard, fit_grid
 
 FILES = "abcdefghij"
 LABEL_W = 3  # rank numbers up to "10" and a space

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from client.model import PLAYING, RoomSession, SeatInfo, ai_info_text, numbered_moves
+from gamenight.client.model import PLAYING, RoomSession, SeatInfo, ai_info_text, numbered_moves
 
 # Each seat's chip: (glyph, colour, background). These are the players' colours on the board,
 # fixed like the boards themselves so they read the same in dark and light themes.

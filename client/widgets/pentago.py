@@ -21,7 +21,7 @@ from textual.geometry import Offset, Region
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from client.widgets.board import CELL_SIZES, DISC, MoveChosen, Position, StyledBoard
+from gamenight.client.widgets.board import CELL_SIZES, DISC, MoveChosen, Position, StyledBoard
 
 SIZE = 6
 FILES = "abcdef"

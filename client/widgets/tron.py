@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from client.widgets.board import MoveChosen, Position
+from gamenight.client.widgets.board import MoveChosen, Position
 
 EMPTY, WALL = 0, 255
 NORTH, EAST, SOUTH, WEST = 1, 2, 3, 4

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.ai.search import Limits
+from gamenight.server.ai.search import Limits
 
 
 @dataclass(frozen=True, slots=True)

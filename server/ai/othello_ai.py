@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from server.ai.levels import LEVELS, limits_for, noise_for
-from server.ai.search import WIN, Limits, SearchInfo, search
-from server.games.othello import (
+from gamenight.server.ai.levels import LEVELS, limits_for, noise_for
+from gamenight.server.ai.search import WIN, Limits, SearchInfo, search
+from gamenight.server.games.othello import (
     FULL_MASK,
     Bitboard,
     OthelloState,

@@ -19,9 +19,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from server.ai.levels import limits_for
-from server.ai.search import NO_MOVE, WIN, Limits, search
-from server.games.pentago import (
+from gamenight.server.ai.levels import limits_for
+from gamenight.server.ai.search import NO_MOVE, WIN, Limits, search
+from gamenight.server.games.pentago import (
     CELLS,
     FULL,
     LINES5,

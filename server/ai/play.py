@@ -12,13 +12,13 @@ import random
 from types import ModuleType
 from typing import Any
 
-from server.games import find_game
-from server.games.base import Game
+from gamenight.server.games import find_game
+from gamenight.server.games.base import Game
 
 ENGINE_MODULES = {
-    "othello": "server.ai.othello_ai",
-    "pentago": "server.ai.pentago_ai",
-    "tron": "server.ai.tron_ai",
+    "othello": "gamenight.server.ai.othello_ai",
+    "pentago": "gamenight.server.ai.pentago_ai",
+    "tron": "gamenight.server.ai.tron_ai",
 }
 """The AI module of each game, by the game's wire name."""
 

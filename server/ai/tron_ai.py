@@ -27,9 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from server.ai.levels import limits_for
-from server.ai.search import WIN, Limits, search
-from server.games.tron import DIRECTION_NAMES, DIRECTIONS, EMPTY, NORTH, TronState
+from gamenight.server.ai.levels import limits_for
+from gamenight.server.ai.search import WIN, Limits, search
+from gamenight.server.games.tron import DIRECTION_NAMES, DIRECTIONS, EMPTY, NORTH, TronState
 
 Direction = int
 Index = int
@@ -819,7 +819,7 @@ def _flood_greedy(grid: Grid, seat: int) -> Direction:
 
 def bench_positions() -> list[tuple[str, TickEngine, TickPosition]]:
     """Fixed positions for bench/search.py: official maps at the start, seat 0 to move (no deadline of its own)."""
-    from server.games.tron import new_state, official_maps
+    from gamenight.server.games.tron import new_state, official_maps
 
     found = []
     for name in ("duel-small", "joust", "huge-room"):

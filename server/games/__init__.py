@@ -6,10 +6,10 @@ registry is run through the same conformance tests (tests/games/test_conformance
 
 from __future__ import annotations
 
-from server.games.base import Game
-from server.games.othello import Othello
-from server.games.pentago import Pentago
-from server.games.tron import Tron
+from gamenight.server.games.base import Game
+from gamenight.server.games.othello import Othello
+from gamenight.server.games.pentago import Pentago
+from gamenight.server.games.tron import Tron
 
 GAMES: dict[str, Game] = {game.name: game for game in (Othello(), Pentago(), Tron())}
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from server.games.base import Game, IllegalMove, Notice, OptionSpec, Outcome
+from gamenight.server.games.base import Game, IllegalMove, Notice, OptionSpec, Outcome
 
 Square = int
 Bitboard = int

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from server.games.base import Game, GameError, IllegalMove, Outcome
+from gamenight.server.games.base import Game, GameError, IllegalMove, Outcome
 
 Bitboard = int
 Cell = int

@@ -20,7 +20,7 @@ from importlib import resources
 from itertools import product
 from typing import Any, ClassVar
 
-from server.games.base import (
+from gamenight.server.games.base import (
     BadOptions,
     Game,
     GameError,
@@ -196,7 +196,7 @@ def _add_start(starts: dict[str, Square], char: str, square: Square, name: str) 
 @cache
 def _official_maps() -> dict[str, TronMap]:
     """Every map file in the package's tron_maps folder, read once, by file name without .txt."""
-    folder = resources.files("server.games") / _MAPS_FOLDER
+    folder = resources.files("gamenight.server.games") / _MAPS_FOLDER
     files = sorted((entry for entry in folder.iterdir() if entry.name.endswith(".txt")), key=lambda e: e.name)
     maps = {}
     for entry in files:

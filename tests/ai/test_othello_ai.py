@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from server.ai import othello_ai
-from server.ai.othello_ai import (
+from gamenight.server.ai import othello_ai
+from gamenight.server.ai.othello_ai import (
     BOT_BUDGET,
     EndgameSolver,
     choose,
@@ -22,8 +22,8 @@ from server.ai.othello_ai import (
     quantum_move,
     quick_move,
 )
-from server.ai.search import PROVEN
-from server.games.othello import (
+from gamenight.server.ai.search import PROVEN
+from gamenight.server.games.othello import (
     BLACK,
     FULL_MASK,
     WHITE,

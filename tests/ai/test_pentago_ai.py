@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from server.ai import pentago_ai
-from server.ai.pentago_ai import (
+from gamenight.server.ai import pentago_ai
+from gamenight.server.ai.pentago_ai import (
     PentagoEngine,
     child,
     children,
@@ -21,8 +21,8 @@ from server.ai.pentago_ai import (
     quick_move,
     wins_next,
 )
-from server.ai.search import WIN
-from server.games.pentago import SIZE, Pentago, PentagoMove, PentagoState, state_from_boards
+from gamenight.server.ai.search import WIN
+from gamenight.server.games.pentago import SIZE, Pentago, PentagoMove, PentagoState, state_from_boards
 
 GAME = Pentago()
 LEVELS = (1, 2, 3, 4, 5)

@@ -8,9 +8,9 @@ from itertools import pairwise
 
 import pytest
 
-from server.ai import play
-from server.ai.levels import LEVELS, level, limits_for, noise_for
-from server.games.othello import Othello, OthelloState
+from gamenight.server.ai import play
+from gamenight.server.ai.levels import LEVELS, level, limits_for, noise_for
+from gamenight.server.games.othello import Othello, OthelloState
 
 GAME = Othello()
 

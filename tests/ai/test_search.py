@@ -7,10 +7,10 @@ import zlib
 
 import pytest
 
-from server.ai import search as core
-from server.ai.othello_ai import engine_for
-from server.ai.search import PROVEN, WIN, Limits, SearchInfo, search
-from server.games.othello import Othello
+from gamenight.server.ai import search as core
+from gamenight.server.ai.othello_ai import engine_for
+from gamenight.server.ai.search import PROVEN, WIN, Limits, SearchInfo, search
+from gamenight.server.games.othello import Othello
 
 OTHELLO = Othello()
 

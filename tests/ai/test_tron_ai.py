@@ -8,8 +8,8 @@ from itertools import product
 
 import pytest
 
-from server.ai import tron_ai
-from server.ai.tron_ai import (
+from gamenight.server.ai import tron_ai
+from gamenight.server.ai.tron_ai import (
     DRAWN,
     LOST,
     WON,
@@ -20,7 +20,7 @@ from server.ai.tron_ai import (
     parity_fill,
     quick_move,
 )
-from server.games.tron import (
+from gamenight.server.games.tron import (
     DIRECTIONS,
     EAST,
     NORTH,

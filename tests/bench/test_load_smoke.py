@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from protocol.messages import State
+from gamenight.protocol.messages import State
 
 ROOT = Path(__file__).resolve().parents[2]
 LOAD = ROOT / "bench" / "load.py"

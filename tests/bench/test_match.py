@@ -7,7 +7,7 @@ import random
 import pytest
 
 from bench.match import TRON_DRAWN_MAPS, _tron_opening, tron_maps
-from server.games.tron import official_maps
+from gamenight.server.games.tron import official_maps
 
 TWO_PLAYER = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
 

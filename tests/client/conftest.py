@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from textual.pilot import Pilot
 
-from client.app import GameNightApp
-from client.local_server import LocalServer, server_command
+from gamenight.client.app import GameNightApp
+from gamenight.client.local_server import LocalServer, server_command
 
 WAIT_S = 10.0
 
@@ -62,8 +62,8 @@ async def create_room_via_form(app: GameNightApp, pilot: Pilot, game: str, seats
     """From the lobby: open the form (c), pick the game, fill options and seats, submit; returns the room code."""
     from textual.widgets import Input, Select, Switch
 
-    from client.screens.create import CreateRoomScreen
-    from client.screens.game import GameScreen
+    from gamenight.client.screens.create import CreateRoomScreen
+    from gamenight.client.screens.game import GameScreen
 
     await wait_for(pilot, lambda: app.lobby.games, "the welcome")
     await pilot.press("c")

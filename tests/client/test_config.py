@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from client.config import CONFIG_FILE, config_dir, remember_name, saved_name
+from gamenight.client.config import CONFIG_FILE, config_dir, remember_name, saved_name
 
 
 def test_name_is_remembered(private_config):
@@ -32,8 +32,8 @@ def test_long_names_are_cut_and_control_characters_dropped(private_config):
 
 async def test_first_start_asks_the_name_once(url, private_config):
     """With no saved name the app asks for one, saves it, then connects under that name."""
-    from client.app import GameNightApp
-    from client.screens.dialogs import NameScreen
+    from gamenight.client.app import GameNightApp
+    from gamenight.client.screens.dialogs import NameScreen
     from tests.client.conftest import wait_for
 
     app = GameNightApp(url, None)

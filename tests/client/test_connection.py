@@ -7,7 +7,7 @@ import contextlib
 
 import pytest
 
-from client.connection import (
+from gamenight.client.connection import (
     CONNECTED,
     RECONNECTING,
     REPLACED,
@@ -16,8 +16,8 @@ from client.connection import (
     NotConnected,
     ServerMessage,
 )
-from protocol.messages import CreateRoom, Error, Join, Joined, ListRooms, RoomInfo, Rooms, Welcome
-from server.app import GameServer, ServerConfig
+from gamenight.protocol.messages import CreateRoom, Error, Join, Joined, ListRooms, RoomInfo, Rooms, Welcome
+from gamenight.server.app import GameServer, ServerConfig
 
 WAIT_S = 10.0
 

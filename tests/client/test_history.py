@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Static
 
-from client.screens.history import HistoryScreen, ReplayScreen
-from client.screens.lobby import LobbyScreen
-from client.widgets.othello import OthelloBoard
-from protocol.messages import CreateRoom, Join, MakeMove
+from gamenight.client.screens.history import HistoryScreen, ReplayScreen
+from gamenight.client.screens.lobby import LobbyScreen
+from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove
 from tests.client.conftest import wait_for
 from tests.peer import Peer
 
@@ -120,11 +120,11 @@ async def test_history_game_filter_and_my_resigned_game(make_app):
 
 async def test_tron_replay_draws_each_tick_in_the_arena():
     """A Tron replay shows the arena after each tick (deltas folded), End shows the crash, Home the start."""
-    from client.app import GameNightApp
-    from client.replay import Replay
-    from client.widgets.tron import TronArena, TronGrid
-    from server.games.tron import Tron
-    from server.lobby import replay_frames
+    from gamenight.client.app import GameNightApp
+    from gamenight.client.replay import Replay
+    from gamenight.client.widgets.tron import TronArena, TronGrid
+    from gamenight.server.games.tron import Tron
+    from gamenight.server.lobby import replay_frames
 
     game = Tron()
     options = game.validate_options({"width": 10, "height": 8, "seed": 11})

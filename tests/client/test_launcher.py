@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from client.__main__ import main, server_url
-from client.config import remember_name
-from client.local_server import LocalServer, LocalServerError, server_command
+from gamenight.client.__main__ import main, server_url
+from gamenight.client.config import remember_name
+from gamenight.client.local_server import LocalServer, LocalServerError, server_command
 
 
 def _gone(pid: int, within: float = 10.0) -> bool:
@@ -54,7 +54,7 @@ def test_start_answers_health_and_stop_leaves_no_process(tmp_path):
 def test_main_without_url_runs_the_app_on_a_private_server(tmp_path, monkeypatch):
     """`gamenight` with no URL hands the app a live local URL and stops the server when the app returns."""
     seen: dict[str, object] = {}
-    monkeypatch.setattr("client.local_server.server_command", lambda: _command(tmp_path))
+    monkeypatch.setattr("gamenight.client.local_server.server_command", lambda: _command(tmp_path))
     before = set(_children())
 
     def fake_app(url: str, name: str | None, **options: object) -> int:
@@ -74,7 +74,7 @@ def test_main_without_url_runs_the_app_on_a_private_server(tmp_path, monkeypatch
 def test_main_stops_the_server_when_the_app_crashes(tmp_path, monkeypatch):
     """A crash inside the app still stops the private server (try/finally)."""
     pids: set[int] = set()
-    monkeypatch.setattr("client.local_server.server_command", lambda: _command(tmp_path))
+    monkeypatch.setattr("gamenight.client.local_server.server_command", lambda: _command(tmp_path))
     before = set(_children())
 
     def crashing_app(url: str, name: str | None, **options: object) -> int:
@@ -113,7 +113,7 @@ def test_killed_client_leaves_no_orphan_server(tmp_path):
     """If the client process is killed outright (no cleanup runs), the kernel stops its server too."""
     script = textwrap.dedent(f"""
         import time
-        from client.local_server import LocalServer
+        from gamenight.client.local_server import LocalServer
         server = LocalServer({_command(tmp_path)!r})
         server.start()
         print(server.pid, flush=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from client.model import (
+from gamenight.client.model import (
     AI,
     BOT,
     ME,
@@ -19,13 +19,13 @@ from client.model import (
     options_summary,
     quick_game_plan,
 )
-from client.widgets.pentago import QUADRANTS, turn_rows, turned_cell
-from client.widgets.tron import TronGrid
-from protocol.messages import AddAi, Event, Join, RoomInfo, State
-from server.games.othello import Othello
-from server.games.pentago import Pentago, parse_notation
-from server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
-from server.room_options import describe
+from gamenight.client.widgets.pentago import QUADRANTS, turn_rows, turned_cell
+from gamenight.client.widgets.tron import TronGrid
+from gamenight.protocol.messages import AddAi, Event, Join, RoomInfo, State
+from gamenight.server.games.othello import Othello
+from gamenight.server.games.pentago import Pentago, parse_notation
+from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
+from gamenight.server.room_options import describe
 
 
 def _info(code: str, status: str = "waiting", **options) -> RoomInfo:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from client.model import ME, OPEN
-from client.screens.dialogs import ConfirmScreen, GameOverScreen
-from client.widgets.othello import OthelloBoard
-from protocol.messages import CreateRoom, Join, MakeMove, Rematch
+from gamenight.client.model import ME, OPEN
+from gamenight.client.screens.dialogs import ConfirmScreen, GameOverScreen
+from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Rematch
 from tests.client.conftest import create_room_via_form, wait_for
 from tests.peer import Peer
 

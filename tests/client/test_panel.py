@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from client.model import RoomSession, RoomSummary
-from client.widgets.panel import moves_columns, moves_line_of, players_text
-from protocol.messages import State
+from gamenight.client.model import RoomSession, RoomSummary
+from gamenight.client.widgets.panel import moves_columns, moves_line_of, players_text
+from gamenight.protocol.messages import State
 
 WIDTH = 32  # the side panel's inner width
 

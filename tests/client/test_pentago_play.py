@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from client.model import ME, OPEN
-from client.widgets.pentago import PentagoBoard
-from protocol.messages import Join, MakeMove
+from gamenight.client.model import ME, OPEN
+from gamenight.client.widgets.pentago import PentagoBoard
+from gamenight.protocol.messages import Join, MakeMove
 from tests.client.conftest import create_room_via_form, wait_for
 from tests.peer import Peer
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.model import Lobby
-from client.replay import HistoryEntry, Replay
-from server.games.othello import Othello
-from server.games.tron import Tron
-from server.lobby import replay_frames
-from server.room_options import describe
+from gamenight.client.model import Lobby
+from gamenight.client.replay import HistoryEntry, Replay
+from gamenight.server.games.othello import Othello
+from gamenight.server.games.tron import Tron
+from gamenight.server.lobby import replay_frames
+from gamenight.server.room_options import describe
 
 
 def _record(game: Any, options: dict[str, Any], moves: list[str], result: dict[str, Any]) -> dict[str, Any]:

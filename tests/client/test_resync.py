@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from client.model import ME, OPEN
-from client.screens.game import GameScreen
-from protocol.messages import Join, Tick
-from server.app import GameServer
+from gamenight.client.model import ME, OPEN
+from gamenight.client.screens.game import GameScreen
+from gamenight.protocol.messages import Join, Tick
+from gamenight.server.app import GameServer
 from tests.client.conftest import create_room_via_form, wait_for
 from tests.peer import Peer
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from textual.widgets import RichLog
 
-from client.model import ME, OPEN
-from client.screens.dialogs import HelpScreen
-from client.widgets.othello import OthelloBoard
-from protocol.messages import Chat, CreateRoom, Join
+from gamenight.client.model import ME, OPEN
+from gamenight.client.screens.dialogs import HelpScreen
+from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.protocol.messages import Chat, CreateRoom, Join
 from tests.client.conftest import create_room_via_form, wait_for
 from tests.peer import Peer
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from client.app import GameNightApp
-from client.config import LOCAL_SERVER, remember_token, saved_token
-from client.local_server import LocalServer, server_command
-from client.screens.game import GameScreen
-from client.screens.lobby import LobbyScreen
+from gamenight.client.app import GameNightApp
+from gamenight.client.config import LOCAL_SERVER, remember_token, saved_token
+from gamenight.client.local_server import LocalServer, server_command
+from gamenight.client.screens.game import GameScreen
+from gamenight.client.screens.lobby import LobbyScreen
 from tests.client.conftest import wait_for
 
 SIZE = (100, 36)

@@ -14,17 +14,17 @@ from typing import Any, ClassVar
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 
-from client.app import GameNightApp
-from client.replay import HistoryEntry, Replay
-from client.widgets.board import Position
-from client.widgets.othello import OthelloBoard
-from client.widgets.pentago import PentagoBoard
-from client.widgets.tron import TronArena, TronGrid
-from protocol.messages import PROTOCOL_VERSION, Event, Joined, RoomInfo, State, Welcome
-from server.games.othello import Othello, parse_square
-from server.games.pentago import Pentago, parse_notation
-from server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
-from server.room_options import describe
+from gamenight.client.app import GameNightApp
+from gamenight.client.replay import HistoryEntry, Replay
+from gamenight.client.widgets.board import Position
+from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.client.widgets.pentago import PentagoBoard
+from gamenight.client.widgets.tron import TronArena, TronGrid
+from gamenight.protocol.messages import PROTOCOL_VERSION, Event, Joined, RoomInfo, State, Welcome
+from gamenight.server.games.othello import Othello, parse_square
+from gamenight.server.games.pentago import Pentago, parse_notation
+from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
+from gamenight.server.room_options import describe
 
 BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
 OTHELLO_OPENING = ("f5", "d6", "c3", "d3", "c4", "f4", "f6")
@@ -218,7 +218,7 @@ HISTORY = [
 
 def test_history_screen(snap_compare, monkeypatch):
     """The history lists finished games: id, game, players, who won and why, and when (local time)."""
-    from client.screens.history import HistoryScreen
+    from gamenight.client.screens.history import HistoryScreen
 
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
@@ -253,8 +253,8 @@ def othello_record(moves: tuple[str, ...]) -> dict[str, Any]:
 def test_replay_viewer(snap_compare):
     """The replay viewer after two steps back from the end: the board at move 5 (last move and flips shown),
     the scores then, the result, "Move 5 of 7" and move 5 highlighted in the list."""
-    from client.screens.history import ReplayScreen
-    from server.lobby import replay_frames
+    from gamenight.client.screens.history import ReplayScreen
+    from gamenight.server.lobby import replay_frames
 
     record = othello_record(OTHELLO_OPENING)
     app = GameNightApp(None, "ann")

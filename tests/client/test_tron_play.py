@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from client.model import BOT, ME
-from client.screens.dialogs import GameOverScreen
-from client.widgets.tron import EMPTY, OPPOSITE, STEPS, TronArena
+from gamenight.client.model import BOT, ME
+from gamenight.client.screens.dialogs import GameOverScreen
+from gamenight.client.widgets.tron import EMPTY, OPPOSITE, STEPS, TronArena
 from tests.client.conftest import create_room_via_form, wait_for
 
 KEYS = {1: "up", 2: "right", 3: "down", 4: "left"}

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from protocol import decode, encode
-from protocol.messages import State
-from server.games import GAMES
+from gamenight.protocol import decode, encode
+from gamenight.protocol.messages import State
+from gamenight.server.games import GAMES
 
 PLAYOUTS = 150
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.games.base import BadOptions, IllegalMove, Notice, Outcome
-from server.games.othello import (
+from gamenight.server.games.base import BadOptions, IllegalMove, Notice, Outcome
+from gamenight.server.games.othello import (
     FULL_MASK,
     SIZES,
     Othello,

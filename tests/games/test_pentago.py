@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from server.games.base import BadOptions, GameError, IllegalMove, Outcome
-from server.games.pentago import (
+from gamenight.server.games.base import BadOptions, GameError, IllegalMove, Outcome
+from gamenight.server.games.pentago import (
     CELL_BY_NAME,
     FULL,
     LINES5,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from server.games.base import BadOptions, IllegalMove, Notice
-from server.games.tron import (
+from gamenight.server.games.base import BadOptions, IllegalMove, Notice
+from gamenight.server.games.tron import (
     EAST,
     NORTH,
     RETIRE,
@@ -74,7 +74,7 @@ def _random_moves(state: TronState, rng: random.Random) -> dict[int, int]:
 
 def map_file(name: str) -> bytes:
     """The packaged official map file's bytes."""
-    return (resources.files("server.games") / "tron_maps" / f"{name}.txt").read_bytes()
+    return (resources.files("gamenight.server.games") / "tron_maps" / f"{name}.txt").read_bytes()
 
 
 # -- official maps ------------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol import ProtocolError, decode, encode
-from protocol.codec import MAX_FRAME
-from protocol.messages import CLIENT_MESSAGES, Error, Join, MakeMove, State
+from gamenight.protocol import ProtocolError, decode, encode
+from gamenight.protocol.codec import MAX_FRAME
+from gamenight.protocol.messages import CLIENT_MESSAGES, Error, Join, MakeMove, State
 
 
 def test_round_trip_keeps_every_field():
@@ -77,8 +77,8 @@ def test_random_values_under_a_real_type(value, type_):
 
 def test_a_busy_lobby_welcome_fits_what_clients_accept():
     """A welcome listing 1,000 rooms is over the request limit but decodes at the limit clients use."""
-    from protocol.codec import MAX_SERVER_FRAME
-    from protocol.messages import Welcome
+    from gamenight.protocol.codec import MAX_SERVER_FRAME
+    from gamenight.protocol.messages import Welcome
 
     room = {"room": "ABCDE", "game": "othello", "options": {"size": 8, "first": "black", "ai_ms": 1000},
             "seats": [{"seat": i, "label": "black", "kind": "human", "name": "somebody", "connected": True}

@@ -20,7 +20,7 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         """Start the server and wait until it prints the port it listens on."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "--port", "0", "--db", str(self.db), "--log-level", "warning",
+            [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", str(self.db), "--log-level", "warning",
              "--ai-workers", "1", *self.extra],
             stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from protocol.messages import AddAi, CreateRoom, Join, MakeMove, Rematch
+from gamenight.protocol.messages import AddAi, CreateRoom, Join, MakeMove, Rematch
 from tests.peer import Peer, seat_pair
 
 FAST = {"ai_ms": 60, "ai_pace_ms": 0}
@@ -31,7 +31,7 @@ async def _play_human(peer: Peer, code: str, seat: int, rng: random.Random):
 
 async def test_ai_plays_a_whole_game_while_another_room_flows(peers, monkeypatch):
     """An AI seat plays a full game over websockets in worker processes; another room keeps playing meanwhile."""
-    monkeypatch.setattr("server.ai.play.choose_move", _no_search_here)
+    monkeypatch.setattr("gamenight.server.ai.play.choose_move", _no_search_here)
     host: Peer = await peers("host")
     room = await host.request(CreateRoom, game="othello", options={"size": 6, **FAST})
     await host.request(Join, room=room.room, seat=0)
@@ -96,7 +96,7 @@ async def test_a_failing_ai_falls_back_and_the_game_goes_on(peers, game_server, 
     def broken(turn):
         raise RuntimeError("worker died")
 
-    monkeypatch.setattr("server.app._run_ai", broken)
+    monkeypatch.setattr("gamenight.server.app._run_ai", broken)
     monkeypatch.setattr(game_server, "_pool", ThreadPoolExecutor(1))
     host: Peer = await peers("host")
     room = await host.request(CreateRoom, game="othello", options=FAST)

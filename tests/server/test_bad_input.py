@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from protocol.messages import CreateRoom, Hello, ListRooms
+from gamenight.protocol.messages import CreateRoom, Hello, ListRooms
 from tests.peer import Peer
 
 BAD_FRAMES = {

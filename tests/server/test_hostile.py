@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from protocol import decode, encode
-from protocol.messages import CLIENT_MESSAGES, Hello, ListRooms, MakeMove
+from gamenight.protocol import decode, encode
+from gamenight.protocol.messages import CLIENT_MESSAGES, Hello, ListRooms, MakeMove
 from tests.peer import Peer, seat_pair
 from tests.server.serverproc import ServerProcess
 
@@ -128,7 +128,7 @@ async def test_flood_is_rate_limited_then_closed(peers, url):
 
 async def test_no_hello_is_closed(url, monkeypatch):
     """A connection that never says hello is closed with 1008 after the hello timeout."""
-    monkeypatch.setattr("server.app.HELLO_TIMEOUT_S", 0.2)
+    monkeypatch.setattr("gamenight.server.app.HELLO_TIMEOUT_S", 0.2)
     ws = await connect(url)
     with pytest.raises(ConnectionClosed):
         await asyncio.wait_for(ws.recv(), 5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from protocol.messages import CreateRoom, Join, MakeMove, State
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove, State
 from tests.peer import Peer, seat_pair
 
 

@@ -7,10 +7,10 @@ import sqlite3
 from websockets.protocol import State as ConnectionState
 from websockets.server import ServerProtocol
 
-from protocol.messages import Error, Event, MakeMove, State
-from server.app import GameServer, ServerConfig
-from server.outgoing import Outgoing
-from server.store import GameStarted, MoveRecorded, RoomSaved, Store
+from gamenight.protocol.messages import Error, Event, MakeMove, State
+from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.outgoing import Outgoing
+from gamenight.server.store import GameStarted, MoveRecorded, RoomSaved, Store
 from tests.peer import Peer, seat_pair
 
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from protocol.messages import AddAi, CreateRoom, Join, MakeMove
+from gamenight.protocol.messages import AddAi, CreateRoom, Join, MakeMove
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 
@@ -79,7 +79,7 @@ async def test_unknown_resume_token_is_refused(server_process):
     proc = server_process()
     from websockets.asyncio.client import connect
 
-    from protocol.messages import Hello
+    from gamenight.protocol.messages import Hello
 
     peer = Peer(await connect(proc.url))
     await peer.send(Hello(protocol=1, name="mallory", resume="not-a-real-token", id=1))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove, Sync
+from gamenight.protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove, Sync
 from tests.peer import Peer
 
 

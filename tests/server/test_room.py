@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.messages import CreateRoom, Hello, Join, Leave, MakeMove, Rematch, Resign
-from server.lobby import EMPTY_ROOM_GRACE_S, Lobby
-from server.store import GameFinished, GameStarted, MoveRecorded, RoomClosed, RoomSaved, SeatSaved, StoredRoom
+from gamenight.protocol.messages import CreateRoom, Hello, Join, Leave, MakeMove, Rematch, Resign
+from gamenight.server.lobby import EMPTY_ROOM_GRACE_S, Lobby
+from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, RoomClosed, RoomSaved, SeatSaved, StoredRoom
 
 
 def _client(lobby: Lobby, name: str):

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
-from server.store import MIGRATIONS, SCHEMA_VERSION, GameFinished, MoveRecorded, RoomSaved, Store, StoreError
+from gamenight.protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
+from gamenight.server.store import MIGRATIONS, SCHEMA_VERSION, GameFinished, MoveRecorded, RoomSaved, Store, StoreError
 
 
 def test_newer_database_is_refused(tmp_path):
@@ -72,7 +72,7 @@ def test_history_filters_by_player_and_game(tmp_path):
 
 async def test_finished_game_is_listed_fetched_and_exported(tmp_path):
     """A game finished over the wire appears in list_games, get_game returns its record, export prints it."""
-    from server.app import GameServer, ServerConfig
+    from gamenight.server.app import GameServer, ServerConfig
     from tests.peer import Peer
 
     db = tmp_path / "games.db"
@@ -104,10 +104,10 @@ async def test_finished_game_is_listed_fetched_and_exported(tmp_path):
         await bob.close()
     finally:
         await server.stop()
-    out = subprocess.run([sys.executable, "-m", "server", "--db", str(db), "export", str(game_id)],
+    out = subprocess.run([sys.executable, "-m", "gamenight.server", "--db", str(db), "export", str(game_id)],
                          capture_output=True, text=True, check=True)
     exported = json.loads(out.stdout)
     assert exported == record
-    missing = subprocess.run([sys.executable, "-m", "server", "--db", str(db), "export", "999"],
+    missing = subprocess.run([sys.executable, "-m", "gamenight.server", "--db", str(db), "export", "999"],
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "no finished game" in missing.stderr

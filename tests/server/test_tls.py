@@ -9,9 +9,9 @@ import subprocess
 import pytest
 from websockets.asyncio.client import connect
 
-from protocol import decode, encode
-from protocol.messages import Hello
-from server.app import GameServer, ServerConfig
+from gamenight.protocol import decode, encode
+from gamenight.protocol.messages import Hello
+from gamenight.server.app import GameServer, ServerConfig
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.messages import CreateRoom, Join, MakeMove
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove
 from tests.peer import Peer
 
 TINY = {"map": "test-board", "tick_ms": 50, "countdown_ms": 0}
