@@ -17,7 +17,18 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from gamenight.client.model import AI, AI_LEVELS, BOT, DEFAULT_AI_LEVEL, ME, OPEN, GameInfo, OptionField, RoomPlan, SeatPlan
+from gamenight.client.model import (
+    AI,
+    AI_LEVELS,
+    BOT,
+    DEFAULT_AI_LEVEL,
+    ME,
+    OPEN,
+    GameInfo,
+    OptionField,
+    RoomPlan,
+    SeatPlan,
+)
 
 
 def seat_choices(game: GameInfo) -> list[tuple[str, str]]:
