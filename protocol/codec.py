@@ -13,6 +13,7 @@ import msgpack
 
 from gamenight.protocol.errors import ProtocolError
 from gamenight.protocol.messages import FIELD_SPECS, MESSAGE_TYPES, Message
+from gamenight.protocol.schema import plain, read_fields
 
 MAX_FRAME = 64 * 1024  # a frame larger than this is refused before it is parsed
 MAX_SERVER_FRAME = 1024 * 1024  # what a client accepts: a busy lobby's `welcome` lists hundreds of rooms
@@ -25,13 +26,14 @@ def to_wire(message: Message) -> dict[str, Any]:
         value = getattr(message, spec.name)
         if spec.name == "id" and value is None:
             continue
-        wire[spec.wire] = value
+        wire[spec.wire] = plain(value) if spec.nested else value
     return wire
 
 
 def encode(message: Message) -> bytes:
     """Serialize one message to the bytes of one binary frame."""
-    return msgpack.packb(to_wire(message), use_bin_type=True)
+    data: bytes = msgpack.packb(to_wire(message), use_bin_type=True)
+    return data
 
 
 def _unpack(data: bytes, limit: int) -> Any:
@@ -60,20 +62,6 @@ def _request_id(raw: dict[Any, Any]) -> int | None:
     return rid if isinstance(rid, int) and not isinstance(rid, bool) else None
 
 
-def _check(spec: Any, value: Any, rid: int | None) -> None:
-    """Raise ProtocolError if `value` does not fit the field."""
-    if value is None:
-        if spec.optional:
-            return
-        raise ProtocolError(f"field {spec.wire!r} may not be null", rid)
-    if not spec.types:
-        return
-    if isinstance(value, bool) and bool not in spec.types:
-        raise ProtocolError(f"field {spec.wire!r} must be {spec.types[0].__name__}, not bool", rid)
-    if not isinstance(value, spec.types):
-        raise ProtocolError(f"field {spec.wire!r} must be {spec.types[0].__name__}", rid)
-
-
 def from_wire(raw: Any) -> Message:
     """Build a message from an already-parsed value, checking its type and every field."""
     if not isinstance(raw, dict):
@@ -85,14 +73,7 @@ def from_wire(raw: Any) -> Message:
     cls = MESSAGE_TYPES.get(kind)
     if cls is None:
         raise ProtocolError(f"unknown message type {kind[:40]!r}", rid)
-    values: dict[str, Any] = {}
-    for spec in FIELD_SPECS[cls]:
-        if spec.wire not in raw:
-            if spec.required:
-                raise ProtocolError(f"{kind} needs field {spec.wire!r}", rid)
-            continue
-        _check(spec, raw[spec.wire], rid)
-        values[spec.name] = raw[spec.wire]
+    values = read_fields(cls, raw, rid, kind)
     if isinstance(values.get("id"), int) and not -(2**53) <= values["id"] <= 2**53:
         raise ProtocolError("field 'id' is out of range", None)
     return cls(**values)

@@ -1,17 +1,28 @@
 """Every message of the wire protocol, as a frozen dataclass; docs/protocol.md describes the same set.
 
 A message's class attribute `type` is its wire `type`. Fields map one to one to wire keys, except
-where a field's metadata names another key (`join.as` is `role` here, since `as` is a keyword).
-`protocol.codec` is the only code that turns these into bytes and back; it uses the field table
-built here once at import to check every incoming field's type.
+where a field's metadata names another key (`join.as` is `role` here, since `as` is a keyword); nested
+maps are the typed payloads of `protocol.vocab`. `protocol.codec` is the only code that turns these into
+bytes and back; it checks every incoming field against the table `protocol.schema` builds from the
+annotations.
 """
 
 from __future__ import annotations
 
-import types
-import typing
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.schema import FieldSpec, field_specs, wire_name
+from gamenight.protocol.vocab import (
+    EventKind,
+    GameDescription,
+    Result,
+    Role,
+    RoomStatus,
+    RoomSummary,
+    SeatSummary,
+)
 
 PROTOCOL_VERSION = 1
 
@@ -22,11 +33,6 @@ class Message:
 
     type: ClassVar[str] = ""
     id: int | None = field(default=None, kw_only=True)
-
-
-def _wire(name: str) -> dict[str, str]:
-    """Field metadata for a field whose wire key differs from its Python name."""
-    return {"wire": name}
 
 
 # -- client to server ----------------------------------------------------------------------------
@@ -65,7 +71,7 @@ class Join(Message):
 
     type: ClassVar[str] = "join"
     room: str
-    role: str = field(default="player", metadata=_wire("as"))
+    role: Role = field(default=Role.PLAYER, metadata=wire_name("as"))
     seat: int | None = None
 
 
@@ -170,9 +176,9 @@ class Welcome(Message):
     protocol: int
     session: str
     server: str
-    games: list[Any]
+    games: list[GameDescription]
     token: str | None = None
-    rooms: list[Any] = field(default_factory=list)
+    rooms: list[RoomSummary] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +186,7 @@ class Rooms(Message):
     """The lobby: a summary of every public room (same maps as `room.summary`)."""
 
     type: ClassVar[str] = "rooms"
-    rooms: list[Any]
+    rooms: list[RoomSummary]
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +197,24 @@ class RoomInfo(Message):
     room: str
     game: str
     options: dict[str, Any]
-    seats: list[Any]
+    seats: list[SeatSummary]
     spectators: int
-    status: str
+    status: RoomStatus
     private: bool = False
     host: str | None = None
+
+    @classmethod
+    def of(cls, summary: RoomSummary, request_id: int | None = None) -> RoomInfo:
+        """The push (or reply) carrying `summary`: the same fields at the top level of the message."""
+        return cls(room=summary.room, game=summary.game, options=summary.options, seats=list(summary.seats),
+                   spectators=summary.spectators, status=summary.status, private=summary.private,
+                   host=summary.host, id=request_id)
+
+    @property
+    def summary(self) -> RoomSummary:
+        """The room summary this message carries."""
+        return RoomSummary(room=self.room, game=self.game, options=self.options, seats=tuple(self.seats),
+                           spectators=self.spectators, status=self.status, private=self.private, host=self.host)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +223,7 @@ class Joined(Message):
 
     type: ClassVar[str] = "joined"
     room: str
-    role: str = field(metadata=_wire("as"))
+    role: Role = field(metadata=wire_name("as"))
     seat: int | None = None
 
 
@@ -228,13 +247,13 @@ class State(Message):
     room: str
     seq: int
     game: str
-    status: str
+    status: RoomStatus
     view: dict[str, Any]
     to_move: list[Any] = field(default_factory=list)
     legal: list[Any] = field(default_factory=list)
     last_move: str | None = None
     moves: list[Any] = field(default_factory=list)
-    result: dict[str, Any] | None = None
+    result: Result | None = None
     next_tick_ms: int | None = None
 
 
@@ -255,7 +274,7 @@ class Event(Message):
 
     type: ClassVar[str] = "event"
     room: str
-    kind: str
+    kind: EventKind
     seq: int
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -286,7 +305,7 @@ class Error(Message):
     """Something the client asked for was refused; `code` is stable, `message` is for a human."""
 
     type: ClassVar[str] = "error"
-    code: str
+    code: ErrorCode
     message: str
     room: str | None = None
 
@@ -301,43 +320,5 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}
 
 
-@dataclass(frozen=True, slots=True)
-class FieldSpec:
-    """How one field travels: its Python name, wire key, accepted Python types, and whether it is required."""
-
-    name: str
-    wire: str
-    types: tuple[type, ...]
-    optional: bool
-    required: bool
-
-
-_PLAIN = {int: (int,), str: (str,), bool: (bool,), float: (float, int), typing.Any: ()}
-
-
-def _accepted(annotation: Any) -> tuple[tuple[type, ...], bool]:
-    """The runtime types an annotation accepts (empty tuple = anything) and whether None is allowed."""
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        inner, _ = _accepted(args[0])
-        return inner, True
-    origin = typing.get_origin(annotation) or annotation
-    if origin in (list, tuple):
-        return (list, tuple), False
-    if origin is dict:
-        return (dict,), False
-    return _PLAIN[origin], False
-
-
-def _field_specs(cls: type[Message]) -> tuple[FieldSpec, ...]:
-    """The field table of a message class, built from its annotations."""
-    hints = typing.get_type_hints(cls)
-    specs = []
-    for f in fields(cls):
-        accepted, optional = _accepted(hints[f.name])
-        required = f.default is MISSING and f.default_factory is MISSING
-        specs.append(FieldSpec(f.name, f.metadata.get("wire", f.name), accepted, optional, required))
-    return tuple(specs)
-
-
-FIELD_SPECS: dict[type[Message], tuple[FieldSpec, ...]] = {cls: _field_specs(cls) for cls in MESSAGE_TYPES.values()}
+FIELD_SPECS: dict[type[Message], tuple[FieldSpec, ...]] = {cls: field_specs(cls) for cls in MESSAGE_TYPES.values()}
+"""Each message class's field table (see `protocol.schema`), built once at import."""

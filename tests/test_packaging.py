@@ -30,8 +30,10 @@ def _shadowing_folder(path: Path) -> Path:
 
 def test_wheel_installs_exactly_one_top_level_package(tmp_path):
     """A built wheel puts everything under `gamenight/` (server, client, protocol, the maps and the stylesheets)."""
+    source = tmp_path / "source"  # a copy, so the build leaves nothing in the work tree
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--wheel-dir", str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
+                    "--wheel-dir", str(tmp_path), str(source)], check=True, capture_output=True, timeout=300)
     (wheel,) = tmp_path.glob("gamenight-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/", 1)[0] for name in names if not name.split("/", 1)[0].endswith(".dist-info")}

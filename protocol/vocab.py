@@ -1,0 +1,258 @@
+"""The protocol's vocabulary: the words both sides use (statuses, roles, kinds, reasons) and the typed payloads
+nested inside messages (seat and room summaries, game descriptions with their option specs, results).
+
+The server builds these objects and the client reads the same objects back, so no shape is written on one
+side and parsed again by hand on the other. Pure data and checks: no msgpack (games import this module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gamenight.protocol.schema import Payload, wire_name
+
+
+class RoomStatus(StrEnum):
+    """Where a room is in its life; the server's transition table is in `server/room.py`."""
+
+    WAITING = "waiting"  # seats are being filled
+    PLAYING = "playing"
+    PAUSED = "paused"  # a live game waiting for a dropped player
+    FINISHED = "finished"  # the game is over; a rematch may follow
+    CLOSED = "closed"  # gone (only ever seen in the last `room` push about it)
+
+
+class Role(StrEnum):
+    """How a member is in a room."""
+
+    PLAYER = "player"
+    SPECTATOR = "spectator"
+
+
+class SeatKind(StrEnum):
+    """Who sits in a seat."""
+
+    OPEN = "open"
+    HUMAN = "human"
+    AI = "ai"
+
+
+class EventKind(StrEnum):
+    """Every `event.kind`; docs/protocol.md gives each one's `data`."""
+
+    MOVE = "move"
+    PASS = "pass"  # Othello: a seat with no move passes
+    CRASH = "crash"  # Tron: a rider crashed
+    RETIRED = "retired"  # Tron with 3-4 riders: a rider resigned or forfeited and stops on the next tick
+    JOINED = "joined"
+    LEFT = "left"
+    CHAT = "chat"
+    REMATCH = "rematch"
+    GAME_OVER = "game_over"
+
+
+class EndReason(StrEnum):
+    """Result reasons the room itself decides, whatever the game (games describe their own, see `ReasonText`)."""
+
+    RESIGN = "resign"
+    FORFEIT = "forfeit"
+
+
+class OptionKind(StrEnum):
+    """The type of an option's value."""
+
+    INT = "int"
+    STR = "str"
+    BOOL = "bool"
+    CHOICE = "choice"
+
+
+class OptionError(ValueError):
+    """A value an option does not accept; the text names the option and what is allowed."""
+
+
+SEATS_OPTION = "players"
+"""An option with this name sets how many seats a room has (Tron); other games have fixed seats."""
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec(Payload):
+    """One option of a game or room, described well enough for a client to build a form field and check it.
+
+    `choices` lists the allowed values of a "choice" (and may restrict an "int"); `minimum`/`maximum` bound
+    an "int". `label` is what people read ("AI thinking time"); `name` is what travels in `options`.
+    """
+
+    name: str
+    kind: OptionKind = field(metadata=wire_name("type"))
+    default: Any | None
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = field(default=None, metadata=wire_name("min"))
+    maximum: int | None = field(default=None, metadata=wire_name("max"))
+    label: str = ""
+
+    @property
+    def title(self) -> str:
+        """The name shown to people: the label, else the wire name."""
+        return self.label or self.name
+
+    def check(self, value: Any) -> Any:
+        """Return `value` if this option accepts it, else raise OptionError saying what is allowed."""
+        if self.kind == OptionKind.BOOL:
+            if not isinstance(value, bool):
+                raise OptionError(f"option {self.name!r} must be true or false")
+            return value
+        if self.kind == OptionKind.INT:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise OptionError(f"option {self.name!r} must be an integer")
+            if self.minimum is not None and value < self.minimum:
+                raise OptionError(f"option {self.name!r} must be at least {self.minimum}")
+            if self.maximum is not None and value > self.maximum:
+                raise OptionError(f"option {self.name!r} must be at most {self.maximum}")
+        elif not isinstance(value, str):
+            raise OptionError(f"option {self.name!r} must be a string")
+        if self.choices is not None and value not in self.choices:
+            raise OptionError(f"option {self.name!r} must be one of: {', '.join(str(c) for c in self.choices)}")
+        return value
+
+    def parse_text(self, text: str) -> Any:
+        """The value typed into a form's text field, checked; OptionError in words for the person typing."""
+        text = text.strip()
+        if self.kind != OptionKind.INT:
+            return self.check(text)
+        if not text:
+            if self.default is None:
+                return None
+            raise OptionError(f"{self.title} needs a number")
+        try:
+            value = int(text)
+        except ValueError:
+            raise OptionError(f"{self.title} must be a whole number") from None
+        try:
+            return self.check(value)
+        except OptionError as exc:
+            raise OptionError(str(exc).replace(f"option {self.name!r}", self.title)) from None
+
+
+def validate_options(specs: tuple[OptionSpec, ...], raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Check `raw` against `specs`: unknown names and bad values raise OptionError; defaults fill the rest."""
+    raw = dict(raw or {})
+    known = {spec.name for spec in specs}
+    unknown = sorted(str(name) for name in raw if name not in known)
+    if unknown:
+        raise OptionError(f"unknown option(s): {', '.join(unknown)}")
+    return {spec.name: spec.check(raw[spec.name]) if spec.name in raw else spec.default for spec in specs}
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonText(Payload):
+    """What a result reason means to people: `win` when one seat wins by it, `draw` when nobody does."""
+
+    reason: str
+    win: str
+    draw: str | None = None
+
+
+END_REASONS: tuple[ReasonText, ...] = (
+    ReasonText(EndReason.RESIGN, "resignation"),
+    ReasonText(EndReason.FORFEIT, "forfeit"),
+)
+"""The texts of the reasons every game can end by; the server lists them with each game's own."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameDescription(Payload):
+    """A game on offer (`welcome.games`): its seats with default options, its options, reasons and bots."""
+
+    name: str
+    title: str
+    simultaneous: bool = False
+    seats: tuple[str, ...] = ()
+    options: tuple[OptionSpec, ...] = ()
+    reasons: tuple[ReasonText, ...] = ()
+    bots: tuple[str, ...] = ()
+
+    def option(self, name: str) -> OptionSpec | None:
+        """The option called `name`, if the game has one."""
+        return next((o for o in self.options if o.name == name), None)
+
+    def reason(self, reason: str) -> ReasonText | None:
+        """The texts of a result reason, if the game lists it."""
+        return next((r for r in self.reasons if r.reason == reason), None)
+
+    def seat_label(self, index: int) -> str:
+        """A seat's label as the server names it ("black"); "player 3" past the listed ones."""
+        return self.seats[index] if index < len(self.seats) else f"player {index + 1}"
+
+    def seat_count(self, values: Mapping[str, Any]) -> int:
+        """How many seats a room with these option values will have."""
+        spec = self.option(SEATS_OPTION)
+        value = values.get(SEATS_OPTION, spec.default) if spec is not None else None
+        return value if isinstance(value, int) and value > 0 else len(self.seats) or 2
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSummary(Payload):
+    """One seat of a room as the lobby and the room's members see it."""
+
+    seat: int
+    label: str
+    kind: SeatKind = SeatKind.OPEN
+    name: str | None = None
+    level: int | None = None
+    bot: str | None = None
+    connected: bool = False
+    stand_in: str | None = None  # the AI playing for a dropped human, e.g. "AI level 3"
+
+    @property
+    def open(self) -> bool:
+        """True when nobody sits here."""
+        return self.kind == SeatKind.OPEN
+
+    def who(self) -> str:
+        """Who sits here, for people: a name, "AI level 3", or "open"."""
+        return "open" if self.open else (self.name or "?")
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSummary(Payload):
+    """A room as the lobby lists it (entries of `welcome.rooms` and `rooms`, and every `room` push)."""
+
+    room: str
+    game: str
+    options: dict[str, Any]
+    seats: tuple[SeatSummary, ...]
+    spectators: int = 0
+    status: RoomStatus = RoomStatus.WAITING
+    private: bool = False
+    host: str | None = None
+
+    def seat(self, index: int | None) -> SeatSummary | None:
+        """The seat with this index, if it exists."""
+        return None if index is None else next((s for s in self.seats if s.seat == index), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Result(Payload):
+    """How a game ended (`state.result`, and the `game_over` event's data).
+
+    `winners` holds the winning seats: one for a win, several for a shared result among the last survivors,
+    none for a draw; `winner` is the single winner or null. `reason` is a game's own word (described in its
+    `GameDescription.reasons`) or an `EndReason`; `loser` names who resigned or forfeited.
+    """
+
+    winners: tuple[int, ...]
+    reason: str
+    winner: int | None = None
+    scores: tuple[int, ...] | None = None
+    loser: int | None = None
+
+    @classmethod
+    def of(cls, winners: tuple[int, ...], reason: str, scores: tuple[int, ...] | None = None,
+           loser: int | None = None) -> Result:
+        """A result with `winner` filled in from `winners`."""
+        return cls(winners, reason, winners[0] if len(winners) == 1 else None, scores, loser)
