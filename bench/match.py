@@ -17,14 +17,13 @@ import math
 import random
 import sys
 import time
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from typing import Any
 
 from gamenight.server.ai.play import choose_move
-from gamenight.server.games import find_game
-from gamenight.server.games.base import Game
+from gamenight.server.games import REGISTRY, find_game
+from gamenight.server.games.base import Game, Opening
+from gamenight.server.games.tron import match_maps, match_opening
 
 Z95 = 1.96
 """The normal quantile of a two-sided 95% interval."""
@@ -32,61 +31,11 @@ MAX_PLIES = 10_000
 """A game still going after this many moves is scored a draw (a guard against endless games)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Opening:
-    """How one pair of games starts: the room options and how many random plies open it."""
-
-    options: dict[str, Any]
-    random_plies: int
-    label: str
-
-
-def _othello_opening(pair: int, rng: random.Random) -> Opening:
-    """Othello: 4-8 random plies on the standard board."""
-    plies = rng.randint(4, 8)
-    return Opening({}, plies, f"{plies} random plies")
-
-
-def _pentago_opening(pair: int, rng: random.Random) -> Opening:
-    """Pentago: 2-4 random moves (the first player wins with perfect play, so colours are swapped too)."""
-    plies = rng.randint(2, 4)
-    return Opening({}, plies, f"{plies} random moves")
-
-
-TRON_DRAWN_MAPS = frozenset({"test-board", "test-board2"})
-"""Official two-player Tron maps left out by default: 1-4 squares per rider, every game a draw whoever plays."""
-
-
-def tron_maps(names: str = "") -> tuple[str, ...]:
-    """The Tron maps a match cycles through: the comma-separated `names`, `all` two-player maps, or by default
-    the official two-player maps in name order without `TRON_DRAWN_MAPS`."""
-    from gamenight.server.games.tron import official_maps
-
-    two_player = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
-    if names == "all":
-        return tuple(two_player)
-    if names:
-        chosen = tuple(name.strip() for name in names.split(",") if name.strip())
-        unknown = [name for name in chosen if name not in two_player]
-        if unknown:
-            raise ValueError(f"not official two-player maps: {', '.join(unknown)}")
-        return chosen
-    return tuple(name for name in two_player if name not in TRON_DRAWN_MAPS)
-
-
-def _tron_opening(pair: int, rng: random.Random, maps: tuple[str, ...] = ()) -> Opening:
-    """Tron: each map in turn (each pair plays it from both start squares); `maps` defaults to `tron_maps()`."""
-    maps = maps or tron_maps()
-    name = maps[pair % len(maps)]
-    return Opening({"map": name, "players": 2}, 0, f"map {name}")
-
-
-OPENINGS: dict[str, Callable[[int, random.Random], Opening]] = {
-    "othello": _othello_opening,
-    "pentago": _pentago_opening,
-    "tron": _tron_opening,
-}
-"""How each game's pairs of games open."""
+def opening_for(game: str, pair: int, rng: random.Random, maps: tuple[str, ...] = ()) -> Opening:
+    """How pair `pair` of a match opens: the game's registered opening (Tron: over `maps` when given)."""
+    if maps and game == "tron":
+        return match_opening(pair, rng, maps)
+    return REGISTRY[game].opening(pair, rng)
 
 
 def parse_player(text: str) -> dict[str, Any]:
@@ -119,7 +68,7 @@ def play_game(
         raise ValueError(f"unknown game {game!r}")
     pair = index // 2
     rng = random.Random(seed * 1_000_003 + pair)
-    opening = _tron_opening(pair, rng, maps) if game == "tron" else OPENINGS.get(game, _othello_opening)(pair, rng)
+    opening = opening_for(game, pair, rng, maps)
     state = _random_opening(rules, rules.initial_state(opening.options), opening.random_plies, rng)
     a_seat = index % 2
     players = {a_seat: parse_player(a), 1 - a_seat: parse_player(b)}
@@ -212,7 +161,7 @@ def run(
     """Play the match in `jobs` processes and return its summary.
 
     Prints a line per game unless `quiet`, and the moves (after the random opening) of games A did not win
-    if `losses`. `maps` are the Tron maps to cycle through (default `tron_maps()`).
+    if `losses`. `maps` are the Tron maps to cycle through (default `match_maps()`).
     """
     started = time.perf_counter()
     scores: list[float] = []
@@ -251,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     if find_game(args.game) is None:
         parser.error(f"unknown game {args.game!r}")
     try:
-        maps = tron_maps(args.tron_maps) if args.game == "tron" else ()
+        maps = match_maps(args.tron_maps) if args.game == "tron" else ()
     except ValueError as error:
         parser.error(str(error))
     run(args.game, args.a, args.b, args.games, args.ms, args.seed, args.jobs, args.quiet, args.show_losses, maps)

@@ -27,7 +27,8 @@ from websockets.http11 import Request, Response
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.messages import Error, Hello, Message
-from gamenight.server.ai.play import ENGINE_MODULES, bots, choose_move, fallback_move
+from gamenight.server.ai.play import bots, choose_move, fallback_move
+from gamenight.server.games import REGISTRY
 from gamenight.server.lobby import Lobby
 from gamenight.server.metrics import Metrics
 from gamenight.server.outgoing import Outgoing
@@ -43,6 +44,8 @@ IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its 
 POLICY_VIOLATION = 1008
 AI_NICENESS = 10  # added to the AI workers' nice value
 CLOSE_TIMEOUT_S = 2.0
+AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not None)
+"""Every game's AI module, preloaded in the AI workers (never in this process)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +90,7 @@ class TokenBucket:
 
 def _warm() -> None:
     """In a worker process: import every game's AI so the first real search starts at once."""
-    for module in ENGINE_MODULES.values():
+    for module in AI_MODULES:
         importlib.import_module(module)
 
 
@@ -325,7 +328,7 @@ class GameServer:
         """The AI worker pool (forkserver: safe beside the event loop's threads; the AI preloaded once)."""
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["gamenight.server.ai.play", *ENGINE_MODULES.values()])
+            context.set_forkserver_preload(["gamenight.server.ai.play", *AI_MODULES])
             # Workers run at a lower priority: the event loop must win the cores whenever it has work.
             self._pool = ProcessPoolExecutor(self.config.ai_workers, mp_context=context,
                                              initializer=os.nice, initargs=(AI_NICENESS,))

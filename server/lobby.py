@@ -16,7 +16,6 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gamenight.protocol.codec import to_wire
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     PROTOCOL_VERSION,
@@ -38,14 +37,14 @@ from gamenight.protocol.messages import (
     Rematch,
     RemoveAi,
     Resign,
-    RoomInfo,
     Rooms,
     Sync,
     Welcome,
 )
+from gamenight.protocol.vocab import GameDescription, RoomSummary
 from gamenight.server.games import GAMES
-from gamenight.server.games.base import BadOptions, Game, GameError, Outcome
-from gamenight.server.room import AiSpec, Member, Outbox, Refusal, Room
+from gamenight.server.games.base import BadOptions, Game, GameError
+from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
 from gamenight.server.store import RoomClosed, StoredRoom
 from gamenight.server.text import clean_name, clean_text
@@ -122,9 +121,9 @@ class Lobby:
                        games=[self._describe(game) for game in GAMES.values()], token=token,
                        rooms=self._public_summaries(), id=request_id)
 
-    def _describe(self, game: Game) -> dict[str, Any]:
+    def _describe(self, game: Game[Any, Any]) -> GameDescription:
         """A game's `welcome.games` entry, with the named bots that play it."""
-        return {**describe(game), "bots": sorted(b for b, games in self.ai_bots.items() if game.name in games)}
+        return describe(game, tuple(sorted(b for b, games in self.ai_bots.items() if game.name in games)))
 
     def _resume(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
         """Give a returning person their session back, with every seat they held."""
@@ -208,11 +207,11 @@ class Lobby:
             case AddAi():
                 room = self._room(msg.room)
                 out = room.add_ai(client.session, msg.seat, self._ai_spec(msg, room))
-                return self._after(room, _reply(client, replace(room.summary(), id=msg.id)).extend(out), now)
+                return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case RemoveAi():
                 room = self._room(msg.room)
                 out = room.remove_ai(client.session, msg.seat)
-                return self._after(room, _reply(client, replace(room.summary(), id=msg.id)).extend(out), now)
+                return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case Sync():
                 return self._sync(client, msg)
             case ListGames():
@@ -255,7 +254,7 @@ class Lobby:
         client.rooms_created += 1
         out = Outbox(changed=True)
         out.records.append(replace(room.saved(), host_token_hash=client.token_hash))
-        out.send({client.session}, replace(room.summary(), id=msg.id))
+        out.send({client.session}, room.info(msg.id))
         return self._after(room, out, now)
 
     def _join(self, client: Client, msg: Join, now: float) -> Outbox:
@@ -315,7 +314,7 @@ class Lobby:
         """Forfeit seats left too long, and close rooms that have had nobody in them for their grace period."""
         out = Outbox()
         for code, room in list(self.rooms.items()):
-            out.extend(self._after(room, room.expire(now), now))
+            out.extend(self._after(room, room.sweep(now), now))
             if room.empty_since is not None and now - room.empty_since >= self._grace(room):
                 out.extend(self._close(code))
         return out
@@ -323,13 +322,13 @@ class Lobby:
     @staticmethod
     def _grace(room: Room) -> float:
         """How long an empty room stays open: long while players hold seats in an unfinished game."""
-        held = room.status in ("playing", "paused") and any(s.holder is not None for s in room.seats)
+        held = room.status in RUNNING and any(s.holder is not None for s in room.seats)
         return HELD_GAME_GRACE_S if held else EMPTY_ROOM_GRACE_S
 
     def _close(self, code: str) -> Outbox:
         """Remove a room, forget it on disk, and tell the lobby it is gone."""
         room = self.rooms.pop(code)
-        room.status = "closed"
+        room.close()
         out = Outbox()
         out.records.append(RoomClosed(code))
         for seat in room.seats:
@@ -343,64 +342,31 @@ class Lobby:
 
     # -- restart ------------------------------------------------------------------------------------------------
     def restore(self, stored: list[StoredRoom], now: float) -> Outbox:
-        """Rebuild the rooms a previous run left open, replaying each move log through the rules."""
+        """Rebuild the rooms a previous run left open (each room restores itself; the lobby keeps the sessions)."""
         out = Outbox()
         for saved in stored:
             game = GAMES.get(saved.game)
             if game is None:
                 continue
-            room = Room(saved.code, game, saved.options, saved.room_options, "", saved.host_name, saved.private)
-            if saved.host_token_hash is not None:
-                room.host = self._held_for(saved.host_token_hash, saved.host_name).session
-            self._restore_seats(room, saved, now)
             try:
-                self._restore_game(room, saved)
+                room, started = Room.restore(saved, game, now, self._held_for)
             except GameError:
                 continue  # a log the current rules refuse cannot be resumed honestly; leave it out
-            room.empty_since = now
             self.rooms[room.code] = room
-            out.extend(room._ai_turns())
+            for seat in room.seats:
+                if seat.holder is not None:
+                    self.clients[seat.holder.session].rooms.add(room.code)
+            out.extend(started)
         return out
 
-    def _held_for(self, token_hash: str, name: str) -> Client:
-        """The session a stored token resumes: the one restored already, or a new one waiting for its owner."""
+    def _held_for(self, token_hash: str, name: str) -> Member:
+        """The member a stored token resumes: the session restored already, or a new one waiting for its owner."""
         client = self.by_token.get(token_hash)
         if client is None:
             client = Client(secrets.token_hex(8), name or "player", token_hash, connected=False)
             self.clients[client.session] = client
             self.by_token[client.token_hash] = client
-        return client
-
-    def _restore_seats(self, room: Room, saved: StoredRoom, now: float) -> None:
-        """Hold each seat for the token that held it; rooms stored before hosts were (schema 1): first seated hosts."""
-        for record in saved.seats:
-            seat = room.seats[record.seat]
-            if record.ai_level is not None or record.ai_bot is not None:
-                seat.ai, seat.connected = AiSpec(record.ai_level, record.ai_bot), True
-            elif record.token_hash is not None:
-                client = self._held_for(record.token_hash, record.name or "player")
-                client.rooms.add(room.code)
-                seat.holder, seat.dropped_at = client.member, now
-                room.host = room.host or client.session
-
-    @staticmethod
-    def _restore_game(room: Room, saved: StoredRoom) -> None:
-        """Replay the stored moves of the room's current game and set its status."""
-        room.game_no = saved.game_no
-        if saved.game_no == 0:
-            return
-        room.state = room.game.initial_state(room.options)
-        room.status = "playing"
-        room.seq = 1
-        for notation in saved.moves:
-            room.replay(notation)
-        outcome = room.game.outcome(room.state)
-        if saved.result is not None:
-            outcome = Outcome(tuple(saved.result.get("winners", ())), saved.result.get("reason", "restored"))
-        if outcome is not None:
-            room.result, room.status = outcome, "finished"
-        elif room.game.simultaneous:
-            room.status = "paused"  # a live game waits for its players, then counts down again
+        return client.member
 
     # -- lobby pushes ---------------------------------------------------------------------------------------------
     def _after(self, room: Room, out: Outbox, now: float) -> Outbox:
@@ -421,11 +387,11 @@ class Lobby:
         and end would otherwise cost a thousand frames. Clients ask `list_rooms` when they come back.
         """
         browsing = set() if room.private else {s for s, c in self.clients.items() if c.connected and not c.rooms}
-        out.send(room.audience() | browsing, room.summary())
+        out.send(room.audience() | browsing, room.info())
 
-    def _public_summaries(self) -> list[dict[str, Any]]:
-        """Every public room's summary as a plain map, for `welcome` and `rooms`."""
-        return [_fields(room.summary()) for room in self.rooms.values() if not room.private]
+    def _public_summaries(self) -> list[RoomSummary]:
+        """Every public room's summary, for `welcome` and `rooms`."""
+        return [room.summary() for room in self.rooms.values() if not room.private]
 
 
 def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -448,10 +414,3 @@ def _reply(client: Client, message: Message) -> Outbox:
     out = Outbox()
     out.send({client.session}, message)
     return out
-
-
-def _fields(info: RoomInfo) -> dict[str, Any]:
-    """A RoomInfo's fields as a plain map (wire keys), without type or id."""
-    wire = to_wire(info)
-    wire.pop("type")
-    return wire

@@ -5,6 +5,17 @@ request, a tick, an AI's answer, the current time) and returns an `Outbox`: the 
 to whom, the records to store first, and the effects the I/O layer must carry out (ask an AI, start a
 tick clock). So the whole referee is testable without sockets, and the network layer only delivers.
 
+The room is split along what varies: how its game advances is its `Driver` (turns or ticks, chosen once
+from the game), what a dropped seat means is its `DisconnectPolicy`; the room keeps what every game shares.
+
+Everything that changes the room's status goes through `set_status`, which checks this table:
+
+    waiting  -> playing (the last seat filled), paused | finished (only while restoring)
+    playing  -> paused (a live game's player dropped), finished
+    paused   -> playing (everyone back), finished
+    finished -> playing (rematch), waiting (rematch with a seat left empty)
+    any      -> closed (the lobby closes the room)
+
 Request guards run in a fixed order (membership -> seat -> game over -> turn -> duplicate -> stale ->
 legal) and each refusal is a `Refusal` with a stable code; a refused request never changes the room.
 """
@@ -12,48 +23,35 @@ legal) and each refusal is a `Refusal` with a stable code; a refused request nev
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gamenight.protocol.errors import ErrorCode
-from gamenight.protocol.messages import Event, Joined, Message, RoomInfo, State, Tick
-from gamenight.server.ai.play import fallback_move
-from gamenight.server.games.base import Game, GameError, Outcome
-from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, Record, RoomSaved, SeatSaved
+from gamenight.protocol.messages import Event, Joined, RoomInfo, State
+from gamenight.protocol.vocab import EndReason, EventKind, Result, Role, RoomStatus, RoomSummary, SeatKind, SeatSummary
+from gamenight.server.drivers import Driver
+from gamenight.server.games.base import Game, GameError
+from gamenight.server.outbox import AiSpec, AiTurn, Member, Outbox, Refusal, Send, StartClock
+from gamenight.server.policies import POLICIES, DisconnectPolicy
+from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, RoomSaved, SeatSaved, StoredRoom
+
+__all__ = ["AiSpec", "AiTurn", "Member", "Outbox", "Refusal", "Room", "Seat", "Send", "StartClock"]
 
 EVENT_HISTORY = 256  # events kept per room for `sync`
-AI_TICK_MARGIN_MS = 40  # a live game's AI must answer this long before the tick
 
-
-class Refusal(Exception):
-    """A request the room will not carry out; becomes an `error` with `code` for the requester only."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-@dataclass(frozen=True, slots=True)
-class AiSpec:
-    """Who plays an AI seat: a level 1-5 or a named bot."""
-
-    level: int | None = None
-    bot: str | None = None
-
-    @property
-    def label(self) -> str:
-        """How the seat is shown to people, e.g. "AI level 3" or "bot classic"."""
-        return f"bot {self.bot}" if self.bot else f"AI level {self.level}"
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """A person as rooms know them: their session, display name and the hash of their resume token."""
-
-    session: str
-    name: str
-    token_hash: str
+W, PL, PA, F, C = (RoomStatus.WAITING, RoomStatus.PLAYING, RoomStatus.PAUSED, RoomStatus.FINISHED,
+                   RoomStatus.CLOSED)
+TRANSITIONS: dict[RoomStatus, frozenset[RoomStatus]] = {
+    W: frozenset({PL, PA, F, C}),
+    PL: frozenset({PA, F, C}),
+    PA: frozenset({PL, F, C}),
+    F: frozenset({PL, W, C}),
+    C: frozenset(),
+}
+"""The status changes a room may make (the table in the module's docstring)."""
+RUNNING = frozenset({PL, PA})
+"""Statuses of a game under way."""
 
 
 @dataclass(slots=True)
@@ -84,19 +82,19 @@ class Seat:
         """The AI that moves for this seat now (its own, or a stand-in), if any."""
         return self.ai or self.stand_in
 
-    def summary(self) -> dict[str, Any]:
+    @property
+    def name(self) -> str | None:
+        """Who sits here as people see it: the AI's label or the person's name."""
+        return self.ai.label if self.ai else (self.holder.name if self.holder else None)
+
+    def summary(self) -> SeatSummary:
         """The seat as shown in the lobby and the room summary."""
-        kind = "open" if self.free else ("ai" if self.ai else "human")
-        return {
-            "seat": self.index,
-            "label": self.label,
-            "kind": kind,
-            "name": self.ai.label if self.ai else (self.holder.name if self.holder else None),
-            "level": self.ai.level if self.ai else None,
-            "bot": self.ai.bot if self.ai else None,
-            "connected": True if self.ai else self.connected,
-            "stand_in": self.stand_in.label if self.stand_in else None,
-        }
+        kind = SeatKind.OPEN if self.free else (SeatKind.AI if self.ai else SeatKind.HUMAN)
+        return SeatSummary(
+            seat=self.index, label=self.label, kind=kind, name=self.name,
+            level=self.ai.level if self.ai else None, bot=self.ai.bot if self.ai else None,
+            connected=True if self.ai else self.connected, stand_in=self.stand_in.label if self.stand_in else None,
+        )
 
     def record(self, code: str) -> SeatSaved:
         """The seat as stored, so a restart gives it back to the same person."""
@@ -105,63 +103,10 @@ class Seat:
                          self.ai.level if self.ai else None, self.ai.bot if self.ai else None)
 
 
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Deliver `message` to each session in `to` (encoded once for all of them)."""
-
-    to: frozenset[str]
-    message: Message
-
-
-@dataclass(frozen=True, slots=True)
-class AiTurn:
-    """Effect: ask the AI playing `seat` for a move in the state of `seq` (answer with `Room.ai_moved`)."""
-
-    room: str
-    seat: int
-    seq: int
-    game: str
-    state: Any
-    ai: AiSpec
-    budget_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class StartClock:
-    """Effect: run the tick clock of a live game, first tick `delay_ms` from now."""
-
-    room: str
-    delay_ms: int
-    tick_ms: int
-
-
-@dataclass(slots=True)
-class Outbox:
-    """What a room wants done: records to store, then messages to send, then effects to run."""
-
-    sends: list[Send] = field(default_factory=list)
-    effects: list[Any] = field(default_factory=list)
-    records: list[Record] = field(default_factory=list)
-    changed: bool = False  # the room's lobby summary changed
-
-    def send(self, to: frozenset[str] | set[str], message: Message) -> None:
-        """Queue `message` for the sessions in `to` (nothing if nobody)."""
-        if to:
-            self.sends.append(Send(frozenset(to), message))
-
-    def extend(self, other: Outbox) -> Outbox:
-        """Append another outbox's work to this one."""
-        self.sends.extend(other.sends)
-        self.effects.extend(other.effects)
-        self.records.extend(other.records)
-        self.changed = self.changed or other.changed
-        return self
-
-
 class Room:
     """A room's referee: seats, spectators, the running game and its history."""
 
-    def __init__(self, code: str, game: Game, options: dict[str, Any], room_options: dict[str, Any],
+    def __init__(self, code: str, game: Game[Any, Any], options: dict[str, Any], room_options: dict[str, Any],
                  host: str, host_name: str, private: bool = False) -> None:
         self.code = code
         self.game = game
@@ -173,18 +118,28 @@ class Room:
         labels = game.seat_names(options)
         self.seats = [Seat(i, labels[i]) for i in range(game.seat_count(options))]
         self.spectators: set[str] = set()
-        self.status = "waiting"  # -> playing <-> paused -> finished -> (rematch) playing
+        self.status = RoomStatus.WAITING
         self.state: Any = None
         self.seq = 0
         self.game_no = 0
         self.moves: list[str] = []
         self.last_move: str | None = None
-        self.result: Outcome | None = None
+        self.result: Result | None = None
         self.events: deque[Event] = deque(maxlen=EVENT_HISTORY)
-        self.pending: dict[int, Any] = {}  # simultaneous games: each seat's latest move this tick
-        self.retiring: dict[int, Any] = {}  # simultaneous games: seats that resigned, with their retire move
         self.rematch_votes: set[int] = set()
         self.empty_since: float | None = None
+        self.driver = Driver.for_game(self, game)
+
+    @property
+    def policy(self) -> DisconnectPolicy:
+        """What a dropped seat means in this room (the `on_disconnect` option)."""
+        return POLICIES[self.room_options.get("on_disconnect", "wait")]
+
+    def set_status(self, status: RoomStatus) -> None:
+        """The one place the status changes; a change the transition table does not allow is a bug."""
+        if status not in TRANSITIONS[self.status]:
+            raise AssertionError(f"room {self.code}: no transition {self.status} -> {status}")
+        self.status = status
 
     def saved(self) -> RoomSaved:
         """The record that stores this room's settings."""
@@ -208,29 +163,31 @@ class Room:
         """True while any person is connected to the room."""
         return bool(self.spectators) or any(s.holder is not None and s.connected for s in self.seats)
 
-    def summary(self) -> RoomInfo:
+    def summary(self) -> RoomSummary:
         """The room as the lobby lists it."""
-        return RoomInfo(
+        return RoomSummary(
             room=self.code, game=self.game.name, options={**self.options, **self.room_options},
-            seats=[s.summary() for s in self.seats], spectators=len(self.spectators),
+            seats=tuple(s.summary() for s in self.seats), spectators=len(self.spectators),
             status=self.status, private=self.private, host=self.host_name,
         )
 
+    def info(self, request_id: int | None = None) -> RoomInfo:
+        """The `room` message: the summary pushed to the lobby, or the reply to a request."""
+        return RoomInfo.of(self.summary(), request_id)
+
     # -- joining and leaving ---------------------------------------------------------------------
-    def join(self, member: Member, role: str, seat: int | None, request_id: int | None) -> Outbox:
+    def join(self, member: Member, role: Role, seat: int | None, request_id: int | None) -> Outbox:
         """Seat a player (any free seat, or the one asked for) or add a spectator."""
         out = Outbox()
-        if role == "spectator":
+        if role == Role.SPECTATOR:
             self._require_not_seated(member.session)
             self.spectators.add(member.session)
             out.changed = True
             return out.extend(self._welcome_member(member.session, None, role, request_id))
-        if role != "player":
-            raise Refusal(ErrorCode.BAD_MESSAGE, "'as' must be 'player' or 'spectator'")
         mine = self.seat_of(member.session)
         if mine is not None and (seat is None or seat == mine.index):
             return out.extend(self._welcome_member(member.session, mine.index, role, request_id))
-        if self.status != "waiting":
+        if self.status != RoomStatus.WAITING:
             raise Refusal(ErrorCode.ROOM_FULL, "the game has already started; join as a spectator")
         target = self._free_seat(seat)
         if mine is not None:
@@ -240,7 +197,7 @@ class Room:
         out.records.append(target.record(self.code))
         out.changed = True
         out.extend(self._welcome_member(member.session, target.index, role, request_id))
-        out.extend(self._event("joined", {"seat": target.index, "name": member.name}))
+        out.extend(self.event(EventKind.JOINED, {"seat": target.index, "name": member.name}))
         return out.extend(self._start_if_full())
 
     def _require_not_seated(self, session: str) -> None:
@@ -267,7 +224,7 @@ class Room:
         self.rematch_votes.discard(seat.index)
         out.records.append(seat.record(self.code))
 
-    def _welcome_member(self, session: str, seat: int | None, role: str, request_id: int | None) -> Outbox:
+    def _welcome_member(self, session: str, seat: int | None, role: Role, request_id: int | None) -> Outbox:
         """Reply to a join: which seat, then the full state if a game exists."""
         out = Outbox()
         out.send({session}, Joined(room=self.code, role=role, seat=seat, id=request_id))
@@ -283,10 +240,10 @@ class Room:
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {self.code}")
         self.spectators.discard(session)
         if mine is not None:
-            if self.status in ("playing", "paused"):
-                out.extend(self._concede(mine.index, "resign"))
+            if self.status in RUNNING:
+                out.extend(self.driver.concede(mine.index, EndReason.RESIGN))
             self._vacate(mine, out)
-            out.extend(self._event("left", {"seat": mine.index}))
+            out.extend(self.event(EventKind.LEFT, {"seat": mine.index}))
         return out
 
     def disconnect(self, session: str, now: float) -> Outbox:
@@ -300,88 +257,58 @@ class Room:
             return out
         mine.connected, mine.dropped_at = False, now
         out.changed = True
-        out.extend(self._event("left", {"seat": mine.index, "connection": "lost"}))
-        if self.status != "playing":
-            return out
-        policy = self.room_options["on_disconnect"]
-        if policy == "ai":
-            mine.stand_in = AiSpec(level=self.room_options["ai_level"])
-            out.extend(self._ai_turns())
-        elif self.game.simultaneous and policy == "wait":
-            out.extend(self._pause())
+        out.extend(self.event(EventKind.LEFT, {"seat": mine.index, "connection": "lost"}))
+        if self.status == RoomStatus.PLAYING:
+            out.extend(self.policy.on_drop(self, mine, now))
         return out
 
     def reconnect(self, session: str) -> Outbox:
         """A seat's owner is back (resume): hand the seat back and send them the full state."""
         mine = self.seat_of(session)
-        if mine is None:
+        if mine is None or mine.holder is None:
             return Outbox()
-        mine.connected, mine.dropped_at, mine.stand_in = True, None, None
-        out = Outbox(changed=True)
-        out.extend(self._welcome_member(session, mine.index, "player", None))
-        out.extend(self._event("joined", {"seat": mine.index, "name": mine.holder.name, "resumed": True}))
-        if self.status == "paused" and self._everyone_back():
-            out.extend(self._resume_clock())
+        mine.connected, mine.dropped_at = True, None
+        out = Outbox(changed=True).extend(self.policy.on_back(self, mine))
+        out.extend(self._welcome_member(session, mine.index, Role.PLAYER, None))
+        out.extend(self.event(EventKind.JOINED, {"seat": mine.index, "name": mine.holder.name, "resumed": True}))
+        if self.status == RoomStatus.PAUSED and self._everyone_back():
+            out.extend(self.driver.resume())
         return out
 
     def _everyone_back(self) -> bool:
         """True when every human seat is connected again."""
         return all(s.connected for s in self.seats if s.holder is not None)
 
-    def _pause(self) -> Outbox:
-        """Stop a live game's clock until its players are back."""
-        self.status = "paused"
-        self.pending.clear()
-        self.seq += 1
-        out = Outbox(changed=True)
-        out.send(self.audience(), self.snapshot())
-        return out
-
-    def _resume_clock(self) -> Outbox:
-        """Restart a paused live game after a countdown."""
-        self.status = "playing"
-        self.seq += 1
-        out = Outbox(changed=True)
-        out.send(self.audience(), self.snapshot(next_tick_ms=self.countdown_ms))
-        out.effects.append(StartClock(self.code, self.countdown_ms, self.tick_ms))
-        return out.extend(self._ai_turns())
-
-    def expire(self, now: float) -> Outbox:
-        """Forfeit seats whose players stayed away longer than the grace period (policy "forfeit")."""
-        if self.status != "playing" or self.room_options["on_disconnect"] != "forfeit":
+    def sweep(self, now: float) -> Outbox:
+        """The server's periodic sweep: the policy's chance to act on seats left too long."""
+        if self.status != RoomStatus.PLAYING:
             return Outbox()
-        grace = self.room_options["grace_s"]
-        for seat in self.seats:
-            if seat.holder is not None and not seat.connected and seat.dropped_at is not None \
-                    and now - seat.dropped_at >= grace and seat.index in self.game.to_move(self.state) \
-                    and seat.index not in self.retiring:
-                return self._concede(seat.index, "forfeit")
-        return Outbox()
+        return self.policy.on_sweep(self, now)
 
     # -- AI seats -------------------------------------------------------------------------------------
     def add_ai(self, session: str, seat: int | None, ai: AiSpec) -> Outbox:
         """Host only: seat an AI in a free seat while the game waits for players."""
         self._require_host(session, "add an AI")
-        if self.status != "waiting":
+        if self.status != RoomStatus.WAITING:
             raise Refusal(ErrorCode.NOT_ALLOWED, "AIs can only be seated before the game starts")
         target = self._free_seat(seat)
         target.ai, target.connected = ai, True
         out = Outbox(changed=True)
         out.records.append(target.record(self.code))
-        out.extend(self._event("joined", {"seat": target.index, "name": ai.label, "ai": True}))
+        out.extend(self.event(EventKind.JOINED, {"seat": target.index, "name": ai.label, "ai": True}))
         return out.extend(self._start_if_full())
 
     def remove_ai(self, session: str, seat: int) -> Outbox:
         """Host only: free an AI's seat while the game waits."""
         self._require_host(session, "remove an AI")
-        if self.status != "waiting":
+        if self.status != RoomStatus.WAITING:
             raise Refusal(ErrorCode.NOT_ALLOWED, "AIs can only be removed before the game starts")
         if not 0 <= seat < len(self.seats) or self.seats[seat].ai is None:
             raise Refusal(ErrorCode.NOT_ALLOWED, f"seat {seat} has no AI")
         self.seats[seat].ai, self.seats[seat].connected = None, False
         out = Outbox(changed=True)
         out.records.append(self.seats[seat].record(self.code))
-        return out.extend(self._event("left", {"seat": seat, "ai": True}))
+        return out.extend(self.event(EventKind.LEFT, {"seat": seat, "ai": True}))
 
     def _require_host(self, session: str, what: str) -> None:
         """Refuse anyone but the room's creator."""
@@ -391,45 +318,30 @@ class Room:
     # -- the game ------------------------------------------------------------------------------------
     def _start_if_full(self) -> Outbox:
         """Start the game once every seat is filled."""
-        if self.status != "waiting" or any(s.free for s in self.seats):
+        if self.status != RoomStatus.WAITING or any(s.free for s in self.seats):
             return Outbox()
         return self.start_game()
 
     def start_game(self) -> Outbox:
         """Begin a new game from the initial position and announce it."""
         self.state = self.game.initial_state(self.options)
-        self.status = "playing"
+        self.set_status(RoomStatus.PLAYING)
         self.moves, self.last_move, self.result = [], None, None
-        self.pending.clear()
-        self.retiring.clear()
+        self.driver.clear()
         self.rematch_votes.clear()
         self.game_no += 1
         self.seq += 1
         out = Outbox(changed=True)
         out.records.append(GameStarted(self.code, self.game_no))
-        if self.game.simultaneous:
-            out.send(self.audience(), self.snapshot(next_tick_ms=self.countdown_ms))
-            out.effects.append(StartClock(self.code, self.countdown_ms, self.tick_ms))
-        else:
-            out.send(self.audience(), self.snapshot())
-        return out.extend(self._ai_turns())
+        out.extend(self.driver.started())
+        return out.extend(self.ai_turns())
 
     def ai_pace_ms(self) -> int:
         """Least time between AI moves: the room's option when someone watches, else none."""
         return int(self.room_options["ai_pace_ms"]) if self.occupied() else 0
 
-    @property
-    def countdown_ms(self) -> int:
-        """The pause before a live game starts or resumes, so players can find their keys."""
-        return int(self.room_options["countdown_ms"])
-
-    @property
-    def tick_ms(self) -> int:
-        """The live game's tick length, clamped to a playable range."""
-        return max(50, min(2000, int(self.options.get("tick_ms", 150))))
-
-    def move(self, session: str, text: Any, seq: int | None, request_id: int | None = None) -> Outbox:
-        """A player's move, checked by the guards in order, then applied and announced."""
+    def move(self, session: str, text: str, seq: int | None, request_id: int | None = None) -> Outbox:
+        """A player's move, checked by the guards in order, then handed to the driver."""
         seat = self._seat_for_move(session)
         if request_id is not None and request_id == seat.last_move_id:
             out = Outbox()  # a re-send after a reconnect: already applied, just show where we are
@@ -438,15 +350,7 @@ class Room:
         self._check_turn(seat)
         if seq is not None and seq != self.seq:
             raise Refusal(ErrorCode.STALE, f"that move was made on state {seq}; the room is at {self.seq}")
-        move = self._parse(text)
-        if self.game.simultaneous:
-            if seat.index in self.retiring:
-                raise Refusal(ErrorCode.NOT_ALLOWED, "you resigned: your cycle stops on the next tick")
-            self.pending[seat.index] = move
-            return Outbox()
-        out = self._apply({seat.index: move}, {})
-        seat.last_move_id = request_id
-        return out
+        return self.driver.move(seat.index, self._parse(text), request_id)
 
     def _seat_for_move(self, session: str) -> Seat:
         """The seat `session` moves for, after the membership and game-over guards."""
@@ -455,170 +359,108 @@ class Room:
             if session in self.spectators:
                 raise Refusal(ErrorCode.NOT_ALLOWED, "spectators cannot move")
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you have no seat in room {self.code}")
-        if self.status == "finished":
+        if self.status == RoomStatus.FINISHED:
             raise Refusal(ErrorCode.GAME_OVER, "the game is over; ask for a rematch or leave")
         return seat
 
     def _check_turn(self, seat: Seat) -> None:
         """Refuse a move when the game is not running or it is not this seat's turn."""
-        if self.status == "paused":
+        if self.status == RoomStatus.PAUSED:
             raise Refusal(ErrorCode.NOT_ALLOWED, "the game is paused until every player is back")
-        if self.status != "playing":
+        if self.status != RoomStatus.PLAYING:
             raise Refusal(ErrorCode.NOT_ALLOWED, "the game has not started yet")
         if seat.index not in self.game.to_move(self.state):
             raise Refusal(ErrorCode.NOT_YOUR_TURN, f"it is not {seat.label}'s turn")
 
-    def _parse(self, text: Any) -> Any:
+    def _parse(self, text: str) -> Any:
         """Parse a wire move, turning the game's complaint into an illegal_move refusal."""
         try:
             return self.game.parse_move(self.state, text)
         except GameError as exc:
             raise Refusal(ErrorCode.ILLEGAL_MOVE, str(exc)) from None
 
-    def _apply(self, moves: dict[int, Any], ai_info: dict[int, dict[str, Any]]) -> Outbox:
+    def apply(self, moves: dict[int, Any], ai_info: dict[int, dict[str, Any]]) -> Outbox:
         """Apply one move (or one tick's joint move): store it, then announce events, state, maybe the end."""
         before = self.state
         try:
             after = self.game.apply(before, moves)
         except GameError as exc:
             raise Refusal(ErrorCode.ILLEGAL_MOVE, str(exc)) from None
-        notation = self.notation(before, moves)
+        notation = self.driver.notation(before, moves)
         self.state, self.last_move = after, notation
         self.moves.append(notation)
         self.seq += 1
         out = Outbox()
         out.records.append(MoveRecorded(self.code, self.game_no, len(self.moves) - 1, notation))
-        if not self.game.simultaneous:
-            ((seat, _),) = moves.items()
-            data: dict[str, Any] = {"seat": seat, "move": notation}
-            if seat in ai_info:
-                data["ai"] = ai_info[seat]
-            out.extend(self._event("move", data))
+        out.extend(self.driver.move_event(moves, notation, ai_info))
         for notice in self.game.notices(before, after):
-            out.extend(self._event(notice.kind, notice.data))
+            out.extend(self.event(notice.kind, notice.data))
         outcome = self.game.outcome(after)
         if outcome is not None:
-            out.extend(self._finish(outcome))
-        out.extend(self._announce_state(before))
-        if outcome is not None:
-            out.extend(self._event("game_over", outcome.to_wire()))
-        return out.extend(self._ai_turns())
-
-    def notation(self, before: Any, moves: dict[int, Any]) -> str:
-        """The stored form of a move, or of a whole tick for simultaneous games."""
-        if self.game.simultaneous:
-            return self.game.format_joint(moves, len(self.seats))  # type: ignore[attr-defined]
-        ((_, move),) = moves.items()
-        return self.game.format_move(before, move)
+            out.extend(self._finish(outcome.result()))
+        out.extend(self.driver.announce(before))
+        if outcome is not None and self.result is not None:
+            out.extend(self.event(EventKind.GAME_OVER, self.result.to_plain()))
+        return out.extend(self.ai_turns())
 
     def replay(self, notation: str) -> None:
         """Re-apply a stored move while restoring a room (no messages: nobody is connected yet)."""
-        if self.game.simultaneous:
-            moves = self.game.parse_joint(self.state, notation)  # type: ignore[attr-defined]
-        else:
-            (seat,) = self.game.to_move(self.state)
-            moves = {seat: self.game.parse_move(self.state, notation)}
-        self.state = self.game.apply(self.state, moves)
+        self.state = self.game.apply(self.state, self.driver.replayed(self.state, notation))
         self.moves.append(notation)
         self.last_move = notation
         self.seq += 1
 
-    def _announce_state(self, before: Any) -> Outbox:
-        """Send the new position: a compact tick delta for live games, else the full snapshot."""
-        out = Outbox()
-        delta = self.game.delta(before, self.state)
-        if delta is not None and self.status == "playing":
-            out.send(self.audience(), Tick(room=self.code, seq=self.seq, delta=delta, next_tick_ms=self.tick_ms))
-        else:
-            out.send(self.audience(), self.snapshot())
-        return out
-
     def tick(self) -> Outbox:
-        """A live game's clock fired: apply every living seat's latest move (or its default) at once."""
-        if self.status != "playing" or not self.game.simultaneous:
-            return Outbox()
-        riding = sorted(self.game.to_move(self.state))
-        chosen = {seat: self.retiring.get(seat, self.pending.get(seat)) for seat in riding}
-        moves = {seat: self._unsent(seat) if move is None else move for seat, move in chosen.items()}
-        self.pending.clear()
-        self.retiring.clear()
-        return self._apply(moves, {})
-
-    def _unsent(self, seat: int) -> Any:
-        """The move of a seat that sent nothing this tick: a human keeps going; a late AI takes the safe way."""
-        if self.seats[seat].player is None:
-            return self.game.default_move(self.state, seat)
-        return self.game.parse_move(self.state, fallback_move(self.game.name, self.state, seat))
+        """A live game's clock fired."""
+        return self.driver.tick()
 
     def ai_moved(self, seat: int, seq: int, text: str, info: dict[str, Any]) -> Outbox:
-        """An AI's answer arrived: apply it if the position is still the one it was asked about."""
-        if self.status != "playing" or seq != self.seq or self.seats[seat].player is None:
+        """An AI's answer arrived: hand it to the driver if the position is still the one it was asked about."""
+        if self.status != RoomStatus.PLAYING or seq != self.seq or self.seats[seat].player is None:
             return Outbox()
-        if self.game.simultaneous:
-            if seat not in self.retiring:
-                self.pending[seat] = self._parse(text)
-            return Outbox()
-        return self._apply({seat: self._parse(text)}, {seat: info})
+        return self.driver.ai_moved(seat, self._parse(text), info)
 
-    def _ai_turns(self) -> Outbox:
+    def ai_turns(self) -> Outbox:
         """Ask for a move from every AI (or stand-in) seat that must move now."""
         out = Outbox()
-        if self.status != "playing":
+        if self.status != RoomStatus.PLAYING:
             return out
         for index in sorted(self.game.to_move(self.state)):
             ai = self.seats[index].player
             if ai is not None:
-                budget = (self.tick_ms - AI_TICK_MARGIN_MS if self.game.simultaneous
-                          else int(self.room_options["ai_ms"]))
-                out.effects.append(AiTurn(self.code, index, self.seq, self.game.name, self.state, ai, budget))
+                out.effects.append(AiTurn(self.code, index, self.seq, self.game.name, self.state, ai,
+                                          self.driver.ai_budget_ms()))
         return out
 
     def resign(self, session: str) -> Outbox:
-        """A player concedes: the game ends (the other seats share the win) or, in a live game of three or more,
-        the player's rider drops out and the others play on."""
+        """A player concedes: the driver decides whether the game ends or plays on without them."""
         seat = self.seat_of(session)
         if seat is None:
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you have no seat in room {self.code}")
-        if self.status == "finished":
+        if self.status == RoomStatus.FINISHED:
             raise Refusal(ErrorCode.GAME_OVER, "the game is already over")
-        if self.status == "waiting":
+        if self.status == RoomStatus.WAITING:
             raise Refusal(ErrorCode.NOT_ALLOWED, "the game has not started yet")
-        if self.game.simultaneous and seat.index not in self.game.to_move(self.state):
-            raise Refusal(ErrorCode.NOT_ALLOWED, "your cycle is already out; the others ride on")
-        return self._concede(seat.index, "resign")
+        self.driver.check_resign(seat.index)
+        return self.driver.concede(seat.index, EndReason.RESIGN)
 
-    def _concede(self, seat: int, reason: str) -> Outbox:
-        """`seat` gives up: in a live game that plays on without it, its rider stops on the next tick; else it ends.
-
-        The retire move goes into that tick's joint move, so the log (and a restored game) has it.
-        """
-        if self.game.simultaneous and seat not in self.game.to_move(self.state):
-            return Outbox()  # already out (crashed earlier): there is nothing left to concede
-        retire = self.game.retire_move(self.state, seat) if self.game.simultaneous else None
-        if retire is None:
-            return self._finish_by(seat, reason)
-        self.retiring[seat] = retire
-        return self._event("retired", {"seat": seat, "reason": reason})
-
-    def _finish_by(self, loser: int, reason: str) -> Outbox:
+    def finish_by(self, loser: int, reason: str) -> Outbox:
         """End the game against `loser` (resignation, forfeit) and announce it."""
-        outcome = Outcome(tuple(s.index for s in self.seats if s.index != loser), reason)
+        result = Result.of(tuple(s.index for s in self.seats if s.index != loser), reason, loser=loser)
         self.seq += 1
-        out = self._finish(outcome)
+        out = self._finish(result)
         out.send(self.audience(), self.snapshot())
-        return out.extend(self._event("game_over", {**outcome.to_wire(), "loser": loser}))
+        return out.extend(self.event(EventKind.GAME_OVER, result.to_plain()))
 
-    def _finish(self, outcome: Outcome) -> Outbox:
+    def _finish(self, result: Result) -> Outbox:
         """Record the end of the game, for the room and for the history."""
-        self.result = outcome
-        self.status = "finished"
-        self.pending.clear()
-        self.retiring.clear()
-        players = [{"seat": s.index, "label": s.label, "name": s.summary()["name"], "ai": s.ai is not None}
-                   for s in self.seats]
+        self.result = result
+        self.set_status(RoomStatus.FINISHED)
+        self.driver.clear()
+        players = [{"seat": s.index, "label": s.label, "name": s.name, "ai": s.ai is not None} for s in self.seats]
         out = Outbox(changed=True)
         out.records.append(GameFinished(self.code, self.game_no, self.game.name, self.options, players,
-                                        outcome.to_wire(), list(self.moves), self.game.transcript(self.moves)))
+                                        result.to_plain(), list(self.moves), self.game.transcript(self.moves)))
         return out
 
     def rematch(self, session: str) -> Outbox:
@@ -629,20 +471,22 @@ class Room:
         seat = self.seat_of(session)
         if seat is None and session != self.host:
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you have no seat in room {self.code}")
-        if self.status != "finished":
+        if self.status != RoomStatus.FINISHED:
             raise Refusal(ErrorCode.NOT_ALLOWED, "a rematch can only follow a finished game")
         if seat is not None:
             self.rematch_votes.add(seat.index)
         humans = {s.index for s in self.seats if s.holder is not None}
-        out = self._event("rematch", {"seat": seat.index if seat else None, "votes": sorted(self.rematch_votes)})
+        out = self.event(EventKind.REMATCH, {"seat": seat.index if seat else None,
+                                             "votes": sorted(self.rematch_votes)})
         if not humans <= self.rematch_votes:
             return out
         self._rotate_seats(out)
-        for seat in self.seats:  # everyone learns their new seat before the new game's state
-            if seat.holder is not None and seat.connected:
-                out.send({seat.holder.session}, Joined(room=self.code, role="player", seat=seat.index))
+        for moved in self.seats:  # everyone learns their new seat before the new game's state
+            if moved.holder is not None and moved.connected:
+                out.send({moved.holder.session}, Joined(room=self.code, role=Role.PLAYER, seat=moved.index))
         if any(s.free for s in self.seats):
-            self.status, self.rematch_votes = "waiting", set()
+            self.set_status(RoomStatus.WAITING)
+            self.rematch_votes = set()
             out.changed = True
             return out
         return out.extend(self.start_game())
@@ -661,10 +505,58 @@ class Room:
         if not self.is_member(session):
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {self.code}")
         seat = self.seat_of(session)
-        return self._event("chat", {"name": name, "seat": seat.index if seat else None, "text": text})
+        return self.event(EventKind.CHAT, {"name": name, "seat": seat.index if seat else None, "text": text})
+
+    def close(self) -> None:
+        """The lobby closed the room: its last summary says so."""
+        self.set_status(RoomStatus.CLOSED)
+
+    # -- restart ------------------------------------------------------------------------------------------
+    @classmethod
+    def restore(cls, saved: StoredRoom, game: Game[Any, Any], now: float,
+                held_for: Callable[[str, str], Member]) -> tuple[Room, Outbox]:
+        """Rebuild a room a previous run left open: its seats held for their tokens, its game replayed.
+
+        `held_for(token_hash, name)` gives the member a stored token resumes (the lobby keeps sessions). The
+        outbox asks the room's AIs to move. GameError if the current rules refuse the stored moves.
+        """
+        room = cls(saved.code, game, saved.options, saved.room_options, "", saved.host_name, saved.private)
+        if saved.host_token_hash is not None:
+            room.host = held_for(saved.host_token_hash, saved.host_name).session
+        for record in saved.seats:
+            seat = room.seats[record.seat]
+            if record.ai_level is not None or record.ai_bot is not None:
+                seat.ai, seat.connected = AiSpec(record.ai_level, record.ai_bot), True
+            elif record.token_hash is not None:
+                seat.holder, seat.dropped_at = held_for(record.token_hash, record.name or "player"), now
+                room.host = room.host or seat.holder.session  # schema 1 stored no host: the first seated hosts
+        room._restore_game(saved)
+        room.empty_since = now
+        return room, room.ai_turns()
+
+    def _restore_game(self, saved: StoredRoom) -> None:
+        """Replay the stored moves of the room's current game and set its status."""
+        self.game_no = saved.game_no
+        if saved.game_no == 0:
+            return
+        self.state = self.game.initial_state(self.options)
+        self.seq = 1
+        for notation in saved.moves:
+            self.replay(notation)
+        outcome = self.game.outcome(self.state)
+        result = outcome.result() if outcome is not None else None
+        if saved.result is not None:
+            scores = saved.result.get("scores")
+            result = Result.of(tuple(saved.result.get("winners", ())), saved.result.get("reason", "restored"),
+                               tuple(scores) if scores is not None else None, saved.result.get("loser"))
+        if result is not None:
+            self.result = result
+            self.set_status(RoomStatus.FINISHED)
+        else:
+            self.set_status(self.driver.restored_status)
 
     # -- messages ----------------------------------------------------------------------------------------
-    def _event(self, kind: str, data: dict[str, Any]) -> Outbox:
+    def event(self, kind: EventKind, data: dict[str, Any]) -> Outbox:
         """Send an event (stamped with the current seq) to the audience and keep it for `sync`."""
         event = Event(room=self.code, kind=kind, seq=self.seq, data=data)
         self.events.append(event)
@@ -674,17 +566,13 @@ class Room:
 
     def snapshot(self, next_tick_ms: int | None = None) -> State:
         """The full state message: everything a client needs to draw the game."""
-        to_move = sorted(self.game.to_move(self.state)) if self.status == "playing" else []
-        legal: list[str] = []
-        if to_move:
-            legal = self.game.legal_notation(self.state, to_move[0])
-        if next_tick_ms is None and self.game.simultaneous and self.status == "playing":
-            next_tick_ms = self.tick_ms
+        to_move = sorted(self.game.to_move(self.state)) if self.status == RoomStatus.PLAYING else []
+        legal = self.game.legal_notation(self.state, to_move[0]) if to_move else []
         return State(
             room=self.code, seq=self.seq, game=self.game.name, status=self.status,
             view=self.game.view(self.state), to_move=to_move, legal=legal, last_move=self.last_move,
-            moves=[] if self.game.simultaneous else list(self.moves),
-            result=self.result.to_wire() if self.result else None, next_tick_ms=next_tick_ms,
+            moves=self.driver.stored_moves(), result=self.result,
+            next_tick_ms=self.driver.next_tick_ms() if next_tick_ms is None else next_tick_ms,
         )
 
     def events_since(self, seq: int) -> list[Event] | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from gamenight.server.ai.levels import LEVELS, limits_for, noise_for
+from gamenight.server.ai.levels import limits_for, noise_for
 from gamenight.server.ai.search import WIN, Limits, SearchInfo, search
 from gamenight.server.games.othello import (
     FULL_MASK,
@@ -627,18 +627,22 @@ def _wire(size: int) -> Any:
     return fmt
 
 
-def choose(
-    state: OthelloState, seat: int, *, level: int | None, bot: str | None, budget_ms: int, rng: random.Random
-) -> tuple[Square, dict]:
-    """The move `seat` (to move in `state`) plays at `level` or as the named `bot`, and how it was found."""
+def choose_level(
+    state: OthelloState, seat: int, level: int, budget_ms: int, rng: random.Random
+) -> tuple[Square, dict[str, Any]]:
+    """The move `seat` (to move in `state`) plays at `level`, and how it was found."""
     if state.over or seat != state.turn:
         raise ValueError(f"seat {seat} is not to move")
-    own, opp = state.sides()
-    if bot is not None:
-        return _choose_bot(state.size, own, opp, bot, rng)
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {', '.join(map(str, LEVELS))}, not {level!r}")
-    return _choose_level(state.size, own, opp, level, budget_ms, rng)
+    return _choose_level(state.size, *state.sides(), level, budget_ms, rng)
+
+
+def choose_bot(
+    state: OthelloState, seat: int, bot: str, budget_ms: int, rng: random.Random
+) -> tuple[Square, dict[str, Any]]:
+    """The move the named `bot` plays for `seat` (to move in `state`), and how it was found."""
+    if state.over or seat != state.turn:
+        raise ValueError(f"seat {seat} is not to move")
+    return _choose_bot(state.size, *state.sides(), bot, rng)
 
 
 def quick_move(state: OthelloState, seat: int) -> Square:

@@ -18,6 +18,7 @@ import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from gamenight.server.ai.levels import limits_for
 from gamenight.server.ai.search import NO_MOVE, WIN, Limits, search
@@ -445,27 +446,23 @@ def quick_move(state: PentagoState, seat: int) -> PentagoMove:
     return move_of(first)
 
 
-def choose(
-    state: PentagoState,
-    seat: int,
-    *,
-    level: int | None,
-    bot: str | None,
-    budget_ms: int,
-    rng: random.Random,
-) -> tuple[PentagoMove, dict]:
-    """A legal move for `seat` (a level's search or a named bot) and what the choice found out."""
+def choose_level(
+    state: PentagoState, seat: int, level: int, budget_ms: int, rng: random.Random
+) -> tuple[PentagoMove, dict[str, Any]]:
+    """A legal move for `seat` at `level`, and what the search found out."""
     start = time.perf_counter()
-    pos = position_of(state, seat)
-    if bot is not None:
-        if bot not in BOTS:
-            raise ValueError(f"pentago has no bot {bot!r}; it has {', '.join(BOTS)}")
-        code, info = playout_bot(pos, budget_ms, rng)
-        return move_of(code), {**info, "bot": bot}
-    if level is None:
-        raise ValueError("give a level or a bot")
-    code, info = level_move(pos, level, budget_ms, rng, start)
+    code, info = level_move(position_of(state, seat), level, budget_ms, rng, start)
     return move_of(code), {**info, "level": level}
+
+
+def choose_bot(
+    state: PentagoState, seat: int, bot: str, budget_ms: int, rng: random.Random
+) -> tuple[PentagoMove, dict[str, Any]]:
+    """A legal move for `seat` as the named `bot`, and what its playouts found out."""
+    if bot not in BOTS:
+        raise ValueError(f"pentago has no bot {bot!r}; it has {', '.join(BOTS)}")
+    code, info = playout_bot(position_of(state, seat), budget_ms, rng)
+    return move_of(code), {**info, "bot": bot}
 
 
 def level_move(pos: Position, level: int, budget_ms: int, rng: random.Random, start: float) -> tuple[Move, dict]:

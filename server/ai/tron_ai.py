@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from gamenight.server.ai.levels import limits_for
 from gamenight.server.ai.search import WIN, Limits, search
@@ -661,27 +662,24 @@ def _squared(stride: int, a: Index, b: Index) -> int:
 # -- choosing a move ---------------------------------------------------------------------------------------------
 
 
-def choose(
-    state: TronState,
-    seat: int,
-    *,
-    level: int | None,
-    bot: str | None,
-    budget_ms: int,
-    rng: random.Random,
-) -> tuple[Direction, dict]:
-    """A direction for `seat` (a level's search or a named bot) within about `budget_ms`, and what it found."""
+def choose_level(
+    state: TronState, seat: int, level: int, budget_ms: int, rng: random.Random
+) -> tuple[Direction, dict[str, Any]]:
+    """A direction for `seat` at `level` within about `budget_ms`, and what the search found."""
     start = time.perf_counter()
-    grid = grid_of(state)
-    if bot is not None:
-        if bot not in BOTS:
-            raise ValueError(f"tron has no bot {bot!r}; it has {', '.join(BOTS)}")
-        move, found = _bot_move(grid, seat, bot, budget_ms, start)
-        return move, {**_info(move, found, start), "bot": bot}
-    if level is None:
-        raise ValueError("give a level or a bot")
-    move, found = _level_move(grid, seat, level, limits_for(level, budget_ms).time_ms, rng, start)
+    move, found = _level_move(grid_of(state), seat, level, limits_for(level, budget_ms).time_ms, rng, start)
     return move, {**_info(move, found, start), "level": level}
+
+
+def choose_bot(
+    state: TronState, seat: int, bot: str, budget_ms: int, rng: random.Random
+) -> tuple[Direction, dict[str, Any]]:
+    """A direction for `seat` as the named `bot` within about `budget_ms`, and what it found."""
+    if bot not in BOTS:
+        raise ValueError(f"tron has no bot {bot!r}; it has {', '.join(BOTS)}")
+    start = time.perf_counter()
+    move, found = _bot_move(grid_of(state), seat, bot, budget_ms, start)
+    return move, {**_info(move, found, start), "bot": bot}
 
 
 def _info(move: Direction, found: dict, start: float) -> dict:

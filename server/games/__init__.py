@@ -1,19 +1,74 @@
-"""The games this server hosts: a plain registry from wire name to rule book.
+"""The games this server hosts: one registration per game, naming everything the game brings.
 
-Adding a game means writing its module against `base.Game` and listing it here; every game in this
-registry is run through the same conformance tests (tests/games/test_conformance.py).
+A game is its rules module (written against `base.Game`), its AI module (a `GameAI`, imported only when an AI
+first plays it, so the event loop never loads search code) and one `GameEntry` line here. The server, the AI
+dispatch, the bench tools and the conformance test all read this registry; none keeps a table of its own.
 """
 
 from __future__ import annotations
 
-from gamenight.server.games.base import Game
-from gamenight.server.games.othello import Othello
-from gamenight.server.games.pentago import Pentago
-from gamenight.server.games.tron import Tron
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-GAMES: dict[str, Game] = {game.name: game for game in (Othello(), Pentago(), Tron())}
+from gamenight.server.games import othello, pentago, tron
+from gamenight.server.games.base import Game, Opening
 
 
-def find_game(name: str) -> Game | None:
+def random_plies(low: int, high: int) -> Callable[[int, random.Random], Opening]:
+    """Match openings of `low`-`high` random plies from the default start (each pair plays one both ways)."""
+
+    def opening(pair: int, rng: random.Random) -> Opening:
+        plies = rng.randint(low, high)
+        return Opening({}, plies, f"{plies} random plies")
+
+    return opening
+
+
+FROM_THE_START = random_plies(0, 0)
+"""Match games that start from the initial position."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameEntry:
+    """Everything one game brings to the server and its tools.
+
+    `ai` is the dotted name of the game's AI module (see `server.ai.play.GameAI`), or None if no AI plays it.
+    `opening(pair, rng)` sets up pair `pair` of an AI-vs-AI match (bench/match.py). `perft(state, depth)`
+    counts the game tree for the published tables in tests/data (`perft_data`), from `perft_options`.
+    """
+
+    rules: Game[Any, Any]
+    ai: str | None = None
+    opening: Callable[[int, random.Random], Opening] = FROM_THE_START
+    perft: Callable[[Any, int], int] | None = None
+    perft_data: str | None = None
+    perft_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The game's wire name."""
+        return self.rules.name
+
+
+REGISTRY: dict[str, GameEntry] = {
+    entry.name: entry
+    for entry in (
+        GameEntry(othello.Othello(), ai="gamenight.server.ai.othello_ai", opening=random_plies(4, 8),
+                  perft=othello.perft, perft_data="othello_perft.txt"),
+        GameEntry(pentago.Pentago(), ai="gamenight.server.ai.pentago_ai", opening=random_plies(2, 4),
+                  perft=pentago.perft),
+        GameEntry(tron.Tron(), ai="gamenight.server.ai.tron_ai", opening=tron.match_opening,
+                  perft=tron.perft, perft_options={"map": "joust"}),
+    )
+}
+"""Every game, by wire name, in the order `welcome.games` lists them."""
+
+GAMES: dict[str, Game[Any, Any]] = {name: entry.rules for name, entry in REGISTRY.items()}
+"""The rule books alone, by wire name."""
+
+
+def find_game(name: str) -> Game[Any, Any] | None:
     """The game registered under `name`, or None."""
     return GAMES.get(name)

@@ -10,7 +10,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
+
+from gamenight.protocol import vocab
+from gamenight.protocol.vocab import EventKind, GameDescription, OptionError, OptionSpec, ReasonText, Result
+
+S = TypeVar("S")
+"""A game's state type (immutable)."""
+M = TypeVar("M")
+"""A game's move type (hashable)."""
 
 
 class GameError(ValueError):
@@ -25,62 +33,12 @@ class BadOptions(GameError):
     """Room options a game cannot accept; the text names the option and what is allowed."""
 
 
-@dataclass(frozen=True)
-class OptionSpec:
-    """One option a game declares, described well enough for a client to build a form from it.
-
-    `kind` is one of "int", "str", "bool", "choice". `choices` lists the allowed values of a
-    "choice" (and may restrict an "int"); `minimum`/`maximum` bound an "int".
-    """
-
-    name: str
-    kind: str
-    default: Any
-    help: str = ""
-    choices: tuple[Any, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-
-    def check(self, value: Any) -> Any:
-        """Return `value` converted to this option's type, or raise BadOptions saying what is allowed."""
-        if self.kind == "bool":
-            if not isinstance(value, bool):
-                raise BadOptions(f"option {self.name!r} must be true or false")
-            return value
-        if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise BadOptions(f"option {self.name!r} must be an integer")
-            if self.minimum is not None and value < self.minimum:
-                raise BadOptions(f"option {self.name!r} must be at least {self.minimum}")
-            if self.maximum is not None and value > self.maximum:
-                raise BadOptions(f"option {self.name!r} must be at most {self.maximum}")
-        elif self.kind in ("str", "choice") and not isinstance(value, str):
-            raise BadOptions(f"option {self.name!r} must be a string")
-        if self.choices is not None and value not in self.choices:
-            allowed = ", ".join(str(c) for c in self.choices)
-            raise BadOptions(f"option {self.name!r} must be one of: {allowed}")
-        return value
-
-    def to_wire(self) -> dict[str, Any]:
-        """The option as a plain map for `welcome.games`."""
-        wire: dict[str, Any] = {"name": self.name, "type": self.kind, "default": self.default, "help": self.help}
-        if self.choices is not None:
-            wire["choices"] = list(self.choices)
-        if self.minimum is not None:
-            wire["min"] = self.minimum
-        if self.maximum is not None:
-            wire["max"] = self.maximum
-        return wire
-
-
 def validate_options(specs: tuple[OptionSpec, ...], raw: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Check `raw` against `specs`: unknown names and bad values raise BadOptions; defaults fill the rest."""
-    raw = dict(raw or {})
-    known = {spec.name: spec for spec in specs}
-    unknown = sorted(str(name) for name in raw if name not in known)
-    if unknown:
-        raise BadOptions(f"unknown option(s): {', '.join(unknown)}")
-    return {spec.name: spec.check(raw[spec.name]) if spec.name in raw else spec.default for spec in specs}
+    """Check `raw` against `specs` (protocol.vocab's rules); a refusal is BadOptions, defaults fill the rest."""
+    try:
+        return vocab.validate_options(specs, raw)
+    except OptionError as exc:
+        raise BadOptions(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -89,7 +47,8 @@ class Outcome:
 
     `winners` holds the winning seats: one seat for a win, several for a shared result among the last
     survivors, empty for a draw in which nobody wins. `reason` is a short stable word ("discs",
-    "five", "crash", "resign", "forfeit", ...) and `scores` the final per-seat numbers if the game has any.
+    "five", "crash", "resign", "forfeit", ...) that the game lists in `Game.reasons` (or an `EndReason`),
+    and `scores` the final per-seat numbers if the game has any.
     """
 
     winners: tuple[int, ...]
@@ -101,38 +60,46 @@ class Outcome:
         """True when no single seat won."""
         return len(self.winners) != 1
 
-    def to_wire(self) -> dict[str, Any]:
-        """The outcome as a plain map for `state.result` and the `game_over` event."""
-        winner = self.winners[0] if len(self.winners) == 1 else None
-        wire: dict[str, Any] = {"winner": winner, "winners": list(self.winners), "reason": self.reason}
-        if self.scores is not None:
-            wire["scores"] = list(self.scores)
-        return wire
+    def result(self, loser: int | None = None) -> Result:
+        """The outcome as the protocol tells it (`state.result`, the `game_over` event)."""
+        return Result.of(self.winners, self.reason, self.scores, loser)
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """How one pair of AI-vs-AI match games starts: room options and how many random plies open it."""
+
+    options: dict[str, Any]
+    random_plies: int
+    label: str
 
 
 @dataclass(frozen=True)
 class Notice:
     """Something that happened as a side effect of a move, for the server to announce as an `event`.
 
-    Example: Othello's automatic pass (`Notice("pass", {"seat": 1})`).
+    Example: Othello's automatic pass (`Notice(EventKind.PASS, {"seat": 1})`).
     """
 
-    kind: str
+    kind: EventKind
     data: dict[str, Any] = field(default_factory=dict)
 
 
-class Game(ABC):
-    """The rule book of one game. Subclasses are stateless; every method is pure.
+class Game(ABC, Generic[S, M]):
+    """The rule book of one game, generic over its state type `S` and move type `M`. Subclasses are stateless;
+    every method is pure.
 
     Seats are numbered 0..n-1. Turn-based games have exactly one seat in `to_move`; simultaneous games
-    (Tron) have every living seat there, and `apply` takes one move per seat at once. A game's states
-    are immutable (or treated as such): `apply` returns a new state and never changes its input.
+    (Tron, subclasses of `LiveGame`) have every living seat there, and `apply` takes one move per seat at
+    once. A game's states are immutable (or treated as such): `apply` returns a new state and never changes
+    its input. `reasons` describes, for people, every result reason the game's `outcome` can give.
     """
 
     name: ClassVar[str]
     title: ClassVar[str]
     simultaneous: ClassVar[bool] = False
     option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
+    reasons: ClassVar[tuple[ReasonText, ...]] = ()
 
     # -- options and set-up -------------------------------------------------------------------
     def validate_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -148,44 +115,44 @@ class Game(ABC):
         return [f"player {i + 1}" for i in range(self.seat_count(options))]
 
     @abstractmethod
-    def initial_state(self, options: Mapping[str, Any]) -> Any:
+    def initial_state(self, options: Mapping[str, Any]) -> S:
         """The state a new game starts from."""
 
     # -- the questions a state answers ----------------------------------------------------------
     @abstractmethod
-    def to_move(self, state: Any) -> frozenset[int]:
+    def to_move(self, state: S) -> frozenset[int]:
         """Seats that must move now; empty once the game is over."""
 
     @abstractmethod
-    def legal_moves(self, state: Any, seat: int) -> list[Any]:
+    def legal_moves(self, state: S, seat: int) -> list[M]:
         """Every legal move of `seat` now (empty if it is not to move)."""
 
     @abstractmethod
-    def apply(self, state: Any, moves: Mapping[int, Any]) -> Any:
+    def apply(self, state: S, moves: Mapping[int, M]) -> S:
         """The state after `moves` (one per seat in `to_move`); raise IllegalMove if any is not legal."""
 
     @abstractmethod
-    def outcome(self, state: Any) -> Outcome | None:
+    def outcome(self, state: S) -> Outcome | None:
         """The result once the game is over, else None."""
 
-    def notices(self, before: Any, after: Any) -> list[Notice]:
+    def notices(self, before: S, after: S) -> list[Notice]:
         """Side effects of the transition before -> after worth announcing (passes, crashes)."""
         return []
 
-    def default_move(self, state: Any, seat: int) -> Any:
+    def default_move(self, state: S, seat: int) -> M:
         """For simultaneous games: the move a seat makes when it sent nothing before the tick."""
         raise IllegalMove(f"{self.name} has no default move")
 
     # -- the wire ------------------------------------------------------------------------------
     @abstractmethod
-    def parse_move(self, state: Any, text: Any) -> Any:
+    def parse_move(self, state: S, text: str) -> M:
         """Turn a wire move into a move object, or raise IllegalMove saying what is wrong with it."""
 
     @abstractmethod
-    def format_move(self, state: Any, move: Any) -> str:
+    def format_move(self, state: S, move: M) -> str:
         """The wire / notation form of `move` made in `state`."""
 
-    def retire_move(self, state: Any, seat: int) -> Any | None:
+    def retire_move(self, state: S, seat: int) -> M | None:
         """A move taking `seat` out of the game while the others play on, or None: conceding ends the game.
 
         Games of three or more players override it (a Tron rider who resigns stops on the next tick and the
@@ -193,19 +160,19 @@ class Game(ABC):
         """
         return None
 
-    def legal_notation(self, state: Any, seat: int) -> list[str]:
+    def legal_notation(self, state: S, seat: int) -> list[str]:
         """Every legal move of `seat`, formatted: what each `state` message lists (games may do it faster)."""
         return [self.format_move(state, move) for move in self.legal_moves(state, seat)]
 
     @abstractmethod
-    def view(self, state: Any) -> dict[str, Any]:
+    def view(self, state: S) -> dict[str, Any]:
         """Everything a client needs to draw `state`, as plain msgpack-able values.
 
         Must include "board" and "scores" (list per seat, or None). The server adds seq, turn, legal
         moves, last move and result, so games need not.
         """
 
-    def delta(self, before: Any, after: Any) -> dict[str, Any] | None:
+    def delta(self, before: S, after: S) -> dict[str, Any] | None:
         """A small view of what changed, for games that send deltas between full states (Tron); else None."""
         return None
 
@@ -213,11 +180,26 @@ class Game(ABC):
         """A finished game's moves in the game's usual written form."""
         return " ".join(moves)
 
-    def describe(self) -> dict[str, Any]:
-        """The game as listed in `welcome.games`: name, title, seats and its options."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "simultaneous": self.simultaneous,
-            "options": [spec.to_wire() for spec in self.option_specs],
-        }
+    def describe(self) -> GameDescription:
+        """The game as listed in `welcome.games`, before the server adds the room options, its bots and the
+        reasons every game shares."""
+        return GameDescription(name=self.name, title=self.title, simultaneous=self.simultaneous,
+                               seats=tuple(self.seat_names(self.validate_options({}))),
+                               options=self.option_specs, reasons=self.reasons)
+
+
+class LiveGame(Game[S, M]):
+    """A simultaneous game played on a tick clock (Tron): every living seat moves at once, each tick.
+
+    A tick's joint move is stored as one line of notation, so these games say how to write and read it.
+    """
+
+    simultaneous: ClassVar[bool] = True
+
+    @abstractmethod
+    def format_joint(self, moves: Mapping[int, M], seats: int) -> str:
+        """One tick's moves (by seat) as one stored notation."""
+
+    @abstractmethod
+    def parse_joint(self, state: S, text: str) -> dict[int, M]:
+        """A stored tick back into its moves by seat; IllegalMove if it does not fit `state`."""

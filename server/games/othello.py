@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from gamenight.server.games.base import Game, IllegalMove, Notice, OptionSpec, Outcome
+from gamenight.protocol.vocab import EventKind, OptionKind, OptionSpec, ReasonText
+from gamenight.server.games.base import Game, IllegalMove, Notice, Outcome
 
 Square = int
 Bitboard = int
@@ -254,15 +255,18 @@ def state_from_board(board: Sequence[str], turn: int) -> OthelloState:
 # -- the game ----------------------------------------------------------------------------------------
 
 
-class Othello(Game):
+class Othello(Game[OthelloState, Square]):
     """Othello: outflank the opponent's discs to turn them; the most discs when nobody can move wins."""
 
     name = "othello"
     title = "Othello"
     option_specs = (
-        OptionSpec("size", "int", DEFAULT_SIZE, "board width and height", choices=SIZES),
-        OptionSpec("first", "choice", SEAT_NAMES[BLACK], "the colour that moves first", choices=SEAT_NAMES),
+        OptionSpec("size", OptionKind.INT, DEFAULT_SIZE, "board width and height", choices=SIZES,
+                   label="Board size"),
+        OptionSpec("first", OptionKind.CHOICE, SEAT_NAMES[BLACK], "the colour that moves first", choices=SEAT_NAMES,
+                   label="First to move"),
     )
+    reasons = (ReasonText("discs", "most discs", "equal discs"),)
 
     def seat_names(self, options: Mapping[str, Any]) -> list[str]:
         """Seat 0 plays black, seat 1 white."""
@@ -287,7 +291,7 @@ class Othello(Game):
             return []
         return list(squares(legal_mask(*state.sides(), state.size)))
 
-    def apply(self, state: OthelloState, moves: Mapping[int, Any]) -> OthelloState:
+    def apply(self, state: OthelloState, moves: Mapping[int, Square]) -> OthelloState:
         """The state after the side to move plays `moves[seat]`, including any pass or end it forces."""
         if state.over:
             raise IllegalMove("the game is over")
@@ -332,9 +336,9 @@ class Othello(Game):
         """A "pass" notice naming the seat that could not answer the last move."""
         if after.passed is None:
             return []
-        return [Notice("pass", {"seat": after.passed})]
+        return [Notice(EventKind.PASS, {"seat": after.passed})]
 
-    def parse_move(self, state: OthelloState, text: Any) -> Square:
+    def parse_move(self, state: OthelloState, text: str) -> Square:
         """The square a name like "f5" denotes (legality is left to `apply`)."""
         return parse_square(text, state.size)
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gamenight.protocol.vocab import ReasonText
 from gamenight.server.games.base import Game, GameError, IllegalMove, Outcome
 
 Bitboard = int
@@ -335,11 +336,16 @@ def _check_move(state: PentagoState, move: Any) -> None:
         raise IllegalMove(f"a rotation is required, e.g. '{name} tl cw'")
 
 
-class Pentago(Game):
+class Pentago(Game[PentagoState, PentagoMove]):
     """Pentago for two seats, black (moves first) and white; no options."""
 
     name: ClassVar[str] = "pentago"
     title: ClassVar[str] = "Pentago"
+    reasons: ClassVar[tuple[ReasonText, ...]] = (
+        ReasonText(REASON_FIVE, "five in a row"),
+        ReasonText(REASON_FIVE_BOTH, "both made five in a row", "both made five in a row"),
+        ReasonText(REASON_FULL, "the board filled up without a five", "the board filled up without a five"),
+    )
 
     def seat_names(self, options: Mapping[str, Any]) -> list[str]:
         """Black moves first, then white."""
@@ -357,7 +363,7 @@ class Pentago(Game):
         """Every empty cell x 8 rotations (cell, then quadrant, cw first); a winning placement once, bare."""
         return generate_moves(state) if seat == state.turn else []
 
-    def apply(self, state: PentagoState, moves: Mapping[int, Any]) -> PentagoState:
+    def apply(self, state: PentagoState, moves: Mapping[int, PentagoMove]) -> PentagoState:
         """The state after the mover's move; IllegalMove if the game is over, wrong seat, or not legal."""
         if state.result is not None:
             raise IllegalMove("the game is over")
@@ -371,7 +377,7 @@ class Pentago(Game):
         """The result once a five or a full board has ended the game."""
         return state.result
 
-    def parse_move(self, state: PentagoState, text: Any) -> PentagoMove:
+    def parse_move(self, state: PentagoState, text: str) -> PentagoMove:
         """Read the wire form "b3 tr cw" (or "b3" for a placement making five); legality is `apply`'s job."""
         return parse_notation(text)
 

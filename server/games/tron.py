@@ -20,13 +20,14 @@ from importlib import resources
 from itertools import product
 from typing import Any, ClassVar
 
+from gamenight.protocol.vocab import EndReason, EventKind, OptionKind, OptionSpec, ReasonText
 from gamenight.server.games.base import (
     BadOptions,
-    Game,
     GameError,
     IllegalMove,
+    LiveGame,
     Notice,
-    OptionSpec,
+    Opening,
     Outcome,
     validate_options,
 )
@@ -433,7 +434,7 @@ def _moved(
     result = None
     if len(survivors) == 1:
         retired = all(joint[seat] == RETIRE for seat in crashed)
-        result = Outcome((survivors[0],), "resign" if retired else "crash")
+        result = Outcome((survivors[0],), EndReason.RESIGN if retired else "crash")
     elif not survivors:
         result = Outcome(tuple(sorted(crashed)), "crash")
     return TronState(
@@ -523,47 +524,55 @@ def _option_specs() -> tuple[OptionSpec, ...]:
     return (
         OptionSpec(
             "map",
-            "choice",
+            OptionKind.CHOICE,
             RANDOM_MAP,
             "an official 2010 contest map, or a random fair arena",
             choices=(*sorted(_official_maps()), RANDOM_MAP),
+            label="Map",
         ),
-        OptionSpec("width", "int", 20, "width of a random arena", minimum=ARENA_MIN, maximum=ARENA_MAX),
-        OptionSpec("height", "int", 20, "height of a random arena", minimum=ARENA_MIN, maximum=ARENA_MAX),
+        OptionSpec("width", OptionKind.INT, 20, "width of a random arena", minimum=ARENA_MIN, maximum=ARENA_MAX,
+                   label="Arena width"),
+        OptionSpec("height", OptionKind.INT, 20, "height of a random arena", minimum=ARENA_MIN, maximum=ARENA_MAX,
+                   label="Arena height"),
         OptionSpec(
             "seed",
-            "int",
+            OptionKind.INT,
             None,
             "random arena seed; left out, one is drawn and stored",
             minimum=0,
             maximum=SEED_MAX,
+            label="Arena seed",
         ),
         OptionSpec(
             "players",
-            "int",
+            OptionKind.INT,
             DEFAULT_PLAYERS,
             "cycles; official maps are for 2, random arenas for 3-4 are square",
             minimum=MIN_PLAYERS,
             maximum=MAX_PLAYERS,
+            label="Riders",
         ),
         OptionSpec(
             "tick_ms",
-            "int",
+            OptionKind.INT,
             TICK_MS_DEFAULT,
             f"milliseconds per tick; values outside {TICK_MS_MIN}-{TICK_MS_MAX} are clamped",
             minimum=TICK_MS_MIN,
             maximum=TICK_MS_MAX,
+            label="Tick length (ms)",
         ),
     )
 
 
-class Tron(Game):
+class Tron(LiveGame[TronState, Direction]):
     """Tron light cycles for 2-4 players on an official map or a random symmetric arena."""
 
     name: ClassVar[str] = "tron"
     title: ClassVar[str] = "Tron light cycles"
-    simultaneous: ClassVar[bool] = True
     option_specs: ClassVar[tuple[OptionSpec, ...]] = _option_specs()
+    reasons: ClassVar[tuple[ReasonText, ...]] = (
+        ReasonText("crash", "the last one riding", "the last riders crashed together"),
+    )
 
     # -- options and set-up -------------------------------------------------------------------
     def validate_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -650,7 +659,7 @@ class Tron(Game):
         """One "crash" notice per seat that crashed on the tick, at the square where its cycle stopped."""
         if after.tick == before.tick:
             return []
-        return [Notice("crash", {"seat": seat, "at": list(after.heads[seat])}) for seat in after.last_crashes]
+        return [Notice(EventKind.CRASH, {"seat": seat, "at": list(after.heads[seat])}) for seat in after.last_crashes]
 
     def default_move(self, state: TronState, seat: int) -> Direction:
         """Keep going straight; on the first tick face the most open space."""
@@ -659,7 +668,7 @@ class Tron(Game):
         return state.dirs[seat] or most_open_direction(state, seat)
 
     # -- the wire ------------------------------------------------------------------------------
-    def parse_move(self, state: TronState, text: Any) -> Direction:
+    def parse_move(self, state: TronState, text: str) -> Direction:
         """A direction from "N"/"E"/"S"/"W" (any case), "north" etc., or the contest's 1-4."""
         if isinstance(text, str) and text.strip().lower() in _DIRECTION_WORDS:
             return _DIRECTION_WORDS[text.strip().lower()]
@@ -751,3 +760,32 @@ def _short(value: Any) -> str:
 def _seats(values: Iterable[bool]) -> list[int]:
     """The indices of the true values."""
     return [index for index, value in enumerate(values) if value]
+
+
+# -- matches between AIs ------------------------------------------------------------------------------
+
+MATCH_DRAWN_MAPS = frozenset({"test-board", "test-board2"})
+"""Official two-player maps left out of matches by default: 1-4 squares per rider, every game a draw."""
+
+
+def match_maps(names: str = "") -> tuple[str, ...]:
+    """The maps an AI match cycles through: the comma-separated `names`, `all` two-player maps, or by default
+    the official two-player maps in name order without `MATCH_DRAWN_MAPS`."""
+    two_player = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
+    if names == "all":
+        return tuple(two_player)
+    if names:
+        chosen = tuple(name.strip() for name in names.split(",") if name.strip())
+        unknown = [name for name in chosen if name not in two_player]
+        if unknown:
+            raise ValueError(f"not official two-player maps: {', '.join(unknown)}")
+        return chosen
+    return tuple(name for name in two_player if name not in MATCH_DRAWN_MAPS)
+
+
+def match_opening(pair: int, rng: random.Random, maps: tuple[str, ...] = ()) -> Opening:
+    """Pair `pair` of an AI match: each map in turn (played from both start squares); `maps` default
+    `match_maps()`."""
+    maps = maps or match_maps()
+    name = maps[pair % len(maps)]
+    return Opening({"map": name, "players": 2}, 0, f"map {name}")

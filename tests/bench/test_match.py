@@ -1,4 +1,4 @@
-"""Tests of bench/match.py's choice of Tron maps: the all-draw test boards are left out unless asked for."""
+"""The Tron maps an AI match (bench/match.py) cycles through: the all-draw test boards are left out unless asked for."""
 
 from __future__ import annotations
 
@@ -6,28 +6,27 @@ import random
 
 import pytest
 
-from bench.match import TRON_DRAWN_MAPS, _tron_opening, tron_maps
-from gamenight.server.games.tron import official_maps
+from gamenight.server.games.tron import MATCH_DRAWN_MAPS, match_maps, match_opening, official_maps
 
 TWO_PLAYER = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
 
 
 def test_default_tron_maps_leave_out_the_test_boards() -> None:
     """A default Tron match cycles through every official two-player map except test-board and test-board2."""
-    maps = tron_maps()
+    maps = match_maps()
     assert set(maps) == set(TWO_PLAYER) - {"test-board", "test-board2"}
-    assert not TRON_DRAWN_MAPS & set(maps)
-    assert _tron_opening(0, random.Random(0)).options["map"] == maps[0]
+    assert not MATCH_DRAWN_MAPS & set(maps)
+    assert match_opening(0, random.Random(0)).options["map"] == maps[0]
 
 
 def test_all_brings_the_test_boards_back_and_names_pick_maps() -> None:
     """`--tron-maps all` plays every two-player map; a list of names plays just those, in that order."""
-    assert tron_maps("all") == tuple(TWO_PLAYER)
-    assert tron_maps("keyhole, joust") == ("keyhole", "joust")
-    assert _tron_opening(3, random.Random(0), ("keyhole", "joust")).options["map"] == "joust"
+    assert match_maps("all") == tuple(TWO_PLAYER)
+    assert match_maps("keyhole, joust") == ("keyhole", "joust")
+    assert match_opening(3, random.Random(0), ("keyhole", "joust")).options["map"] == "joust"
 
 
 def test_unknown_map_names_are_refused() -> None:
     """A misspelt map name is an error naming it, not a silently shorter match."""
     with pytest.raises(ValueError, match="nowhere"):
-        tron_maps("joust,nowhere")
+        match_maps("joust,nowhere")

@@ -105,6 +105,6 @@ def test_states_pickle_and_views_travel(name):
 def test_described_options_have_valid_defaults(name):
     """Each option a game declares validates at its default, so a client form starts valid."""
     game = GAMES[name]
-    described = {o["name"]: o["default"] for o in game.describe()["options"]}
+    described = {o.name: o.default for o in game.describe().options}
     validated = game.validate_options({k: v for k, v in described.items() if v is not None})
     assert set(validated) == set(described)

@@ -403,10 +403,10 @@ def test_bad_options_are_refused(raw):
 def test_description_and_seats():
     """The lobby sees the game's name, its two options with their choices, and the seats black and white."""
     described = GAME.describe()
-    assert (described["name"], described["title"], described["simultaneous"]) == ("othello", "Othello", False)
-    options = {option["name"]: option for option in described["options"]}
-    assert options["size"]["choices"] == [6, 8, 10] and options["size"]["default"] == 8
-    assert options["first"]["choices"] == ["black", "white"] and options["first"]["default"] == "black"
+    assert (described.name, described.title, described.simultaneous) == ("othello", "Othello", False)
+    options = {option.name: option for option in described.options}
+    assert options["size"].choices == (6, 8, 10) and options["size"].default == 8
+    assert options["first"].choices == ("black", "white") and options["first"].default == "black"
     assert GAME.seat_names(GAME.validate_options({})) == ["black", "white"]
     assert GAME.seat_count(GAME.validate_options({})) == 2
 

@@ -127,7 +127,7 @@ def test_seats_and_options():
     assert GAME.validate_options({}) == {}
     with pytest.raises(BadOptions):
         GAME.validate_options({"size": 7})
-    assert GAME.describe()["name"] == "pentago"
+    assert GAME.describe().name == "pentago"
 
 
 def test_first_position_has_288_moves():

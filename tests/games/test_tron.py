@@ -488,7 +488,7 @@ def test_map_choices_list_every_official_map():
     spec = next(spec for spec in GAME.option_specs if spec.name == "map")
     assert set(spec.choices) == {*FACTS, "random"}
     assert spec.default == "random"
-    assert GAME.describe()["name"] == "tron"
+    assert GAME.describe().name == "tron"
 
 
 def test_four_player_room():

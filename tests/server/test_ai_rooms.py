@@ -80,12 +80,12 @@ async def test_ai_stands_in_for_a_dropped_player(peers, url):
     await alice.close()
     played = await bob.wait(lambda m: m.type == "event" and m.kind == "move" and m.data["seat"] == 0)
     assert "ai" in played.data
-    stood_in = await bob.wait(lambda m: m.type == "room" and m.seats[0]["stand_in"])
-    assert stood_in.seats[0]["name"] == "alice"
+    stood_in = await bob.wait(lambda m: m.type == "room" and m.seats[0].stand_in)
+    assert stood_in.seats[0].name == "alice"
     back = await Peer.connect(url, "alice", resume=token)
     await back.expect("joined", room=room.room)
-    returned = await bob.wait(lambda m: m.type == "room" and m.seats[0]["connected"] and not m.seats[0]["stand_in"])
-    assert returned.seats[0]["name"] == "alice"
+    returned = await bob.wait(lambda m: m.type == "room" and m.seats[0].connected and not m.seats[0].stand_in)
+    assert returned.seats[0].name == "alice"
     latest = await back.expect("state")
     assert latest.seq > state.seq
     await back.close()
@@ -135,7 +135,7 @@ async def test_only_the_host_adds_ai(peers):
 async def test_welcome_lists_bots_per_game(peers):
     """`welcome.games` names the classic bots each game offers."""
     peer: Peer = await peers()
-    bots = {g["name"]: set(g["bots"]) for g in peer.welcome.games}
+    bots = {g.name: set(g.bots) for g in peer.welcome.games}
     assert {"classic", "quantum"} <= bots["othello"] and "playout" in bots["pentago"]
 
 

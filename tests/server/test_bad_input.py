@@ -67,9 +67,10 @@ async def test_wrong_protocol_version(url):
 async def test_welcome_describes_games_and_options(peers):
     """`welcome.games` lists each game with typed options and defaults, enough to build a form."""
     peer: Peer = await peers()
-    games = {g["name"]: g for g in peer.welcome.games}
-    size = next(o for o in games["othello"]["options"] if o["name"] == "size")
-    assert size["type"] == "int" and size["default"] == 8 and sorted(size["choices"]) == [6, 8, 10]
+    games = {g.name: g for g in peer.welcome.games}
+    size = games["othello"].option("size")
+    assert size is not None
+    assert size.kind == "int" and size.default == 8 and sorted(size.choices or ()) == [6, 8, 10]
 
 
 async def test_bad_options_keep_connection(peers):

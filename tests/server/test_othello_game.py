@@ -33,7 +33,7 @@ async def test_full_game_to_the_end(peers):
     black, white = state.view["scores"]
     over = await alice.expect("event", kind="game_over")
     expected = 0 if black > white else 1 if white > black else None
-    assert over.data["winner"] == expected and state.result["winner"] == expected
+    assert over.data["winner"] == expected and state.result is not None and state.result.winner == expected
     await watcher.expect("state", seq=state.seq)
     watched = [m.seq for m in watcher.seen if isinstance(m, State)]
     assert watched == list(range(watched[0], state.seq + 1)), "the spectator missed or reordered a state"

@@ -67,6 +67,7 @@ async def test_bad_direction_is_illegal(peers):
 async def test_tron_rooms_list_official_maps(peers):
     """`welcome.games` offers Tron with the official maps among its `map` choices."""
     peer: Peer = await peers()
-    tron = next(g for g in peer.welcome.games if g["name"] == "tron")
-    maps = next(o for o in tron["options"] if o["name"] == "map")
-    assert {"joust", "u", "random"} <= set(maps["choices"])
+    tron = next(g for g in peer.welcome.games if g.name == "tron")
+    maps = tron.option("map")
+    assert maps is not None
+    assert {"joust", "u", "random"} <= set(maps.choices or ())

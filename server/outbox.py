@@ -1,0 +1,102 @@
+"""What a sans-I/O room or lobby hands the network layer: messages to send, records to store first, effects to run.
+
+Also the small values rooms are built from (who a member is, who plays an AI seat) and `Refusal`, the one way
+a request is turned down, so the room's parts (`room.py`, `drivers.py`, `policies.py`) share them without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.messages import Message
+from gamenight.server.store import Record
+
+
+class Refusal(Exception):
+    """A request the room will not carry out; becomes an `error` with `code` for the requester only."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class AiSpec:
+    """Who plays an AI seat: a level 1-5 or a named bot."""
+
+    level: int | None = None
+    bot: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How the seat is shown to people, e.g. "AI level 3" or "bot classic"."""
+        return f"bot {self.bot}" if self.bot else f"AI level {self.level}"
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A person as rooms know them: their session, display name and the hash of their resume token."""
+
+    session: str
+    name: str
+    token_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Deliver `message` to each session in `to` (encoded once for all of them)."""
+
+    to: frozenset[str]
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class AiTurn:
+    """Effect: ask the AI playing `seat` for a move in the state of `seq` (answer with `Room.ai_moved`)."""
+
+    room: str
+    seat: int
+    seq: int
+    game: str
+    state: Any
+    ai: AiSpec
+    budget_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartClock:
+    """Effect: run the tick clock of a live game, first tick `delay_ms` from now."""
+
+    room: str
+    delay_ms: int
+    tick_ms: int
+
+
+Effect = AiTurn | StartClock
+
+
+@dataclass(slots=True)
+class Outbox:
+    """What a room wants done: records to store, then messages to send, then effects to run."""
+
+    sends: list[Send] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    changed: bool = False  # the room's lobby summary changed
+
+    def send(self, to: frozenset[str] | set[str], message: Message) -> None:
+        """Queue `message` for the sessions in `to` (nothing if nobody)."""
+        if to:
+            self.sends.append(Send(frozenset(to), message))
+
+    def extend(self, other: Outbox) -> Outbox:
+        """Append another outbox's work to this one."""
+        self.sends.extend(other.sends)
+        self.effects.extend(other.effects)
+        self.records.extend(other.records)
+        self.changed = self.changed or other.changed
+        return self
