@@ -63,6 +63,7 @@ from gamenight.protocol.messages import (
     Tick,
     Welcome,
 )
+from gamenight.protocol.vocab import Result
 
 log = logging.getLogger("gamenight.client")
 
@@ -204,7 +205,8 @@ class GameNightApp(App[None]):
         if room is not None:
             self._close_room()
         summary = self.lobby.rooms.get(msg.room)
-        room = RoomSession(msg.room, msg.role, msg.seat, host=msg.room in self.hosted or self._hosts(summary))
+        room = RoomSession(msg.room, msg.role, msg.seat, host=msg.room in self.hosted or self._hosts(summary),
+                           games=self.lobby.games)
         room.summary = summary
         self.room = room
         if msg.id is None and msg.role == PLAYER and self.connection is not None and self.connection.resumed:
@@ -258,7 +260,7 @@ class GameNightApp(App[None]):
             self.notify(text, timeout=4)
         if msg.kind == "game_over" and not room.syncing:
             screen.refresh_panel()
-            screen.show_game_over(dict(msg.data))
+            screen.show_game_over(Result.from_plain(msg.data))
         elif msg.kind in ("move", "joined", "left"):
             screen.refresh_panel()
 
@@ -266,7 +268,7 @@ class GameNightApp(App[None]):
         """Show the result dialog for a game whose end arrived as a state."""
         screen = self._game_screen()
         if screen is not None and state.result is not None:
-            screen.show_game_over(dict(state.result))
+            screen.show_game_over(state.result)
 
     # -- the room's screen ----------------------------------------------------------------------------------
     def _game_screen(self) -> GameScreen | None:
@@ -351,7 +353,7 @@ class GameNightApp(App[None]):
         if not isinstance(reply, RoomInfo):
             return
         self.hosted.add(reply.room)
-        self.lobby.rooms[reply.room] = RoomSummary.from_message(reply)
+        self.lobby.rooms[reply.room] = reply.summary
         for request in plan.follow_up(reply.room):
             if isinstance(request, Join):
                 if not isinstance(await self._request(request), Joined):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gamenight.protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
+from gamenight.protocol.vocab import EndReason, GameDescription, OptionSpec, Result, RoomSummary, SeatSummary
 
 AI_LEVELS = (1, 2, 3, 4, 5)
 DEFAULT_AI_LEVEL = 3
@@ -21,182 +22,13 @@ SEATS_OPTION = "players"  # an option with this name sets the seat count (Tron)
 WAITING, PLAYING, PAUSED, FINISHED, CLOSED = "waiting", "playing", "paused", "finished", "closed"
 PLAYER, SPECTATOR = "player", "spectator"
 
-REASONS: dict[str, str] = {
-    "discs": "most discs",
-    "five": "five in a row",
-    "five_both": "both made five in a row",
-    "full": "the board filled up without a five",
-    "crash": "the last one riding",
-    "resign": "resignation",
-    "forfeit": "forfeit",
-}
-
-DRAW_REASONS: dict[str, str] = {"discs": "equal discs", "crash": "the last riders crashed together"}
-
-
-# -- games and their options --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class OptionField:
-    """One option of a game as `welcome.games` describes it, enough to build and check a form field."""
-
-    name: str
-    kind: str  # "int", "str", "bool" or "choice"
-    default: Any
-    help: str = ""
-    choices: tuple[Any, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> OptionField:
-        """Build from one entry of a game's `options` list."""
-        choices = raw.get("choices")
-        return cls(
-            name=str(raw.get("name", "")), kind=str(raw.get("type", "str")), default=raw.get("default"),
-            help=str(raw.get("help", "")), choices=tuple(choices) if isinstance(choices, list) else None,
-            minimum=raw.get("min"), maximum=raw.get("max"),
-        )
-
-    def parse(self, text: str) -> Any:
-        """The value typed into a text field (int or str options); ValueError saying what is allowed."""
-        text = text.strip()
-        if self.kind != "int":
-            return text
-        if not text:
-            if self.default is None:
-                return None
-            raise ValueError(f"{self.name} needs a number")
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"{self.name} must be a whole number") from None
-        if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"{self.name} must be at least {self.minimum}")
-        if self.maximum is not None and value > self.maximum:
-            raise ValueError(f"{self.name} must be at most {self.maximum}")
-        return value
-
-
-@dataclass(frozen=True, slots=True)
-class GameInfo:
-    """A game on offer: its wire name, title, whether it is simultaneous, and its options."""
-
-    name: str
-    title: str
-    simultaneous: bool = False
-    options: tuple[OptionField, ...] = ()
-    bot_names: tuple[str, ...] = ()  # the named AI opponents the server offers for this game
-    seat_labels: tuple[str, ...] = ()  # the seats with the default options, e.g. ("black", "white")
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> GameInfo:
-        """Build from one entry of `welcome.games`."""
-        options = tuple(OptionField.from_wire(o) for o in raw.get("options", []) if isinstance(o, Mapping))
-        name = str(raw.get("name", "?"))
-        return cls(name=name, title=str(raw.get("title", name)), simultaneous=bool(raw.get("simultaneous")),
-                   options=options, bot_names=_strings(raw.get("bots")), seat_labels=_strings(raw.get("seats")))
-
-    def option(self, name: str) -> OptionField | None:
-        """The option called `name`, if the game has one."""
-        return next((o for o in self.options if o.name == name), None)
-
-    def seat_count(self, values: Mapping[str, Any]) -> int:
-        """How many seats a room with these option values will have."""
-        default = len(self.seat_labels) or DEFAULT_SEATS
-        spec = self.option(SEATS_OPTION)
-        if spec is None:
-            return default
-        value = values.get(SEATS_OPTION, spec.default)
-        return value if isinstance(value, int) and value > 0 else default
-
-    def bots(self) -> tuple[str, ...]:
-        """Named bots that play this game."""
-        return self.bot_names
-
-    def seat_label(self, index: int) -> str:
-        """A seat's label as the server names it ("black"); "player 3" past the listed ones."""
-        return self.seat_labels[index] if index < len(self.seat_labels) else f"player {index + 1}"
-
-
-def _strings(raw: Any) -> tuple[str, ...]:
-    """A wire list of names as a tuple of strings (anything else as none)."""
-    return tuple(str(item) for item in raw) if isinstance(raw, list) else ()
+# The vocabulary the server speaks, read back as the same typed objects (protocol.vocab).
+OptionField = OptionSpec
+GameInfo = GameDescription
+SeatInfo = SeatSummary
 
 
 # -- the lobby ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SeatInfo:
-    """One seat of a room as the lobby lists it."""
-
-    seat: int
-    label: str
-    kind: str = "open"  # "open", "human" or "ai"
-    name: str | None = None
-    level: int | None = None
-    bot: str | None = None
-    connected: bool = False
-    stand_in: str | None = None  # the AI playing for a dropped human, e.g. "AI level 3"
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> SeatInfo:
-        """Build from one entry of a room summary's `seats`."""
-        stand_in = raw.get("stand_in")
-        return cls(
-            seat=int(raw.get("seat", 0)), label=str(raw.get("label", "")), kind=str(raw.get("kind", "open")),
-            name=raw.get("name"), level=raw.get("level"), bot=raw.get("bot"), connected=bool(raw.get("connected")),
-            stand_in=str(stand_in) if stand_in else None,
-        )
-
-    @property
-    def open(self) -> bool:
-        """True when nobody sits here."""
-        return self.kind == "open"
-
-    def who(self) -> str:
-        """Who sits here, for people: a name, "AI level 3", or "open"."""
-        return "open" if self.open else (self.name or "?")
-
-
-@dataclass(frozen=True, slots=True)
-class RoomSummary:
-    """A room as the lobby sees it (a `room` message or an entry of `rooms`)."""
-
-    room: str
-    game: str
-    options: Mapping[str, Any]
-    seats: tuple[SeatInfo, ...]
-    spectators: int = 0
-    status: str = WAITING
-    private: bool = False
-    host: str | None = None
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> RoomSummary:
-        """Build from a plain summary map."""
-        seats = tuple(SeatInfo.from_wire(s) for s in raw.get("seats", []) if isinstance(s, Mapping))
-        return cls(
-            room=str(raw.get("room", "")), game=str(raw.get("game", "")), options=dict(raw.get("options") or {}),
-            seats=seats, spectators=int(raw.get("spectators", 0)), status=str(raw.get("status", WAITING)),
-            private=bool(raw.get("private")), host=raw.get("host"),
-        )
-
-    @classmethod
-    def from_message(cls, info: RoomInfo) -> RoomSummary:
-        """Build from a `room` message."""
-        return cls.from_wire({
-            "room": info.room, "game": info.game, "options": info.options, "seats": info.seats,
-            "spectators": info.spectators, "status": info.status, "private": info.private, "host": info.host,
-        })
-
-    def seat(self, index: int | None) -> SeatInfo | None:
-        """The seat with this index, if it exists."""
-        if index is None:
-            return None
-        return next((s for s in self.seats if s.seat == index), None)
 
 
 class Lobby:
@@ -206,19 +38,17 @@ class Lobby:
         self.games: dict[str, GameInfo] = {}
         self.rooms: dict[str, RoomSummary] = {}
 
-    def set_games(self, games: Iterable[Any]) -> None:
+    def set_games(self, games: Iterable[GameDescription]) -> None:
         """Take the games of a `welcome`."""
-        infos = (GameInfo.from_wire(g) for g in games if isinstance(g, Mapping))
-        self.games = {g.name: g for g in infos}
+        self.games = {g.name: g for g in games}
 
-    def set_rooms(self, rooms: Iterable[Any]) -> None:
+    def set_rooms(self, rooms: Iterable[RoomSummary]) -> None:
         """Replace the room list (from `welcome.rooms` or `rooms`)."""
-        summaries = (RoomSummary.from_wire(r) for r in rooms if isinstance(r, Mapping))
-        self.rooms = {s.room: s for s in summaries if s.status != CLOSED}
+        self.rooms = {s.room: s for s in rooms if s.status != CLOSED}
 
     def update(self, info: RoomInfo) -> RoomSummary:
         """Apply a pushed `room` message: add or change the room, or drop it once closed."""
-        summary = RoomSummary.from_message(info)
+        summary = info.summary
         if summary.status == CLOSED:
             self.rooms.pop(summary.room, None)
         else:
@@ -310,8 +140,10 @@ def quick_game_plan() -> RoomPlan:
 class RoomSession:
     """The room this client is in: your role and seat, the room's summary and its latest game state."""
 
-    def __init__(self, code: str, role: str, seat: int | None, host: bool = False) -> None:
+    def __init__(self, code: str, role: str, seat: int | None, host: bool = False,
+                 games: Mapping[str, GameDescription] | None = None) -> None:
         self.code = code
+        self.games = games or {}  # the games on offer, for their seat labels and result texts
         self.role = role
         self.seat = seat
         self.host = host
@@ -331,6 +163,11 @@ class RoomSession:
         if self.state is not None:
             return self.state.game
         return self.summary.game if self.summary else ""
+
+    @property
+    def description(self) -> GameDescription | None:
+        """How the server described the room's game, if it did."""
+        return self.games.get(self.game)
 
     @property
     def status(self) -> str:
@@ -406,21 +243,19 @@ class RoomSession:
         return self.host and self.status == WAITING
 
 
-def describe_result(result: Mapping[str, Any], session: RoomSession) -> str:
-    """One line saying who won and why, e.g. "black (ann) wins 40-24 (most discs)"."""
-    winners = [w for w in result.get("winners", []) if isinstance(w, int)]
-    reason = str(result.get("reason", ""))
-    why = REASONS.get(reason, reason)
-    scores = result.get("scores")
-    score = "-".join(str(s) for s in scores) if isinstance(scores, list) and scores else ""
-    loser = result.get("loser")
-    if reason in ("resign", "forfeit") and isinstance(loser, int):
-        verb = "resigned" if reason == "resign" else "forfeited"
-        return f"{session.who(loser)} {verb}; " + _winners_text(winners, session, "")
-    if len(winners) == 1:
-        return _winners_text(winners, session, score) + (f" ({why})" if why else "")
+def describe_result(result: Result, session: RoomSession) -> str:
+    """One line saying who won and why, e.g. "black (ann) wins 40-24 (most discs)"; the reason's words are the
+    ones the server gives with the game (the raw reason if it gave none)."""
+    winners = list(result.winners)
+    reason = result.reason
+    texts = session.description.reason(reason) if session.description else None
+    why = texts.win if texts else reason
+    score = "-".join(str(s) for s in result.scores) if result.scores else ""
+    if reason in (EndReason.RESIGN, EndReason.FORFEIT) and result.loser is not None:
+        verb = "resigned" if reason == EndReason.RESIGN else "forfeited"
+        return f"{session.who(result.loser)} {verb}; " + _winners_text(winners, session, "")
     if not winners:
-        why = DRAW_REASONS.get(reason, why)
+        why = texts.draw or why if texts else why
         return "Draw" + (f" {score}" if score else "") + (f": {why}" if why else "")
     return _winners_text(winners, session, score) + (f" ({why})" if why else "")
 
@@ -435,9 +270,9 @@ def _winners_text(winners: list[int], session: RoomSession, score: str) -> str:
     return "shared by " + ", ".join(session.who(w) for w in winners) + tail
 
 
-def headline(result: Mapping[str, Any], session: RoomSession) -> str:
+def headline(result: Result, session: RoomSession) -> str:
     """The game-over title: "You won!", "You lost", "Draw", "Shared win" (for players), else "Game over"."""
-    winners = [w for w in result.get("winners", []) if isinstance(w, int)]
+    winners = list(result.winners)
     if not winners:
         return "Draw"
     if not session.playing:
@@ -465,7 +300,7 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
     if event.kind == "retired":
         return f"{session.who(seat)} {'forfeits' if data.get('reason') == 'forfeit' else 'resigns'} and drops out"
     if event.kind == "game_over":
-        return "Game over: " + describe_result(data, session)
+        return "Game over: " + describe_result(Result.from_plain(data), session)
     return None
 
 
@@ -498,7 +333,7 @@ def status_text(session: RoomSession) -> str:
     if state.status == PAUSED:
         return "Paused until every player is back"
     if state.status == FINISHED:
-        return describe_result(state.result or {}, session)
+        return describe_result(state.result, session) if state.result else "Game over"
     if len(state.to_move) > 1 or state.next_tick_ms is not None:  # a live game: all riders move at once
         return "Ride! Steer with the arrows or WASD" if session.my_turn else "Watching the riders"
     if session.my_turn:

@@ -15,6 +15,8 @@ from typing import Any
 
 from gamenight.client.model import SPECTATOR, RoomSession, RoomSummary, SeatInfo, describe_result
 from gamenight.client.widgets.tron import TronGrid
+from gamenight.protocol.errors import ProtocolError
+from gamenight.protocol.vocab import GameDescription, Result, SeatKind
 
 DATE_FORMAT = "%Y-%m-%d %H:%M"
 FULL_VIEW_KEY = "board"  # a frame with a board is a whole position; one without is a Tron tick's delta
@@ -27,14 +29,23 @@ def finished_on(timestamp: object) -> str:
     return time.strftime(DATE_FORMAT, time.localtime(timestamp))
 
 
-def players_session(game: str, players: Sequence[Any]) -> RoomSession:
+def _result(raw: Any) -> Result:
+    """A stored game's result map as the protocol's `Result` (an unreadable one as a result with no reason)."""
+    try:
+        return Result.from_plain(raw)
+    except ProtocolError:
+        return Result((), "")
+
+
+def players_session(game: str, players: Sequence[Any],
+                    games: Mapping[str, GameDescription] | None = None) -> RoomSession:
     """A watcher's session of a finished game's seats, so results read "black (ann) wins 40-24"."""
     seats = tuple(
         SeatInfo(seat=int(p.get("seat", index)), label=str(p.get("label", "")), name=p.get("name"),
-                 kind="ai" if p.get("ai") else "human", connected=True)
+                 kind=SeatKind.AI if p.get("ai") else SeatKind.HUMAN, connected=True)
         for index, p in enumerate(players) if isinstance(p, Mapping)
     )
-    session = RoomSession("", SPECTATOR, None)
+    session = RoomSession("", SPECTATOR, None, games=games)
     session.summary = RoomSummary(room="", game=game, options={}, seats=seats, status="finished")
     return session
 
@@ -46,26 +57,25 @@ class HistoryEntry:
     game_id: int
     game: str
     players: tuple[Mapping[str, Any], ...]
-    result: Mapping[str, Any]
+    result: Result
     finished_at: float | None
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> HistoryEntry:
         """Build from one entry of a `games` message."""
         players = tuple(p for p in raw.get("players") or [] if isinstance(p, Mapping))
-        result = raw.get("result")
         stamp = raw.get("finished_at")
         return cls(game_id=int(raw.get("game_id", 0)), game=str(raw.get("game", "")), players=players,
-                   result=result if isinstance(result, Mapping) else {},
+                   result=_result(raw.get("result")),
                    finished_at=float(stamp) if isinstance(stamp, (int, float)) else None)
 
     def players_text(self) -> str:
         """Who played, in seat order: "ann · AI level 3"."""
         return " · ".join(str(p.get("name") or "?") for p in self.players)
 
-    def result_text(self) -> str:
-        """Who won and why: "white (bob) wins (resignation)"."""
-        return describe_result(self.result, players_session(self.game, self.players))
+    def result_text(self, games: Mapping[str, GameDescription] | None = None) -> str:
+        """Who won and why: "white (bob) wins (resignation)" (`games`: the server's descriptions, for the why)."""
+        return describe_result(self.result, players_session(self.game, self.players, games))
 
     def date_text(self) -> str:
         """When it ended, in local time."""
@@ -75,16 +85,16 @@ class HistoryEntry:
 class Replay:
     """A finished game being stepped through: step 0 is the start, step n the position after move n."""
 
-    def __init__(self, record: Mapping[str, Any], frames: Sequence[Any]) -> None:
+    def __init__(self, record: Mapping[str, Any], frames: Sequence[Any],
+                 games: Mapping[str, GameDescription] | None = None) -> None:
         self.record = record
         self.frames = [f for f in frames if isinstance(f, Mapping)]
         self.game = str(record.get("game", ""))
         self.game_id = record.get("game_id")
         self.moves = [str(m) for m in record.get("moves") or []]
         players = record.get("players")
-        self.session = players_session(self.game, players if isinstance(players, list) else [])
-        result = record.get("result")
-        self.result: Mapping[str, Any] = result if isinstance(result, Mapping) else {}
+        self.session = players_session(self.game, players if isinstance(players, list) else [], games)
+        self.result = _result(record.get("result"))
         # A record whose frames are missing or short can still be stepped through as far as they go.
         self.last = max(0, min(len(self.moves), len(self.frames) - 1))
         self.step = 0

@@ -35,7 +35,7 @@ def seat_choices(game: GameInfo) -> list[tuple[str, str]]:
     """The (label, value) entries of a seat's selector."""
     choices = [("open seat", OPEN), ("me", ME)]
     choices += [(f"AI level {level}", f"{AI}:{level}") for level in AI_LEVELS]
-    choices += [(f"bot {bot}", f"{BOT}:{bot}") for bot in game.bots()]
+    choices += [(f"bot {bot}", f"{BOT}:{bot}") for bot in game.bots]
     return choices
 
 
@@ -121,7 +121,7 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         rows = []
         for spec in self.game.options:
             help_text = spec.help + (f" ({spec.minimum}-{spec.maximum})" if spec.minimum is not None else "")
-            rows.append(Horizontal(Label(spec.name, classes="form-label"), option_widget(spec),
+            rows.append(Horizontal(Label(spec.title, classes="form-label"), option_widget(spec),
                                    Static(help_text, classes="form-help"), classes="form-row"))
         await container.mount_all(rows)
 
@@ -151,7 +151,7 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
                 values[spec.name] = widget.value
             elif isinstance(widget, Input):
                 try:
-                    values[spec.name] = spec.parse(widget.value)
+                    values[spec.name] = spec.parse_text(widget.value)
                 except ValueError:
                     continue
         return values
@@ -161,7 +161,7 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         options: dict[str, Any] = {}
         for spec in self.game.options:
             widget = self.query_one(f"#opt-{spec.name}")
-            value = spec.parse(widget.value) if isinstance(widget, Input) else widget.value  # type: ignore[attr-defined]
+            value = spec.parse_text(widget.value) if isinstance(widget, Input) else widget.value  # type: ignore[attr-defined]
             # Defaults are left for the server to fill in, so a room lists only what was changed.
             if value is not None and value != spec.default:
                 options[spec.name] = value

@@ -25,6 +25,7 @@ from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.client.widgets.panel import ai_text, moves_text, players_text
 from gamenight.client.widgets.pentago import PentagoBoard
 from gamenight.client.widgets.tron import TronArena
+from gamenight.protocol.vocab import Result
 
 if TYPE_CHECKING:
     from gamenight.protocol.messages import Tick
@@ -139,7 +140,7 @@ class GameScreen(GameNightScreen):
         """Add a line to the room's log (events and chat)."""
         self.query_one("#log", RichLog).write(Text(text, style=style))
 
-    def show_game_over(self, result: dict[str, object]) -> None:
+    def show_game_over(self, result: Result) -> None:
         """The result dialog, with a rematch button for players."""
         session = self.session
         self.app.push_screen(GameOverScreen(headline(result, session), describe_result(result, session),

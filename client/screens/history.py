@@ -111,7 +111,7 @@ class HistoryScreen(GameNightScreen):
         table.clear()
         for entry in entries:
             table.add_row(Text(str(entry.game_id), style="bold"), lobby.title(entry.game), entry.date_text(),
-                          entry.players_text(), entry.result_text(), key=str(entry.game_id))
+                          entry.players_text(), entry.result_text(self.app.lobby.games), key=str(entry.game_id))
         self.query_one("#no-games", Static).display = not entries
         self.loaded = True
 
@@ -150,7 +150,7 @@ class HistoryScreen(GameNightScreen):
         """Fetch one game's record and frames, then show the viewer."""
         reply = await self.gamenight.ask(GetGame(game_id=game_id))
         if isinstance(reply, GameRecord):
-            await self.app.push_screen(ReplayScreen(Replay(reply.record, reply.frames)))
+            await self.app.push_screen(ReplayScreen(Replay(reply.record, reply.frames, self.app.lobby.games)))
 
     def action_next_game(self) -> None:
         """Cycle the game filter: all games, then each game."""

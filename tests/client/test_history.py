@@ -110,7 +110,7 @@ async def test_history_game_filter_and_my_resigned_game(make_app):
         table = history.query_one("#games", DataTable)
         assert table.row_count == 1
         row = [str(cell) for cell in table.get_row_at(0)]
-        assert row[3] == "ann · AI level 3" and row[4] == "white (AI level 3) wins (resignation)"
+        assert row[3] == "ann · AI level 3" and row[4] == "black (ann) resigned; white (AI level 3) wins"
 
         # The game filter cycles: all games -> the first game the server lists -> ...; Pentago has no games.
         while history.query_one("#history-game").value != "pentago":

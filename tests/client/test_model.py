@@ -22,6 +22,7 @@ from gamenight.client.model import (
 from gamenight.client.widgets.pentago import QUADRANTS, turn_rows, turned_cell
 from gamenight.client.widgets.tron import TronGrid
 from gamenight.protocol.messages import AddAi, Event, Join, RoomInfo, State
+from gamenight.protocol.vocab import GameDescription, ReasonText, Result, RoomStatus, SeatSummary
 from gamenight.server.games.othello import Othello
 from gamenight.server.games.pentago import Pentago, parse_notation
 from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
@@ -32,7 +33,8 @@ def _info(code: str, status: str = "waiting", **options) -> RoomInfo:
     """A room summary message with two seats."""
     seats = [{"seat": 0, "label": "black", "kind": "human", "name": "ann", "connected": True},
              {"seat": 1, "label": "white", "kind": "open", "name": None, "connected": False}]
-    return RoomInfo(room=code, game="othello", options=options, seats=seats, spectators=0, status=status)
+    return RoomInfo(room=code, game="othello", options=options, seats=[SeatSummary.from_plain(s) for s in seats],
+                    spectators=0, status=RoomStatus(status))
 
 
 def test_lobby_follows_pushed_rooms():
@@ -87,16 +89,15 @@ def test_quick_game_is_me_against_level_three():
 
 def test_result_lines():
     """Results name the winner, the score and why; resignations say who resigned."""
-    session = RoomSession("R", "player", 0)
+    othello = GameDescription("othello", "Othello", seats=("black", "white"),
+                              reasons=(ReasonText("discs", "most discs", "equal discs"),))
+    session = RoomSession("R", "player", 0, games={"othello": othello})
     session.summary = Lobby().update(_info("R"))
-    assert describe_result({"winners": [0], "reason": "discs", "scores": [40, 24]}, session) == \
-        "black (you) wins 40-24 (most discs)"
-    assert describe_result({"winners": [], "reason": "discs", "scores": [32, 32]}, session) == \
-        "Draw 32-32: equal discs"
-    assert describe_result({"winners": [1], "reason": "resign", "loser": 0}, session) == \
-        "black (you) resigned; white wins"
-    assert headline({"winners": [1]}, session) == "You lost"
-    assert headline({"winners": [0, 1]}, session) == "Shared win"
+    assert describe_result(Result.of((0,), "discs", (40, 24)), session) == "black (you) wins 40-24 (most discs)"
+    assert describe_result(Result.of((), "discs", (32, 32)), session) == "Draw 32-32: equal discs"
+    assert describe_result(Result.of((1,), "resign", loser=0), session) == "black (you) resigned; white wins"
+    assert headline(Result.of((1,), "x"), session) == "You lost"
+    assert headline(Result.of((0, 1), "x"), session) == "Shared win"
 
 
 def test_rematch_counts_as_a_new_game_but_a_resumed_pause_does_not():

@@ -21,7 +21,8 @@ def _render(renderable, width: int = WIDTH) -> list[str]:
 def _session(seats: list[dict], scores: list[int] | None) -> RoomSession:
     """My session (seat 0) in an Othello room with these seats and disc counts."""
     session = RoomSession("K7QXM", "player", 0)
-    session.summary = RoomSummary.from_wire({"room": "K7QXM", "game": "othello", "status": "playing", "seats": seats})
+    session.summary = RoomSummary.from_plain({"room": "K7QXM", "game": "othello", "status": "playing", "seats": seats,
+                                              "options": {}})
     session.state = State(room="K7QXM", seq=3, game="othello", status="playing", view={"scores": scores},
                           to_move=[1], legal=[], moves=[])
     return session

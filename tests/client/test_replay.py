@@ -6,10 +6,13 @@ from typing import Any
 
 from gamenight.client.model import Lobby
 from gamenight.client.replay import HistoryEntry, Replay
+from gamenight.server.games import GAMES
 from gamenight.server.games.othello import Othello
 from gamenight.server.games.tron import Tron
 from gamenight.server.lobby import replay_frames
 from gamenight.server.room_options import describe
+
+GAMES_DESCRIBED = {name: describe(game) for name, game in GAMES.items()}
 
 
 def _record(game: Any, options: dict[str, Any], moves: list[str], result: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +46,7 @@ def test_tron_steps_fold_the_tick_deltas_like_live_ticks():
 def test_steps_are_clamped_and_described():
     """Stepping stops at the start and the end; the step line says where the replay is."""
     record = _record(Othello(), {}, ["f5", "d6"], {"winner": 1, "winners": [1], "reason": "resign"})
-    replay = Replay(record, replay_frames(record))
+    replay = Replay(record, replay_frames(record), GAMES_DESCRIBED)
     assert not replay.go(-3) and replay.status_text() == "Start (2 moves)"
     assert replay.go(1) and replay.status_text() == "Move 1 of 2: f5" and replay.view()["board"][4][5] == "B"
     assert replay.go(99) and replay.at_end and replay.step == 2
@@ -57,14 +60,14 @@ def test_history_entry_texts():
                                                 {"seat": 1, "label": "white", "name": "AI level 5", "ai": True}],
                                     "result": {"winner": 0, "winners": [0], "reason": "discs", "scores": [40, 24]}})
     assert entry.players_text() == "ann · AI level 5"
-    assert entry.result_text() == "black (ann) wins 40-24 (most discs)"
+    assert entry.result_text(GAMES_DESCRIBED) == "black (ann) wins 40-24 (most discs)"
 
 
 def test_games_bring_their_bots_and_seat_labels():
     """The create form's bots and seat names come from `welcome.games`, not from a list in the client."""
     lobby = Lobby()
-    lobby.set_games([{**describe(Othello()), "bots": ["classic", "quantum"]}, describe(Tron())])
+    lobby.set_games([describe(Othello(), ("classic", "quantum")), describe(Tron())])
     othello, tron = lobby.games["othello"], lobby.games["tron"]
-    assert othello.bots() == ("classic", "quantum") and tron.bots() == ()
+    assert othello.bots == ("classic", "quantum") and tron.bots == ()
     assert othello.seat_label(1) == "white" and tron.seat_label(2) == "player 3"
     assert tron.seat_count({"players": 3}) == 3 and othello.seat_count({}) == 2

@@ -21,6 +21,7 @@ from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.client.widgets.pentago import PentagoBoard
 from gamenight.client.widgets.tron import TronArena, TronGrid
 from gamenight.protocol.messages import PROTOCOL_VERSION, Event, Joined, RoomInfo, State, Welcome
+from gamenight.protocol.vocab import RoomSummary
 from gamenight.server.games.othello import Othello, parse_square
 from gamenight.server.games.pentago import Pentago, parse_notation
 from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
@@ -139,7 +140,8 @@ def test_tron_arena_after_deltas(snap_compare):
 def welcome(rooms: list[dict[str, Any]]) -> Welcome:
     """A welcome listing the real games (with their real option descriptions)."""
     return Welcome(protocol=PROTOCOL_VERSION, session="s1", server="gamenight/test",
-                   games=[describe(g) for g in (Othello(), Pentago(), Tron())], token="t", rooms=rooms)
+                   games=[describe(g) for g in (Othello(), Pentago(), Tron())], token="t",
+                   rooms=[RoomSummary.from_plain(r) for r in rooms])
 
 
 def room_summary(code: str, game: str, status: str, seats: list[tuple[str, str, str | None]],
@@ -183,7 +185,7 @@ def test_game_screen_80x24(snap_compare):
     async def play(pilot) -> None:
         await app.dispatch(welcome([summary]))
         await app.dispatch(Joined(room="K7QXM", role="player", seat=0))
-        await app.dispatch(RoomInfo(**{k: v for k, v in summary.items()}))
+        await app.dispatch(RoomInfo.of(RoomSummary.from_plain(summary)))
         moves = list(OTHELLO_OPENING)
         await app.dispatch(State(room="K7QXM", seq=len(moves) + 1, game="othello", status="playing",
                                  view=game.view(state), to_move=[state.turn], legal=list(legal_of(game, state, 0)),
@@ -261,7 +263,8 @@ def test_replay_viewer(snap_compare):
 
     async def open_replay(pilot) -> None:
         await app.dispatch(welcome([]))
-        await app.push_screen(ReplayScreen(Replay(record, replay_frames(record))))
+        games = {g.name: describe(g) for g in (Othello(), Pentago(), Tron())}
+        await app.push_screen(ReplayScreen(Replay(record, replay_frames(record), games)))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), press=["end", "left", "h"], run_before=open_replay)

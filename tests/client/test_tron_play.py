@@ -60,5 +60,5 @@ async def test_steer_by_keys_until_the_game_ends(make_app):
             await pilot.press(KEYS[_open_direction(arena, 0)])
             await wait_for(pilot, lambda t=tick: arena.grid.tick > t or app.room.status != "playing", "the next tick")
         await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the result dialog", timeout=30)
-        assert app.room.state.result["reason"] == "crash"
+        assert app.room.state.result.reason == "crash"
         assert app.screen.headline in ("You won!", "You lost", "Draw", "Shared win")
