@@ -650,26 +650,40 @@ def _wire(size: int) -> Callable[[Move], str]:
     return fmt
 
 
-def choose(
-    state: OthelloState, seat: int, *, level: int | None, bot: str | None, budget_ms: int, rng: random.Random
-) -> tuple[Square, dict[str, Any]]:
-    """The move `seat` (to move in `state`) plays at `level` or as the named `bot`, and how it was found."""
+def _check_turn(state: OthelloState, seat: int) -> None:
+    """ValueError unless `seat` is to move in `state`."""
     if state.over or seat != state.turn:
         raise ValueError(f"seat {seat} is not to move")
-    own, opp = state.sides()
-    if bot is not None:
-        return _choose_bot(state.size, own, opp, bot, rng)
+
+
+def choose_level(
+    state: OthelloState, seat: int, level: int, budget_ms: int, rng: random.Random
+) -> tuple[Square, dict[str, Any]]:
+    """The move `seat` (to move in `state`) plays at `level` with `budget_ms`, and how it was found."""
+    _check_turn(state, seat)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(map(str, LEVELS))}, not {level!r}")
+    own, opp = state.sides()
     move, info = _choose_level(state.size, own, opp, level, budget_ms, rng)
     # Never a pass: Othello passes for a side with no square itself, so the side to move always has one.
     return cast(Square, move), info
 
 
+def choose_bot(
+    state: OthelloState, seat: int, bot: str, budget_ms: int, rng: random.Random
+) -> tuple[Square, dict[str, Any]]:
+    """The move `seat` (to move in `state`) plays as the named `bot`, and how it was found.
+
+    The bots have a fixed node budget, so `budget_ms` is not used; ValueError for a bot not in `BOTS`.
+    """
+    _check_turn(state, seat)
+    own, opp = state.sides()
+    return _choose_bot(state.size, own, opp, bot, rng)
+
+
 def quick_move(state: OthelloState, seat: int) -> Square:
     """An instant move without search (for the server's fallback): the best by one ply of static evaluation."""
-    if state.over or seat != state.turn:
-        raise ValueError(f"seat {seat} is not to move")
+    _check_turn(state, seat)
     engine = engine_for(state.size)
     pos = engine.position(*state.sides())
     # Never a pass: Othello passes for a side with no square itself, so the side to move always has one.
