@@ -467,27 +467,34 @@ def quick_move(state: PentagoState, seat: int) -> PentagoMove:
     return move_of(first)
 
 
-def choose(
-    state: PentagoState,
-    seat: int,
-    *,
-    level: int | None,
-    bot: str | None,
-    budget_ms: int,
-    rng: random.Random,
+def _check_turn(state: PentagoState, seat: int) -> None:
+    """ValueError unless `seat` is to move in `state`."""
+    if state.result is not None or seat != state.turn:
+        raise ValueError(f"seat {seat} is not to move")
+
+
+def choose_level(
+    state: PentagoState, seat: int, level: int, budget_ms: int, rng: random.Random
 ) -> tuple[PentagoMove, dict[str, Any]]:
-    """A legal move for `seat` (a level's search or a named bot) and what the choice found out."""
+    """A legal move for `seat` (to move in `state`) by `level`'s search with `budget_ms`, and what it found out."""
     start = time.perf_counter()
-    pos = position_of(state, seat)
-    if bot is not None:
-        if bot not in BOTS:
-            raise ValueError(f"pentago has no bot {bot!r}; it has {', '.join(BOTS)}")
-        code, info = playout_bot(pos, budget_ms, rng)
-        return move_of(code), {**info, "bot": bot}
-    if level is None:
-        raise ValueError("give a level or a bot")
-    code, info = level_move(pos, level, budget_ms, rng, start)
+    _check_turn(state, seat)
+    code, info = level_move(position_of(state, seat), level, budget_ms, rng, start)
     return move_of(code), {**info, "level": level}
+
+
+def choose_bot(
+    state: PentagoState, seat: int, bot: str, budget_ms: int, rng: random.Random
+) -> tuple[PentagoMove, dict[str, Any]]:
+    """A legal move for `seat` (to move in `state`) by the named `bot`, and what it found out.
+
+    ValueError for a bot not in `BOTS`.
+    """
+    _check_turn(state, seat)
+    if bot not in BOTS:
+        raise ValueError(f"pentago has no bot {bot!r}; it has {', '.join(BOTS)}")
+    code, info = playout_bot(position_of(state, seat), budget_ms, rng)
+    return move_of(code), {**info, "bot": bot}
 
 
 def level_move(
