@@ -50,11 +50,14 @@ def level(number: int) -> Level:
         raise ValueError(f"level must be one of {', '.join(map(str, LEVELS))}, not {number!r}") from None
 
 
+def time_limit_ms(number: int, budget_ms: int) -> int:
+    """The time limit of level `number` when the room allows `budget_ms` per move (never None, unlike `Limits`)."""
+    return max(MIN_TIME_MS, int(budget_ms * level(number).time_fraction))
+
+
 def limits_for(number: int, budget_ms: int) -> Limits:
     """The search limits of level `number` when the room allows `budget_ms` per move."""
-    chosen = level(number)
-    time_ms = max(MIN_TIME_MS, int(budget_ms * chosen.time_fraction))
-    return Limits(time_ms=time_ms, depth=chosen.max_depth)
+    return Limits(time_ms=time_limit_ms(number, budget_ms), depth=level(number).max_depth)
 
 
 def noise_for(number: int, unit: int) -> int:

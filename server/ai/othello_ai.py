@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from gamenight.server.ai.levels import limits_for, noise_for
-from gamenight.server.ai.search import WIN, Limits, SearchInfo, search
+from gamenight.server.ai.levels import LEVELS, limits_for, noise_for, time_limit_ms
+from gamenight.server.ai.search import WIN, Limits, NoMove, SearchInfo, search
 from gamenight.server.games.othello import (
     FULL_MASK,
     Bitboard,
@@ -34,6 +35,14 @@ from gamenight.server.games.othello import (
     square_name,
     squares,
 )
+
+if TYPE_CHECKING:
+    from gamenight.server.ai.search import OrderHook, QuickEngine
+
+Position = tuple[Bitboard, Bitboard, Bitboard]
+"""An engine position: (side to move's discs, the other side's, the side to move's legal squares)."""
+Move = Square | None
+"""An engine move: a square, or None for a forced pass."""
 
 KEY_SHIFT = 100
 """Bits of the opponent's board in a key: enough for the 10x10 board."""
@@ -253,7 +262,7 @@ def phase_weights(size: int) -> tuple[Weights, ...]:
     return tuple(_blend(1.0 - min(empties, start) / start) for empties in range(size * size + 1))
 
 
-def evaluate_sides(own: Bitboard, opp: Bitboard, own_moves: Bitboard, geo: Geometry, table: tuple) -> int:
+def evaluate_sides(own: Bitboard, opp: Bitboard, own_moves: Bitboard, geo: Geometry, table: tuple[Weights, ...]) -> int:
     """The static score of a position with `own` to move (its legal squares `own_moves`), in points."""
     empty = geo.full ^ (own | opp)
     w = table[empty.bit_count()]
@@ -295,9 +304,9 @@ def disc_score(diff: int) -> int:
 # -- the Engine adapter ------------------------------------------------------------------------------------------
 
 
-def _bits_in_priority(mask: Bitboard, priority: tuple[Bitboard, ...]) -> list[Square]:
-    """The squares of `mask`, corners first and X squares last (see `Geometry.priority`)."""
-    found = []
+def _bits_in_priority(mask: Bitboard, priority: tuple[Bitboard, ...]) -> list[Move]:
+    """The squares of `mask` as engine moves, corners first and X squares last (see `Geometry.priority`)."""
+    found: list[Move] = []
     for group in priority:
         part = mask & group
         while part:
@@ -317,24 +326,24 @@ class OthelloEngine:
         self.table = phase_weights(size)
         # Children made while ordering moves, kept for `play`: the ordering computes exactly the child's
         # legal squares (the opponent's replies), the most expensive part of making a child.
-        self._made: dict[tuple[Bitboard, Bitboard, Square], tuple] = {}
+        self._made: dict[tuple[Bitboard, Bitboard, Square], Position] = {}
 
-    def position(self, own: Bitboard, opp: Bitboard) -> tuple[Bitboard, Bitboard, Bitboard]:
+    def position(self, own: Bitboard, opp: Bitboard) -> Position:
         """The engine position with `own` to move."""
         return own, opp, legal_mask(own, opp, self.size)
 
-    def key(self, pos: tuple) -> int:
+    def key(self, pos: Position) -> int:
         """The exact pair of boards as one int, mover first."""
         return pos[0] << KEY_SHIFT | pos[1]
 
-    def moves(self, pos: tuple) -> list:
+    def moves(self, pos: Position) -> list[Move]:
         """The legal squares corners first; [None] for a forced pass; [] once the game is over."""
         own, opp, mask = pos
         if mask:
             return _bits_in_priority(mask, self.geo.priority)
         return [None] if legal_mask(opp, own, self.size) else []
 
-    def play(self, pos: tuple, move: Square | None) -> tuple:
+    def play(self, pos: Position, move: Move) -> Position:
         """The position after `move` (None passes), the other side to move."""
         own, opp, _ = pos
         size = self.size
@@ -348,18 +357,25 @@ class OthelloEngine:
         opp ^= flips
         return opp, own, legal_mask(opp, own, size)
 
-    def terminal(self, pos: tuple) -> int | None:
+    def terminal(self, pos: Position) -> int | None:
         """The game-over score once neither side can move, else None."""
         own, opp, mask = pos
         if mask or legal_mask(opp, own, self.size):
             return None
         return game_over_score(own, opp)
 
-    def evaluate(self, pos: tuple) -> int:
+    def evaluate(self, pos: Position) -> int:
         """The phase-weighted static score for the side to move."""
         return evaluate_sides(pos[0], pos[1], pos[2], self.geo, self.table)
 
-    def order(self, pos: tuple, moves: list, hash_move: Any, killers: list, history: dict) -> list:
+    def order(
+        self,
+        pos: Position,
+        moves: list[Move],
+        hash_move: Move | NoMove,
+        killers: list[Move | NoMove],
+        history: dict[Move, int],
+    ) -> list[Move]:
         """Hash move, then a wipe-out or corner, then fewest replies for the opponent (fastest first)."""
         own, opp, _ = pos
         size = self.size
@@ -389,7 +405,7 @@ class OthelloEngine:
         keyed.sort(key=lambda pair: pair[0])
         return [move for _, move in keyed]
 
-    def quick(self, pos: tuple) -> Square | None:
+    def quick(self, pos: Position) -> Move:
         """A move without search: the first by square priority (a corner if there is one)."""
         found = self.moves(pos)
         return found[0] if found else None
@@ -399,6 +415,12 @@ class OthelloEngine:
 def engine_for(size: int) -> OthelloEngine:
     """The shared engine for a board size (engines hold only constant tables)."""
     return OthelloEngine(size)
+
+
+if TYPE_CHECKING:
+    # The adapter against the search core's protocols, hooks included (checked by mypy, never run).
+    _ENGINE: QuickEngine[Position, Move] = OthelloEngine(8)
+    _ORDER: OrderHook[Position, Move] = OthelloEngine(8)
 
 
 # -- exact endgame solver ----------------------------------------------------------------------------------------
@@ -522,7 +544,7 @@ class EndgameSolver:
             lower = upper = best
         self.tt[key] = (lower, upper)
 
-    def _fastest_first(self, own: Bitboard, opp: Bitboard, moves: Bitboard) -> list:
+    def _fastest_first(self, own: Bitboard, opp: Bitboard, moves: Bitboard) -> list[tuple[Square, Bitboard, Bitboard]]:
         """(square, new own, new opp) for each move, fewest opponent replies first (a corner counts 1.5 less)."""
         size = self.size
         corners = self.geo.corners
@@ -572,7 +594,8 @@ class EndgameSolver:
 
     def _parity_order(self, empty: Bitboard) -> list[Square]:
         """The empty squares, those in quadrants holding an odd number of empties first."""
-        odd, even = [], []
+        odd: list[Square] = []
+        even: list[Square] = []
         for quadrant in self.geo.quadrants:
             part = empty & quadrant
             if not part:
@@ -597,7 +620,7 @@ class EndgameSolver:
         return diff
 
 
-def _first(item: tuple) -> Any:
+def _first(item: tuple[int, ...]) -> int:
     """The first field of a tuple (a sort key)."""
     return item[0]
 
@@ -618,52 +641,66 @@ def endgame_threshold(level: int, budget_ms: int) -> int:
     return max(0, base + min(shift, ENDGAME_MAX_GAIN))
 
 
-def _wire(size: int) -> Any:
+def _wire(size: int) -> Callable[[Move], str]:
     """A formatter of engine moves as wire strings (a pass is "pass")."""
 
-    def fmt(move: Square | None) -> str:
+    def fmt(move: Move) -> str:
         return "pass" if move is None else square_name(move, size)
 
     return fmt
 
 
+def _check_turn(state: OthelloState, seat: int) -> None:
+    """ValueError unless `seat` is to move in `state`."""
+    if state.over or seat != state.turn:
+        raise ValueError(f"seat {seat} is not to move")
+
+
 def choose_level(
     state: OthelloState, seat: int, level: int, budget_ms: int, rng: random.Random
 ) -> tuple[Square, dict[str, Any]]:
-    """The move `seat` (to move in `state`) plays at `level`, and how it was found."""
-    if state.over or seat != state.turn:
-        raise ValueError(f"seat {seat} is not to move")
-    return _choose_level(state.size, *state.sides(), level, budget_ms, rng)
+    """The move `seat` (to move in `state`) plays at `level` with `budget_ms`, and how it was found."""
+    _check_turn(state, seat)
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(map(str, LEVELS))}, not {level!r}")
+    own, opp = state.sides()
+    move, info = _choose_level(state.size, own, opp, level, budget_ms, rng)
+    # Never a pass: Othello passes for a side with no square itself, so the side to move always has one.
+    return cast(Square, move), info
 
 
 def choose_bot(
     state: OthelloState, seat: int, bot: str, budget_ms: int, rng: random.Random
 ) -> tuple[Square, dict[str, Any]]:
-    """The move the named `bot` plays for `seat` (to move in `state`), and how it was found."""
-    if state.over or seat != state.turn:
-        raise ValueError(f"seat {seat} is not to move")
-    return _choose_bot(state.size, *state.sides(), bot, rng)
+    """The move `seat` (to move in `state`) plays as the named `bot`, and how it was found.
+
+    The bots have a fixed node budget, so `budget_ms` is not used; ValueError for a bot not in `BOTS`.
+    """
+    _check_turn(state, seat)
+    own, opp = state.sides()
+    return _choose_bot(state.size, own, opp, bot, rng)
 
 
 def quick_move(state: OthelloState, seat: int) -> Square:
     """An instant move without search (for the server's fallback): the best by one ply of static evaluation."""
-    if state.over or seat != state.turn:
-        raise ValueError(f"seat {seat} is not to move")
+    _check_turn(state, seat)
     engine = engine_for(state.size)
     pos = engine.position(*state.sides())
-    return max(engine.moves(pos), key=lambda move: -engine.evaluate(engine.play(pos, move)))
+    # Never a pass: Othello passes for a side with no square itself, so the side to move always has one.
+    return cast(Square, max(engine.moves(pos), key=lambda move: -engine.evaluate(engine.play(pos, move))))
 
 
 def _choose_level(
     size: int, own: Bitboard, opp: Bitboard, level: int, budget_ms: int, rng: random.Random
-) -> tuple[Square, dict]:
+) -> tuple[Move, dict[str, Any]]:
     """A level's move: the endgame solver near the end if the level has one, else (or if it is late) search."""
     start = time.perf_counter()
     limits = limits_for(level, budget_ms)
+    time_ms = time_limit_ms(level, budget_ms)  # limits.time_ms, known to be set
     empties = (FULL_MASK[size] ^ (own | opp)).bit_count()
     exact_from = endgame_threshold(level, budget_ms)
     if exact_from and empties <= exact_from + WLD_EXTRA_EMPTIES:
-        deadline = start + limits.time_ms * ENDGAME_TIME_SHARE / 1000
+        deadline = start + time_ms * ENDGAME_TIME_SHARE / 1000
         solved = _solve_in_time(size, own, opp, deadline, exact=empties <= exact_from)
         if solved is not None:
             move, info = solved
@@ -671,7 +708,7 @@ def _choose_level(
             info["level"] = level
             return move, info
     spent = int((time.perf_counter() - start) * 1000)
-    remaining = Limits(time_ms=max(1, limits.time_ms - spent), depth=limits.depth)
+    remaining = Limits(time_ms=max(1, time_ms - spent), depth=limits.depth)
     engine = engine_for(size)
     move, found = search(engine, engine.position(own, opp), remaining, rng=rng, noise=noise_for(level, UNIT))
     info = found.to_wire(_wire(size))
@@ -680,7 +717,9 @@ def _choose_level(
     return move, info
 
 
-def _solve_in_time(size: int, own: Bitboard, opp: Bitboard, deadline: float, exact: bool) -> tuple[Square, dict] | None:
+def _solve_in_time(
+    size: int, own: Bitboard, opp: Bitboard, deadline: float, exact: bool
+) -> tuple[Move, dict[str, Any]] | None:
     """The solver's move and info if it settles the game before `deadline`, else None (search instead).
 
     First a win / draw / loss pass (a null window around 0, several times faster than an exact solve);
@@ -803,9 +842,11 @@ def quantum_evaluate(own: Bitboard, opp: Bitboard, size: int) -> int:
     return weight(own) - weight(opp) + mobility
 
 
-def _quantum_children(own: Bitboard, opp: Bitboard, moves: Bitboard, size: int, rng: random.Random) -> list:
+def _quantum_children(
+    own: Bitboard, opp: Bitboard, moves: Bitboard, size: int, rng: random.Random
+) -> list[tuple[Square, Bitboard, Bitboard]]:
     """(square, new own, new opp) by the discs each move flips, most first; equal counts in `rng`'s order."""
-    children = []
+    children: list[tuple[int, float, Square, Bitboard, Bitboard]] = []
     for sq in squares(moves):
         flips = flip_mask(own, opp, sq, size)
         children.append((flips.bit_count(), rng.random(), sq, own | flips | 1 << sq, opp ^ flips))
@@ -847,28 +888,31 @@ def quantum_move(
     counter.nodes += 1
     moves = legal_mask(own, opp, size)
     share = budget // moves.bit_count()
-    best_sq, best = None, -BOT_GAME_OVER * 200
+    best_sq, best = -1, -BOT_GAME_OVER * 200  # -1: no square yet (there is at least one move)
     for sq, new_own, new_opp in _quantum_children(own, opp, moves, size, rng):
         if share < 1:
             counter.leaves += 1
             score = -quantum_evaluate(new_opp, new_own, size)
         else:
             score = -quantum_value(new_opp, new_own, size, share, -BOT_GAME_OVER * 200, -best, rng, counter)
-        if best_sq is None or score > best:
+        if best_sq < 0 or score > best:
             best_sq, best = sq, score
     return best_sq, best, counter
 
 
-_BOT_MOVES = {"classic": classic_move, "quantum": quantum_move}
+_BOT_MOVES: dict[str, Callable[[Bitboard, Bitboard, int, random.Random], tuple[Square, int, _Counter]]] = {
+    "classic": classic_move,
+    "quantum": quantum_move,
+}
 
 
-def _choose_bot(size: int, own: Bitboard, opp: Bitboard, bot: str, rng: random.Random) -> tuple[Square, dict]:
+def _choose_bot(size: int, own: Bitboard, opp: Bitboard, bot: str, rng: random.Random) -> tuple[Square, dict[str, Any]]:
     """A named bot's move and an info map in the common form."""
     if bot not in _BOT_MOVES:
         raise ValueError(f"othello has no bot {bot!r}; it has {', '.join(BOTS)}")
     start = time.perf_counter()
     sq, value, counter = _BOT_MOVES[bot](own, opp, size, rng)
-    info = {
+    info: dict[str, Any] = {
         "depth": 0,
         "nodes": counter.nodes,
         "score": value,

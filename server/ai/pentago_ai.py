@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gamenight.server.ai.levels import limits_for
-from gamenight.server.ai.search import NO_MOVE, WIN, Limits, search
+from gamenight.server.ai.levels import time_limit_ms
+from gamenight.server.ai.search import NO_MOVE, WIN, Limits, NoMove, search
 from gamenight.server.games.pentago import (
     CELLS,
     FULL,
@@ -34,8 +34,13 @@ from gamenight.server.games.pentago import (
     rotate,
 )
 
+if TYPE_CHECKING:
+    from gamenight.server.ai.search import OrderHook, QuickEngine
+
 Move = int
+"""A move code: `cell * 8 + r` (place, then turn r), or `BARE + cell` (a placement that makes five)."""
 Position = tuple[int, int]
+"""(own, opp) bitboards, the side to move first."""
 
 TURNS = 8
 BARE = CELLS * TURNS
@@ -344,7 +349,14 @@ class PentagoEngine:
             score = self.memo[key] = evaluate(*pos)
         return score
 
-    def order(self, pos: Position, moves: list[Move], hash_move: object, killers: list, history: dict) -> list:
+    def order(
+        self,
+        pos: Position,
+        moves: list[Move],
+        hash_move: Move | NoMove,
+        killers: list[Move | NoMove],
+        history: dict[Move, int],
+    ) -> list[Move]:
         """Far from the horizon: the hash move, then the others by the static score of their children."""
         scored = sorted(moves, key=lambda code: self.evaluate(child(pos, code)))
         if hash_move is not NO_MOVE and hash_move in moves:
@@ -357,13 +369,19 @@ class PentagoEngine:
         return next(children(pos))[0]
 
 
+if TYPE_CHECKING:
+    # The adapter against the search core's protocols, hooks included (checked by mypy, never run).
+    _ENGINE: QuickEngine[Position, Move] = PentagoEngine()
+    _ORDER: OrderHook[Position, Move] = PentagoEngine()
+
+
 # -- symmetry of the root --------------------------------------------------------------------------------
 
 
 def _symmetry_maps() -> list[tuple[int, ...]]:
     """The eight symmetries of the board (turns and mirrors of the whole board) as cell permutations."""
     last = SIZE - 1
-    forms = (
+    forms: tuple[Callable[[int, int], tuple[int, int]], ...] = (
         lambda r, c: (r, c),
         lambda r, c: (c, last - r),
         lambda r, c: (last - r, last - c),
@@ -405,7 +423,8 @@ def distinct_up_to_symmetry(pos: Position, moves: list[tuple[Move, Position]]) -
     stabilizer = [s for s in SYMMETRIES[1:] if transform(own, s) == own and transform(opp, s) == opp]
     if not stabilizer:
         return moves
-    kept, seen = [], set()
+    kept: list[tuple[Move, Position]] = []
+    seen: set[Position] = set()
     for code, (a, b) in moves:
         images = {(a, b)} | {(transform(a, s), transform(b, s)) for s in stabilizer}
         if seen.isdisjoint(images):
@@ -438,19 +457,28 @@ def quick_move(state: PentagoState, seat: int) -> PentagoMove:
     win = winning_move(pos)
     if win is not None:
         return move_of(win)
-    first = None
+    first: Move | None = None
     for code, (own, opp) in children(pos):
         if not wins_next(own, opp):
             return move_of(code)
         first = code if first is None else first
+    if first is None:
+        raise ValueError(f"seat {seat} has no move to make")
     return move_of(first)
+
+
+def _check_turn(state: PentagoState, seat: int) -> None:
+    """ValueError unless `seat` is to move in `state`."""
+    if state.result is not None or seat != state.turn:
+        raise ValueError(f"seat {seat} is not to move")
 
 
 def choose_level(
     state: PentagoState, seat: int, level: int, budget_ms: int, rng: random.Random
 ) -> tuple[PentagoMove, dict[str, Any]]:
-    """A legal move for `seat` at `level`, and what the search found out."""
+    """A legal move for `seat` (to move in `state`) by `level`'s search with `budget_ms`, and what it found out."""
     start = time.perf_counter()
+    _check_turn(state, seat)
     code, info = level_move(position_of(state, seat), level, budget_ms, rng, start)
     return move_of(code), {**info, "level": level}
 
@@ -458,14 +486,20 @@ def choose_level(
 def choose_bot(
     state: PentagoState, seat: int, bot: str, budget_ms: int, rng: random.Random
 ) -> tuple[PentagoMove, dict[str, Any]]:
-    """A legal move for `seat` as the named `bot`, and what its playouts found out."""
+    """A legal move for `seat` (to move in `state`) by the named `bot`, and what it found out.
+
+    ValueError for a bot not in `BOTS`.
+    """
+    _check_turn(state, seat)
     if bot not in BOTS:
         raise ValueError(f"pentago has no bot {bot!r}; it has {', '.join(BOTS)}")
     code, info = playout_bot(position_of(state, seat), budget_ms, rng)
     return move_of(code), {**info, "bot": bot}
 
 
-def level_move(pos: Position, level: int, budget_ms: int, rng: random.Random, start: float) -> tuple[Move, dict]:
+def level_move(
+    pos: Position, level: int, budget_ms: int, rng: random.Random, start: float
+) -> tuple[Move, dict[str, Any]]:
     """A level's move: sanity checks first (all levels but the lowest), then the search core."""
     if level > 1:
         win = winning_move(pos)
@@ -476,12 +510,12 @@ def level_move(pos: Position, level: int, budget_ms: int, rng: random.Random, st
         engine = PentagoEngine()
     depth, noise = LEVEL_PLAN[level]
     spent = int((time.perf_counter() - start) * 1000)
-    limits = Limits(max(1, limits_for(level, budget_ms).time_ms - spent), depth)
+    limits = Limits(max(1, time_limit_ms(level, budget_ms) - spent), depth)
     code, info = search(engine, pos, limits, rng=rng, noise=noise * UNIT // 100)
     return code, {**info.to_wire(notation), "ms": _ms(start)}
 
 
-def _info(depth: int, nodes: int, score: int, pv: list[Move], start: float) -> dict:
+def _info(depth: int, nodes: int, score: int, pv: list[Move], start: float) -> dict[str, Any]:
     """An info map for a move found without the search core."""
     return {"depth": depth, "nodes": nodes, "score": score, "pv": [notation(m) for m in pv], "ms": _ms(start)}
 
@@ -516,6 +550,14 @@ class _Budget:
 
 class _OutOfTime(Exception):
     """Unwinds the playout bot's search when its allowance is spent."""
+
+
+@dataclass(slots=True)
+class _Best:
+    """The playout bot's best root move so far and its value."""
+
+    move: Move
+    value: float
 
 
 def playout(own: int, opp: int, rng: random.Random) -> float:
@@ -570,7 +612,7 @@ def _negamax(pos: Position, depth: int, alpha: float, beta: float, rng: random.R
     return alpha
 
 
-def playout_bot(pos: Position, budget_ms: int, rng: random.Random) -> tuple[Move, dict]:
+def playout_bot(pos: Position, budget_ms: int, rng: random.Random) -> tuple[Move, dict[str, Any]]:
     """Depth 1, then depth 2 alpha-beta with random-playout leaves, as far as the allowance goes.
 
     Depth 2 tries root moves that leave the opponent no win at once first, best depth-1 value first, so a
@@ -581,7 +623,7 @@ def playout_bot(pos: Position, budget_ms: int, rng: random.Random) -> tuple[Move
     budget = _Budget(allowance, start + max(1, budget_ms) / 1000)
     kids = _shuffled_children(pos, rng)
     values: dict[Move, float] = {}
-    best: list = [kids[0][0], 0.0]
+    best = _Best(kids[0][0], 0.0)
     depth = 0
     for search_depth in (1, 2):
         try:
@@ -591,32 +633,32 @@ def playout_bot(pos: Position, budget_ms: int, rng: random.Random) -> tuple[Move
         depth = search_depth
         # Depth 2 tries first the moves that leave the opponent no win at once, best depth-1 value first.
         kids.sort(key=lambda kid: (wins_next(*kid[1]), -values.get(kid[0], -1.0)))
-    info = {
+    info: dict[str, Any] = {
         "depth": depth,
         "nodes": allowance - max(budget.playouts, 0),
-        "score": round(1000 * best[1]),
-        "pv": [notation(best[0])],
+        "score": round(1000 * best.value),
+        "pv": [notation(best.move)],
         "ms": _ms(start),
     }
-    return best[0], info
+    return best.move, info
 
 
 def _root(
     kids: list[tuple[Move, Position]],
     depth: int,
     values: dict[Move, float],
-    best: list,
+    best: _Best,
     rng: random.Random,
     budget: _Budget,
 ) -> None:
-    """Search the root's children `depth` plies, recording their values and the best [move, value] so far."""
+    """Search the root's children `depth` plies, recording their values and the best move and value so far."""
     alpha = -1.0
     for code, after in kids:
         value = 1.0 - _negamax(after, depth - 1, 0.0, 1.0 - alpha if alpha >= 0 else 1.0, rng, budget)
         values[code] = value
         if value > alpha:
             alpha = value
-            best[:] = [code, value]
+            best.move, best.value = code, value
             if alpha >= 1.0:
                 return
 

@@ -17,7 +17,8 @@ import random
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from enum import Enum
+from typing import Any, Final, Generic, Protocol, TypeVar, overload
 
 WIN = 10**6
 """The scale of a won game; an engine's exact game-over scores live in [PROVEN, WIN] (and their negatives)."""
@@ -38,6 +39,18 @@ NEXT_ITERATION_SHARE = 0.5
 # Transposition table flags: what the stored score is relative to the true value.
 EXACT, LOWER, UPPER = 0, 1, 2
 
+PosT = TypeVar("PosT")
+"""An engine's position type (whatever the adapter likes; tuples are fastest)."""
+MoveT = TypeVar("MoveT", bound=Hashable)
+"""An engine's move type: hashable and comparable with `==` (moves key the history table and root scores)."""
+PosT_contra = TypeVar("PosT_contra", contravariant=True)
+MoveT_co = TypeVar("MoveT_co", bound=Hashable, covariant=True)
+
+TTEntry = tuple[int, int, int, MoveT]
+"""A transposition table entry: (depth, flag, node-relative score, best move)."""
+Table = dict[int, TTEntry[MoveT]]
+"""A transposition table: entries by the engine's hash key."""
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -49,16 +62,16 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchInfo:
+class SearchInfo(Generic[MoveT]):
     """What a finished search found out: the depth it completed, its effort, its score and its main line."""
 
     depth: int
     nodes: int
     score: int
-    pv: tuple
+    pv: tuple[MoveT, ...]
     time_ms: int
 
-    def to_wire(self, fmt: Callable[[Any], str]) -> dict[str, Any]:
+    def to_wire(self, fmt: Callable[[MoveT], str]) -> dict[str, Any]:
         """The info as a plain map, the moves of the main line written with `fmt`."""
         return {
             "depth": self.depth,
@@ -69,49 +82,83 @@ class SearchInfo:
         }
 
 
-class Engine(Protocol):
-    """A per-game adapter the search runs over; positions are whatever the adapter likes (tuples are fastest).
+class NoMove(Enum):
+    """The type of `NO_MOVE`: distinct from every move, `None` (often a pass) included.
 
-    Moves must be hashable and comparable with `==` (they key the history table and the root's scores).
-
-    Optional hooks, looked up with getattr:
-    `order(pos, moves, hash_move, killers, history) -> list` replaces the core's ordering at nodes two or
-    more plies above the horizon (at the last ply the core's cheap ordering is used: hash move, killers,
-    then the engine's own pre-order); `hash_move` is `NO_MOVE` when there is none. `quick(pos) -> move`
-    gives a move without search, used if the adapter offers no moves for a position it does not call over.
-    Optional attributes: `check_every` (int) — nodes between looks at the clock, for engines whose nodes are
-    slow (default `CHECK_EVERY`); `depth_step` (int) — iterative deepening runs depths 1, 1 + step,
-    1 + 2·step, ... (and the depth limit itself), for games whose odd and even horizons score differently.
+    A one-member enum, so a type checker narrows `move is not NO_MOVE` to a real move.
     """
 
-    def key(self, pos: Any) -> int:
-        """A Zobrist-style hash of `pos`, side to move included."""
-
-    def moves(self, pos: Any) -> list:
-        """The legal moves of the side to move, cheaply pre-ordered; [] only if the game is over."""
-
-    def play(self, pos: Any, move: Any) -> Any:
-        """The child position after `move` (the side to move changes; `pos` is not touched)."""
-
-    def terminal(self, pos: Any) -> int | None:
-        """The exact score if the game is over (side to move's view), else None."""
-
-    def evaluate(self, pos: Any) -> int:
-        """A static score of `pos` from the side to move's view."""
-
-
-class _NoMove:
-    """The type of `NO_MOVE`: distinct from every move, `None` (often a pass) included."""
-
-    __slots__ = ()
+    NO_MOVE = 0
 
     def __repr__(self) -> str:
         """Shown in tracebacks and reprs of killer tables."""
         return "NO_MOVE"
 
 
-NO_MOVE = _NoMove()
+NO_MOVE: Final = NoMove.NO_MOVE
 """Marks an empty hash-move or killer slot; never a real move."""
+
+
+class Engine(Protocol[PosT, MoveT]):
+    """A per-game adapter the search runs over; positions are whatever the adapter likes (tuples are fastest).
+
+    Moves must be hashable and comparable with `==` (they key the history table and the root's scores).
+
+    Optional hooks, looked up with getattr (each has its own protocol below, to check an adapter against):
+    `order(pos, moves, hash_move, killers, history) -> list` (`OrderHook`) replaces the core's ordering at
+    nodes two or more plies above the horizon (at the last ply the core's cheap ordering is used: hash move,
+    killers, then the engine's own pre-order); `hash_move` is `NO_MOVE` when there is none. `quick(pos) ->
+    move` (`QuickHook`) gives a move without search, used if the adapter offers no moves for a position it
+    does not call over. Optional attributes: `check_every` (int) — nodes between looks at the clock, for
+    engines whose nodes are slow (default `CHECK_EVERY`); `depth_step` (int) — iterative deepening runs
+    depths 1, 1 + step, 1 + 2·step, ... (and the depth limit itself), for games whose odd and even horizons
+    score differently.
+    """
+
+    def key(self, pos: PosT, /) -> int:
+        """A Zobrist-style hash of `pos`, side to move included."""
+
+    def moves(self, pos: PosT, /) -> list[MoveT]:
+        """The legal moves of the side to move, cheaply pre-ordered; [] only if the game is over."""
+
+    def play(self, pos: PosT, move: MoveT, /) -> PosT:
+        """The child position after `move` (the side to move changes; `pos` is not touched)."""
+
+    def terminal(self, pos: PosT, /) -> int | None:
+        """The exact score if the game is over (side to move's view), else None."""
+
+    def evaluate(self, pos: PosT, /) -> int:
+        """A static score of `pos` from the side to move's view."""
+
+
+OrderFn = Callable[[PosT, list[MoveT], MoveT | NoMove, list[MoveT | NoMove], dict[MoveT, int]], list[MoveT]]
+"""The `order` hook as the core calls it: (pos, moves, hash move, the ply's killers, history) -> moves."""
+
+
+class OrderHook(Protocol[PosT_contra, MoveT]):
+    """An engine's optional move-ordering hook (see `Engine`)."""
+
+    def order(
+        self,
+        pos: PosT_contra,
+        moves: list[MoveT],
+        hash_move: MoveT | NoMove,
+        killers: list[MoveT | NoMove],
+        history: dict[MoveT, int],
+        /,
+    ) -> list[MoveT]:
+        """`moves` in the order to search them."""
+
+
+class QuickHook(Protocol[PosT_contra, MoveT_co]):
+    """An engine's optional move without search (see `Engine`)."""
+
+    def quick(self, pos: PosT_contra, /) -> MoveT_co:
+        """A move for `pos` without search."""
+
+
+class QuickEngine(Engine[PosT, MoveT], QuickHook[PosT, MoveT], Protocol[PosT, MoveT]):
+    """An engine with a `quick` hook: the search then always answers a move of the engine's type."""
 
 
 class _Abort(Exception):
@@ -136,7 +183,7 @@ def _from_tt(score: int, ply: int) -> int:
     return score
 
 
-class _Tree:
+class _Tree(Generic[PosT, MoveT]):
     """One search's working state: the engine, the table, the heuristics and the stopping rules."""
 
     __slots__ = (
@@ -154,19 +201,21 @@ class _Tree:
         "tt",
     )
 
-    def __init__(self, engine: Any, tt: dict, deadline: float | None, node_limit: int | None) -> None:
+    def __init__(
+        self, engine: Engine[PosT, MoveT], tt: Table[MoveT], deadline: float | None, node_limit: int | None
+    ) -> None:
         """Ready to search with `engine`, storing into `tt`, until `deadline` or `node_limit` (if any)."""
         self.engine = engine
         # Engines with slow nodes (a Tron leaf floods the board) look at the clock more often.
-        self.check_every = max(1, getattr(engine, "check_every", CHECK_EVERY))
+        self.check_every: int = max(1, getattr(engine, "check_every", CHECK_EVERY))
         self.tt = tt
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
         self.next_check = self.check_every
-        self.killers: list[list[Any]] = []
-        self.history: dict[Hashable, int] = {}
-        self.order_hook = getattr(engine, "order", None)
+        self.killers: list[list[MoveT | NoMove]] = []
+        self.history: dict[MoveT, int] = {}
+        self.order_hook: OrderFn[PosT, MoveT] | None = getattr(engine, "order", None)
         self.stoppable = False
         self.horizon = False
 
@@ -180,13 +229,13 @@ class _Tree:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise _Abort
 
-    def killer_slots(self, ply: int) -> list[Any]:
+    def killer_slots(self, ply: int) -> list[MoveT | NoMove]:
         """The two killer moves remembered for `ply`."""
         while len(self.killers) <= ply:
             self.killers.append([NO_MOVE, NO_MOVE])
         return self.killers[ply]
 
-    def ordered(self, pos: Any, moves: list, hash_move: Any, ply: int, depth: int) -> list:
+    def ordered(self, pos: PosT, moves: list[MoveT], hash_move: MoveT | NoMove, ply: int, depth: int) -> list[MoveT]:
         """`moves` in the order to try them: the engine's hook high in the tree, else hash move and killers."""
         killers = self.killer_slots(ply)
         if self.order_hook is not None and depth >= 2:
@@ -194,13 +243,13 @@ class _Tree:
         front = [m for m in (hash_move, *killers) if m is not NO_MOVE and m in moves]
         if not front:
             return moves
-        seen = []
+        seen: list[MoveT] = []
         for move in front:
             if move not in seen:
                 seen.append(move)
         return seen + [m for m in moves if m not in seen]
 
-    def reward(self, move: Any, ply: int, depth: int) -> None:
+    def reward(self, move: MoveT, ply: int, depth: int) -> None:
         """Remember a move that caused a cutoff, as a killer of its ply and in the history table."""
         slots = self.killer_slots(ply)
         if slots[0] != move:
@@ -208,13 +257,13 @@ class _Tree:
             slots[0] = move
         self.history[move] = self.history.get(move, 0) + depth * depth
 
-    def store(self, key: int, depth: int, flag: int, score: int, move: Any, ply: int) -> None:
+    def store(self, key: int, depth: int, flag: int, score: int, move: MoveT, ply: int) -> None:
         """Record a node's result; a full table only overwrites keys it already holds."""
         tt = self.tt
         if len(tt) < TT_LIMIT or key in tt:
             tt[key] = (depth, flag, _to_tt(score, ply), move)
 
-    def negamax(self, pos: Any, depth: int, alpha: int, beta: int, ply: int) -> int:
+    def negamax(self, pos: PosT, depth: int, alpha: int, beta: int, ply: int) -> int:
         """The score of `pos` searched `depth` plies deep within (alpha, beta), fail-soft."""
         self.nodes += 1
         if self.nodes >= self.next_check:
@@ -228,7 +277,7 @@ class _Tree:
             return engine.evaluate(pos)
         key = engine.key(pos)
         entry = self.tt.get(key)
-        hash_move = NO_MOVE
+        hash_move: MoveT | NoMove = NO_MOVE
         if entry is not None:
             stored_depth, flag, stored, hash_move = entry
             if stored_depth >= depth:
@@ -243,7 +292,7 @@ class _Tree:
             return engine.evaluate(pos)
         return self.expand(pos, key, self.ordered(pos, moves, hash_move, ply, depth), depth, alpha, beta, ply)
 
-    def expand(self, pos: Any, key: int, moves: list, depth: int, alpha: int, beta: int, ply: int) -> int:
+    def expand(self, pos: PosT, key: int, moves: list[MoveT], depth: int, alpha: int, beta: int, ply: int) -> int:
         """Search the children of `pos` in order (the first with the full window, the rest null-window first)."""
         engine = self.engine
         original_alpha = alpha
@@ -273,12 +322,12 @@ class _Tree:
         self.store(key, depth, flag, best, best_move, ply)
         return best
 
-    def root(self, pos: Any, moves: list, depth: int, noise: int) -> dict[Any, int]:
+    def root(self, pos: PosT, moves: list[MoveT], depth: int, noise: int) -> dict[MoveT, int]:
         """Score every root move at `depth`: exact for the best (and, with `noise`, for those within it of the best).
 
         Moves that fail low keep an upper bound as their score, which is all the ordering needs.
         """
-        scores: dict[Any, int] = {}
+        scores: dict[MoveT, int] = {}
         best = -INFINITY
         for index, move in enumerate(moves):
             child = self.engine.play(pos, move)
@@ -294,7 +343,7 @@ class _Tree:
             best = max(best, score)
         return scores
 
-    def pv(self, pos: Any, first: Any, depth: int) -> tuple:
+    def pv(self, pos: PosT, first: MoveT, depth: int) -> tuple[MoveT, ...]:
         """The main line: the root's best move, then the table's best moves while they stay legal."""
         line = [first]
         engine = self.engine
@@ -313,7 +362,7 @@ class _Tree:
         return tuple(line)
 
 
-def _pick(scores: dict[Any, int], noise: int, rng: random.Random) -> Any:
+def _pick(scores: dict[MoveT, int], noise: int, rng: random.Random) -> MoveT:
     """The best-scored move, or with `noise` one of those within `noise` of it, better ones more often."""
     best_move = max(scores, key=scores.__getitem__)
     best = scores[best_move]
@@ -324,27 +373,54 @@ def _pick(scores: dict[Any, int], noise: int, rng: random.Random) -> Any:
     return max(near, key=lambda move: scores[move] + rng.randint(0, noise))
 
 
-def _root_order(moves: list, scores: dict[Any, int], best: Any) -> list:
+def _root_order(moves: list[MoveT], scores: dict[MoveT, int], best: MoveT) -> list[MoveT]:
     """Root moves for the next iteration: the last best first, then by last scores (stable for ties)."""
     rest = sorted((m for m in moves if m != best), key=lambda m: -scores.get(m, -INFINITY))
     return [best, *rest]
 
 
+@overload
 def search(
-    engine: Any,
-    pos: Any,
+    engine: QuickEngine[PosT, MoveT],
+    pos: PosT,
     limits: Limits,
     *,
     rng: random.Random | None = None,
     noise: int = 0,
-    tt: dict | None = None,
-) -> tuple[Any, SearchInfo]:
+    tt: Table[MoveT] | None = None,
+) -> tuple[MoveT, SearchInfo[MoveT]]: ...
+
+
+@overload
+def search(
+    engine: Engine[PosT, MoveT],
+    pos: PosT,
+    limits: Limits,
+    *,
+    rng: random.Random | None = None,
+    noise: int = 0,
+    tt: Table[MoveT] | None = None,
+) -> tuple[MoveT | None, SearchInfo[MoveT]]: ...
+
+
+def search(
+    engine: Engine[PosT, MoveT],
+    pos: PosT,
+    limits: Limits,
+    *,
+    rng: random.Random | None = None,
+    noise: int = 0,
+    tt: Table[MoveT] | None = None,
+) -> tuple[MoveT | None, SearchInfo[MoveT]]:
     """The best move for the side to move in `pos` within `limits`, and what the search found.
 
     Iterative deepening from depth 1; depth 1 always completes (the limits are only enforced from depth 2),
     so even `time_ms=1` or `nodes=1` gives a legal move. Stops early once the tree is solved (no horizon
     reached) or a proven result is found. `noise` > 0 picks among root moves within `noise` of the best,
     with `rng` (a fixed seed if None). `tt` may be passed in to keep the table between calls.
+
+    The answer is None only if the adapter offers no root move and has no `quick` hook: an engine with one
+    (a `QuickEngine`) always gets a move of its own type back.
     """
     start = time.perf_counter()
     rng = rng if rng is not None else random.Random(0)
@@ -357,7 +433,8 @@ def search(
     max_depth = MAX_DEPTH if limits.depth is None else max(1, limits.depth)
     if len(moves) == 1:
         max_depth = 1
-    best_move, best_score, depth_done, scores = moves[0], 0, 0, {}
+    best_move, best_score, depth_done = moves[0], 0, 0
+    scores: dict[MoveT, int] = {}
     for depth in _depths(max_depth, getattr(engine, "depth_step", 1)):
         tree.stoppable = depth > 1
         tree.horizon = False
@@ -388,9 +465,9 @@ def _depths(max_depth: int, step: int) -> list[int]:
     return depths if depths[-1] == max_depth else [*depths, max_depth]
 
 
-def _no_search(engine: Any, pos: Any, start: float) -> tuple[Any, SearchInfo]:
+def _no_search(engine: Engine[PosT, MoveT], pos: PosT, start: float) -> tuple[MoveT | None, SearchInfo[MoveT]]:
     """The answer when the adapter offers no root move: its `quick` move if it has one, else None."""
-    quick = getattr(engine, "quick", None)
+    quick: Callable[[PosT], MoveT] | None = getattr(engine, "quick", None)
     move = quick(pos) if quick is not None else None
     over = engine.terminal(pos)
     score = over if over is not None else engine.evaluate(pos)

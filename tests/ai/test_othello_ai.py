@@ -12,7 +12,8 @@ from gamenight.server.ai import othello_ai
 from gamenight.server.ai.othello_ai import (
     BOT_BUDGET,
     EndgameSolver,
-    choose,
+    choose_bot,
+    choose_level,
     classic_move,
     endgame_threshold,
     engine_for,
@@ -416,7 +417,7 @@ def test_every_level_returns_a_legal_move(level: int) -> None:
     """Each level answers a legal move with the common info map, on every board size."""
     for size in (6, 8, 10):
         state = random_state(level, 10, size)
-        move, info = choose(state, state.turn, level=level, bot=None, budget_ms=60, rng=random.Random(1))
+        move, info = choose_level(state, state.turn, level=level, budget_ms=60, rng=random.Random(1))
         assert move in GAME.legal_moves(state, state.turn)
         assert {"depth", "nodes", "score", "pv", "ms", "level"} <= info.keys()
         assert info["level"] == level
@@ -436,7 +437,7 @@ def test_levels_take_an_offered_corner(rows: list[str], turn: int) -> None:
     """Every level, the lowest included, takes a corner when one is offered for free."""
     state = state_from_board(rows, turn)
     for level in range(1, 6):
-        move, _ = choose(state, state.turn, level=level, bot=None, budget_ms=100, rng=random.Random(level))
+        move, _ = choose_level(state, state.turn, level=level, budget_ms=100, rng=random.Random(level))
         assert move in CORNERS_8, level
 
 
@@ -472,7 +473,7 @@ def test_levels_above_the_lowest_do_not_give_corners_away() -> None:
     """Levels 2-5 never play a move that offers the opponent a corner when a quieter move exists."""
     for state in _corner_quiet_positions(6):
         for level in range(2, 6):
-            move, _ = choose(state, state.turn, level=level, bot=None, budget_ms=100, rng=random.Random(level))
+            move, _ = choose_level(state, state.turn, level=level, budget_ms=100, rng=random.Random(level))
             assert not _gives_corner(state, move), (state, level)
 
 
@@ -488,7 +489,7 @@ def test_level_five_plays_the_exact_endgame() -> None:
     _source, own, opp, score, _move = read_endgames("othello_endgames_13_14.txt")[4]
     black, white = own, opp
     state = OthelloState(8, black, white, BLACK, False, None, 0, 60)
-    move, info = choose(state, BLACK, level=5, bot=None, budget_ms=5000, rng=random.Random(0))
+    move, info = choose_level(state, BLACK, level=5, budget_ms=5000, rng=random.Random(0))
     flips = flip_mask(own, opp, move, 8)
     assert -EndgameSolver(8).solve(opp ^ flips, own | flips | 1 << move) == score
     assert info["score"] == othello_ai.disc_score(score)
@@ -507,12 +508,31 @@ def test_quick_move_is_legal_and_takes_corners() -> None:
             assert move in CORNERS_8
 
 
-def test_bots_through_choose() -> None:
-    """choose runs each named bot and labels its info; an unknown bot is refused."""
+def test_bots_through_choose_bot() -> None:
+    """choose_bot runs each named bot and labels its info; an unknown bot is refused."""
     state = random_state(2, 20)
     for bot in othello_ai.BOTS:
-        move, info = choose(state, state.turn, level=None, bot=bot, budget_ms=100, rng=random.Random(0))
+        move, info = choose_bot(state, state.turn, bot=bot, budget_ms=100, rng=random.Random(0))
         assert move in GAME.legal_moves(state, state.turn)
         assert info["bot"] == bot
     with pytest.raises(ValueError, match="no bot"):
-        choose(state, state.turn, level=None, bot="nobody", budget_ms=100, rng=random.Random(0))
+        choose_bot(state, state.turn, bot="nobody", budget_ms=100, rng=random.Random(0))
+
+
+def test_choosing_refuses_a_seat_not_to_move() -> None:
+    """choose_level, choose_bot and quick_move raise ValueError for a seat that is not to move."""
+    state = random_state(3, 12)
+    other = 1 - state.turn
+    with pytest.raises(ValueError, match="not to move"):
+        choose_level(state, other, level=3, budget_ms=50, rng=random.Random(0))
+    with pytest.raises(ValueError, match="not to move"):
+        choose_bot(state, other, bot="classic", budget_ms=50, rng=random.Random(0))
+    with pytest.raises(ValueError, match="not to move"):
+        quick_move(state, other)
+
+
+def test_module_offers_the_game_ai_interface() -> None:
+    """The server's GameAI names are all there (BOTS, choose_level, choose_bot, quick_move), the old choose is gone."""
+    for name in ("BOTS", "choose_level", "choose_bot", "quick_move"):
+        assert hasattr(othello_ai, name)
+    assert not hasattr(othello_ai, "choose")

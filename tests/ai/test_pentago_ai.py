@@ -12,7 +12,8 @@ from gamenight.server.ai.pentago_ai import (
     PentagoEngine,
     child,
     children,
-    choose,
+    choose_bot,
+    choose_level,
     code_of,
     distinct_up_to_symmetry,
     move_of,
@@ -90,7 +91,7 @@ def forces_win(state: PentagoState, move: PentagoMove) -> bool:
 
 def pick(state: PentagoState, level: int, budget_ms: int = 300, seed: int = 0) -> PentagoMove:
     """The move a level chooses for the side to move."""
-    move, _ = choose(state, state.turn, level=level, bot=None, budget_ms=budget_ms, rng=random.Random(seed))
+    move, _ = choose_level(state, state.turn, level=level, budget_ms=budget_ms, rng=random.Random(seed))
     return move
 
 
@@ -303,7 +304,7 @@ def test_levels_stop_at_their_depth_cap(level: int) -> None:
     """Levels 1-4 look no further than their cap even with time to spare (level 1 one move, the others two),
     so a higher level never looks less far than a lower one."""
     state = GAME.initial_state({})
-    _, info = choose(state, state.turn, level=level, bot=None, budget_ms=3000, rng=random.Random(0))
+    _, info = choose_level(state, state.turn, level=level, budget_ms=3000, rng=random.Random(0))
     cap = pentago_ai.LEVEL_PLAN[level][0]
     assert info["depth"] == cap
     assert cap == (1 if level == 1 else 2)
@@ -313,7 +314,7 @@ def test_levels_stop_at_their_depth_cap(level: int) -> None:
 def test_max_level_goes_past_the_capped_levels() -> None:
     """Level 5 has no cap: with a second on the empty board it searches deeper than level 4 may."""
     state = GAME.initial_state({})
-    _, info = choose(state, state.turn, level=5, bot=None, budget_ms=1000, rng=random.Random(0))
+    _, info = choose_level(state, state.turn, level=5, budget_ms=1000, rng=random.Random(0))
     assert info["depth"] > pentago_ai.LEVEL_PLAN[4][0]
 
 
@@ -335,8 +336,8 @@ def test_playout_bot_is_legal_and_repeatable() -> None:
         if state is None:
             continue
         legal = GAME.legal_moves(state, state.turn)
-        first, info = choose(state, state.turn, level=None, bot="playout", budget_ms=150, rng=random.Random(5))
-        again, _ = choose(state, state.turn, level=None, bot="playout", budget_ms=150, rng=random.Random(5))
+        first, info = choose_bot(state, state.turn, bot="playout", budget_ms=150, rng=random.Random(5))
+        again, _ = choose_bot(state, state.turn, bot="playout", budget_ms=150, rng=random.Random(5))
         assert first in legal
         assert first == again
         assert info["bot"] == "playout"
@@ -345,11 +346,11 @@ def test_playout_bot_is_legal_and_repeatable() -> None:
 def test_playout_bot_takes_a_win_and_stops_one() -> None:
     """Even the playout bot completes its own five and blocks a plain four (its leaves are exact when over)."""
     state = board(PLACEMENT_WIN)
-    move, _ = choose(state, 0, level=None, bot="playout", budget_ms=200, rng=random.Random(1))
+    move, _ = choose_bot(state, 0, bot="playout", budget_ms=200, rng=random.Random(1))
     assert GAME.apply(state, {0: move}).result.winners == (0,)
     state = board(OPEN_FOUR)
     # Enough budget for depth 2 to finish its first root move (it tries the safe ones first).
-    move, _ = choose(state, 0, level=None, bot="playout", budget_ms=1500, rng=random.Random(1))
+    move, _ = choose_bot(state, 0, bot="playout", budget_ms=1500, rng=random.Random(1))
     assert not opponent_can_win(state, move)
 
 
@@ -361,7 +362,11 @@ def test_every_level_and_bot_returns_a_legal_move() -> None:
         legal = GAME.legal_moves(state, state.turn)
         for level, bot in [*((lv, None) for lv in LEVELS), (None, "playout")]:
             for budget in (1, 60):
-                move, info = choose(state, state.turn, level=level, bot=bot, budget_ms=budget, rng=random.Random(2))
+                if bot is None:
+                    assert level is not None
+                    move, info = choose_level(state, state.turn, level=level, budget_ms=budget, rng=random.Random(2))
+                else:
+                    move, info = choose_bot(state, state.turn, bot=bot, budget_ms=budget, rng=random.Random(2))
                 assert move in legal
                 assert {"depth", "nodes", "score", "pv", "ms"} <= set(info)
                 assert all(isinstance(step, str) for step in info["pv"])
@@ -379,5 +384,26 @@ def test_quick_move_is_legal_and_sane() -> None:
 def test_unknown_bot_is_refused() -> None:
     """Asking for a bot Pentago does not have is an error naming the bots it has."""
     with pytest.raises(ValueError, match="playout"):
-        choose(GAME.initial_state({}), 0, level=None, bot="nope", budget_ms=10, rng=random.Random(0))
+        choose_bot(GAME.initial_state({}), 0, bot="nope", budget_ms=10, rng=random.Random(0))
     assert set(pentago_ai.BOTS) == {"playout"}
+
+
+def test_choosing_refuses_a_seat_not_to_move() -> None:
+    """choose_level and choose_bot raise ValueError for a seat that is not to move, or once the game is over."""
+    state = GAME.initial_state({})
+    with pytest.raises(ValueError, match="not to move"):
+        choose_level(state, 1 - state.turn, level=2, budget_ms=10, rng=random.Random(0))
+    with pytest.raises(ValueError, match="not to move"):
+        choose_bot(state, 1 - state.turn, bot="playout", budget_ms=10, rng=random.Random(0))
+    won = board(PLACEMENT_WIN)
+    over = GAME.apply(won, {won.turn: quick_move(won, won.turn)})
+    assert over.result is not None
+    with pytest.raises(ValueError, match="not to move"):
+        choose_level(over, over.turn, level=2, budget_ms=10, rng=random.Random(0))
+
+
+def test_module_offers_the_game_ai_interface() -> None:
+    """The server's GameAI names are all there (BOTS, choose_level, choose_bot, quick_move), the old choose is gone."""
+    for name in ("BOTS", "choose_level", "choose_bot", "quick_move"):
+        assert hasattr(pentago_ai, name)
+    assert not hasattr(pentago_ai, "choose")

@@ -15,7 +15,8 @@ from gamenight.server.ai.tron_ai import (
     WON,
     TickEngine,
     TronEngine,
-    choose,
+    choose_bot,
+    choose_level,
     grid_of,
     parity_fill,
     quick_move,
@@ -40,6 +41,13 @@ GAME = Tron()
 LEVELS = (1, 2, 3, 4, 5)
 SANE_LEVELS = (2, 3, 4, 5)
 AGENTS = [*((level, None) for level in LEVELS), (None, "chaser"), (None, "floodfill")]
+
+
+def choose(state, seat, *, level, bot, budget_ms, rng):
+    """A level's or a bot's move through the module's GameAI functions."""
+    if bot is not None:
+        return choose_bot(state, seat, bot, budget_ms, rng)
+    return choose_level(state, seat, level, budget_ms, rng)
 
 
 def state_from(picture: str) -> TronState:
