@@ -2,7 +2,8 @@
 
     python bench/perft.py [--game othello] [--depth 7] [--size 8] [--repeat 3]
 
-Times are the median of the repeats. Each game adds one function and one line to `PERFT`.
+Times are the median of the repeats. Each game's count comes from its registration (`perft`, `perft_options` in
+`gamenight.server.games.REGISTRY`); --size sets a board size option, or for Tron a seed-0 random arena's size.
 """
 
 from __future__ import annotations
@@ -12,52 +13,28 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-# Run from a checkout without installing: the repository root holds the `server` package.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-def othello_perft(depth: int, options: dict[str, Any]) -> int:
-    """Othello leaves from the start position, a forced pass counting as a ply (Aart Bik's convention)."""
-    from gamenight.server.games.othello import Othello, perft
-
-    return perft(Othello().initial_state(options), depth)
-
-
-def pentago_perft(depth: int, options: dict[str, Any]) -> int:
-    """Pentago leaves from the empty board, every rotation of every placement counting as its own move."""
-    from gamenight.server.games.pentago import Pentago, perft
-
-    return perft(Pentago().initial_state(options), depth)
-
-
-def tron_perft(depth: int, options: dict[str, Any]) -> int:
-    """Tron joint-move sequences from `joust`, or from the seed-0 random arena of --size (try --depth 6)."""
-    from gamenight.server.games.tron import Tron, perft
-
-    size = options.get("size")
-    room = {"map": "joust"} if size is None else {"width": size, "height": size, "seed": 0}
-    return perft(Tron().initial_state(room), depth)
-
-
-# name -> function(depth, room options) -> number of leaves.
-PERFT: dict[str, Callable[[int, dict[str, Any]], int]] = {
-    "othello": othello_perft,
-    "pentago": pentago_perft,
-    "tron": tron_perft,
-}
+from gamenight.server.games import REGISTRY
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", choices=sorted(PERFT), default="othello")
+    parser.add_argument("--game", choices=sorted(n for n, e in REGISTRY.items() if e.perft), default="othello")
     parser.add_argument("--depth", type=int, default=7, help="plies to search (default 7)")
     parser.add_argument("--size", type=int, help="board size option, for games that have one")
     parser.add_argument("--repeat", type=int, default=3, help="runs to take the median of (default 3)")
     return parser.parse_args(argv)
+
+
+def start_options(game: str, size: int | None) -> dict[str, Any]:
+    """The room options perft starts from: the registered ones, or a board (arena) of `size`."""
+    if size is None:
+        return dict(REGISTRY[game].perft_options)
+    if game == "tron":
+        return {"width": size, "height": size, "seed": 0}
+    return {"size": size}
 
 
 def timed(function: Callable[[], int]) -> tuple[int, float]:
@@ -70,10 +47,13 @@ def timed(function: Callable[[], int]) -> tuple[int, float]:
 def main(argv: list[str] | None = None) -> None:
     """Run the chosen perft `--repeat` times and print the median figures."""
     args = parse_args(argv)
-    options = {} if args.size is None else {"size": args.size}
-    perft = PERFT[args.game]
+    entry = REGISTRY[args.game]
+    assert entry.perft is not None
+    count = entry.perft
+    options = start_options(args.game, args.size)
     try:
-        runs = [timed(lambda: perft(args.depth, options)) for _ in range(max(1, args.repeat))]
+        state = entry.rules.initial_state(options)
+        runs = [timed(lambda: count(state, args.depth)) for _ in range(max(1, args.repeat))]
     except ValueError as error:  # a game's BadOptions, e.g. a size it does not offer
         sys.exit(f"perft: {error}")
     leaves = runs[0][0]

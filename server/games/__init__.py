@@ -36,14 +36,13 @@ class GameEntry:
 
     `ai` is the dotted name of the game's AI module (see `server.ai.play.GameAI`), or None if no AI plays it.
     `opening(pair, rng)` sets up pair `pair` of an AI-vs-AI match (bench/match.py). `perft(state, depth)`
-    counts the game tree for the published tables in tests/data (`perft_data`), from `perft_options`.
+    counts the game tree (bench/perft.py), from the start that `perft_options` give.
     """
 
     rules: Game[Any, Any]
     ai: str | None = None
     opening: Callable[[int, random.Random], Opening] = FROM_THE_START
     perft: Callable[[Any, int], int] | None = None
-    perft_data: str | None = None
     perft_options: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -56,7 +55,7 @@ REGISTRY: dict[str, GameEntry] = {
     entry.name: entry
     for entry in (
         GameEntry(othello.Othello(), ai="gamenight.server.ai.othello_ai", opening=random_plies(4, 8),
-                  perft=othello.perft, perft_data="othello_perft.txt"),
+                  perft=othello.perft),
         GameEntry(pentago.Pentago(), ai="gamenight.server.ai.pentago_ai", opening=random_plies(2, 4),
                   perft=pentago.perft),
         GameEntry(tron.Tron(), ai="gamenight.server.ai.tron_ai", opening=tron.match_opening,
