@@ -12,20 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gamenight.protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
-from gamenight.protocol.vocab import EndReason, GameDescription, OptionSpec, Result, RoomSummary, SeatSummary
+from gamenight.protocol.vocab import EndReason, GameDescription, Result, Role, RoomStatus, RoomSummary
 
 AI_LEVELS = (1, 2, 3, 4, 5)
 DEFAULT_AI_LEVEL = 3
-DEFAULT_SEATS = 2
-SEATS_OPTION = "players"  # an option with this name sets the seat count (Tron)
-
-WAITING, PLAYING, PAUSED, FINISHED, CLOSED = "waiting", "playing", "paused", "finished", "closed"
-PLAYER, SPECTATOR = "player", "spectator"
-
-# The vocabulary the server speaks, read back as the same typed objects (protocol.vocab).
-OptionField = OptionSpec
-GameInfo = GameDescription
-SeatInfo = SeatSummary
+WAITING, PLAYING, PAUSED, FINISHED, CLOSED = RoomStatus  # the protocol's words, under the client's short names
+PLAYER, SPECTATOR = Role
 
 
 # -- the lobby ------------------------------------------------------------------------------------------
@@ -35,7 +27,7 @@ class Lobby:
     """The games on offer and the rooms the server lists, kept up to date from its messages."""
 
     def __init__(self) -> None:
-        self.games: dict[str, GameInfo] = {}
+        self.games: dict[str, GameDescription] = {}
         self.rooms: dict[str, RoomSummary] = {}
 
     def set_games(self, games: Iterable[GameDescription]) -> None:
@@ -61,7 +53,7 @@ class Lobby:
         return info.title if info else game
 
 
-def options_summary(summary: RoomSummary, game: GameInfo | None) -> str:
+def options_summary(summary: RoomSummary, game: GameDescription | None) -> str:
     """The options that differ from their defaults, e.g. "size 10, first white"; "standard" if none."""
     if game is None:
         return ", ".join(f"{k} {v}" for k, v in sorted(summary.options.items())) or "standard"

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gamenight.client.model import SPECTATOR, RoomSession, RoomSummary, SeatInfo, describe_result
+from gamenight.client.model import SPECTATOR, RoomSession, describe_result
 from gamenight.client.widgets.tron import TronGrid
 from gamenight.protocol.errors import ProtocolError
-from gamenight.protocol.vocab import GameDescription, Result, SeatKind
+from gamenight.protocol.vocab import GameDescription, Result, RoomSummary, SeatKind, SeatSummary
 
 DATE_FORMAT = "%Y-%m-%d %H:%M"
 FULL_VIEW_KEY = "board"  # a frame with a board is a whole position; one without is a Tron tick's delta
@@ -41,7 +41,7 @@ def players_session(game: str, players: Sequence[Any],
                     games: Mapping[str, GameDescription] | None = None) -> RoomSession:
     """A watcher's session of a finished game's seats, so results read "black (ann) wins 40-24"."""
     seats = tuple(
-        SeatInfo(seat=int(p.get("seat", index)), label=str(p.get("label", "")), name=p.get("name"),
+        SeatSummary(seat=int(p.get("seat", index)), label=str(p.get("label", "")), name=p.get("name"),
                  kind=SeatKind.AI if p.get("ai") else SeatKind.HUMAN, connected=True)
         for index, p in enumerate(players) if isinstance(p, Mapping)
     )

@@ -24,14 +24,13 @@ from gamenight.client.model import (
     DEFAULT_AI_LEVEL,
     ME,
     OPEN,
-    GameInfo,
-    OptionField,
     RoomPlan,
     SeatPlan,
 )
+from gamenight.protocol.vocab import GameDescription, OptionSpec
 
 
-def seat_choices(game: GameInfo) -> list[tuple[str, str]]:
+def seat_choices(game: GameDescription) -> list[tuple[str, str]]:
     """The (label, value) entries of a seat's selector."""
     choices = [("open seat", OPEN), ("me", ME)]
     choices += [(f"AI level {level}", f"{AI}:{level}") for level in AI_LEVELS]
@@ -54,7 +53,7 @@ def seat_plan(value: str) -> SeatPlan:
     return SeatPlan(kind if kind in (OPEN, ME) else OPEN)
 
 
-def option_widget(spec: OptionField) -> Widget:
+def option_widget(spec: OptionSpec) -> Widget:
     """The field for one option: a switch, a selector of the allowed values, or a text input."""
     field_id = f"opt-{spec.name}"
     if spec.kind == "bool":
@@ -77,7 +76,7 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         Binding("ctrl+s", "submit", "Create"),
     ]
 
-    def __init__(self, games: list[GameInfo]) -> None:
+    def __init__(self, games: list[GameDescription]) -> None:
         super().__init__()
         self.games = {game.name: game for game in games}
         self.game = games[0]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from gamenight.client.model import PLAYING, RoomSession, SeatInfo, ai_info_text, numbered_moves
+from gamenight.client.model import PLAYING, RoomSession, ai_info_text, numbered_moves
+from gamenight.protocol.vocab import SeatSummary
 
 # Each seat's chip: (glyph, colour, background). These are the players' colours on the board,
 # fixed like the boards themselves so they read the same in dark and light themes.
@@ -48,7 +49,7 @@ def players_text(session: RoomSession) -> Table | Text:
     return seats_table(rows)
 
 
-def seat_text(seat: SeatInfo, mine: bool, crashed: bool = False) -> Text:
+def seat_text(seat: SeatSummary, mine: bool, crashed: bool = False) -> Text:
     """A seat's label and occupant ("black: ann (you)"), with a second line when its player dropped."""
     text = Text()
     text.append(f"{seat.label}: ", style="bold")
