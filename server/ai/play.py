@@ -70,7 +70,14 @@ def choose_move(
         raise ValueError("give exactly one of level and bot")
     rules = _rules(game)
     rng = random.Random(seed)
-    move, info = _module(game).choose(state, seat, level=level, bot=bot, budget_ms=budget_ms, rng=rng)
+    module = _module(game)
+    if hasattr(module, "choose_level"):  # the per-module protocol: choose_level / choose_bot
+        if level is not None:
+            move, info = module.choose_level(state, seat, level, budget_ms, rng)
+        else:
+            move, info = module.choose_bot(state, seat, bot, budget_ms, rng)
+    else:
+        move, info = module.choose(state, seat, level=level, bot=bot, budget_ms=budget_ms, rng=rng)
     return rules.format_move(state, move), info
 
 

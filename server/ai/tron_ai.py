@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from gamenight.server.ai.levels import limits_for
 from gamenight.server.ai.search import WIN, Limits, search
@@ -478,9 +479,11 @@ def _lowpoints(
 ) -> tuple[list[Index], dict[Index, Index], dict[Index, int], dict[Index, int]]:
     """Depth-first search from `head` over `region`: discovery order, parents, low-points, discovery times.
 
-    The head is the root and is never re-entered: a cycle through it is no cycle for a rider standing there.
+    The head is the root. Edges back to it count like any other: a cycle through the head lets the rider
+    start either way round it (ignoring them made the chamber estimate fall below the longest ride).
     """
     cells = _members(region)
+    cells.add(head)
     steps = steps_of(stride)[1:]
     disc = {head: 1}
     low = {head: 1}
@@ -567,6 +570,233 @@ def _fill_value(free: Mask, stride: int, at: Index, depth: int, deadline: float,
 def _past(start: float, deadline: float, share: float) -> bool:
     """True once `share` of the time from `start` to `deadline` is gone."""
     return time.perf_counter() - start >= share * (deadline - start)
+
+
+# -- the endgame: exhaustive space filling (level 5, apart) --------------------------------------------------
+
+
+def _ring_table() -> tuple[int, ...]:
+    """For each 8-bit ring of open squares around a square (N, NE, E, SE, S, SW, W, NW = bits 0-7): how many
+    separate groups its open N/E/S/W neighbours form within the ring (a corner joins the two sides it
+    touches). Two or more groups: taking the square may cut the region in two (a local articulation point)."""
+    table = []
+    for ring in range(256):
+        groups = 0
+        for start in (0, 2, 4, 6):
+            # Count a group at each open side whose ring-predecessor chain (through open corners) is closed.
+            if not ring >> start & 1:
+                continue
+            corner, side = (start - 1) % 8, (start - 2) % 8
+            if ring >> corner & 1 and ring >> side & 1:
+                continue  # joined with the previous side through the open corner
+            groups += 1
+        if groups == 0 and ring & 0b01010101 == 0b01010101:
+            groups = 1  # every side and corner open: one ring all round
+        table.append(groups)
+    return tuple(table)
+
+
+RING_GROUPS = _ring_table()
+
+
+def ring_of(free: Mask, stride: int, at: Index) -> int:
+    """The 8-bit ring of `at`'s open neighbours, N first, clockwise (see `RING_GROUPS`)."""
+    top = free >> (at - stride - 1)
+    mid = free >> (at - 1)
+    low = free >> (at + stride - 1)
+    return (
+        (top >> 1 & 1)
+        | (top >> 2 & 1) << 1
+        | (mid >> 2 & 1) << 2
+        | (low >> 2 & 1) << 3
+        | (low >> 1 & 1) << 4
+        | (low & 1) << 5
+        | (mid & 1) << 6
+        | (top & 1) << 7
+    )
+
+
+def room_after(free: Mask, stride: int, head: Index) -> tuple[int, Mask]:
+    """The most squares a lone rider at `head` could still ride by the parity bound, entering just one of the
+    regions its open neighbours lead into (a square joining two of them is a cut: only one can be had),
+    and that region."""
+    best, best_region, seen = 0, 0, 0
+    for step in (-stride, 1, stride, -1):
+        at = head + step
+        if not free >> at & 1 or seen >> at & 1:
+            continue
+        region = flood(free, stride, at) | 1 << at
+        seen |= region
+        room = parity_fill(region, head)
+        if room > best:
+            best, best_region = room, region
+    return best, best_region
+
+
+@dataclass(slots=True)
+class FillSearch:
+    """One endgame search: the best ride found so far (squares in order), its proof target and its effort."""
+
+    free: Mask
+    stride: int
+    head: Index
+    deadline: float
+    bound: int
+    best: list[Index]
+    nodes: int = 0
+    depth: int = 0
+    complete: bool = False
+    """True once a whole iteration ran without cutting a ride short: `best` is then the longest there is."""
+    cut: bool = False
+
+    @property
+    def proven(self) -> bool:
+        """True when `best` is known to be the longest ride."""
+        return self.complete or len(self.best) >= self.bound
+
+
+def greedy_ride(free: Mask, stride: int, head: Index, deadline: float | None = None) -> list[Index]:
+    """A fast full ride from `head`: hug the walls (fewest onward exits), and where a step could cut the room
+    in two (a local articulation point) take the step keeping the most room by the parity bound.
+
+    Past `deadline` (if given) it raises _Timeout.
+    """
+    steps = (-stride, 1, stride, -1)
+    path: list[Index] = []
+    while True:
+        if deadline is not None and len(path) & 15 == 0 and time.perf_counter() > deadline:
+            raise _Timeout
+        options = [head + s for s in steps if free >> (head + s) & 1]
+        if not options:
+            return path
+        if len(options) == 1:
+            head = options[0]
+        else:
+            best_key: tuple[int, int] | None = None
+            pick = options[0]
+            # The head itself may join separate regions: then each step commits to one of them.
+            split = RING_GROUPS[ring_of(free, stride, head)] >= 2
+            for at in options:
+                after = free ^ 1 << at
+                exits = sum(after >> (at + s) & 1 for s in steps)
+                if split or RING_GROUPS[ring_of(after, stride, at)] >= 2:
+                    room = room_after(after, stride, at)[0]
+                else:
+                    room = 1 << 20  # no cut: the whole room stays open, as good as any other step that cuts nothing
+                key = (room, -exits)
+                if best_key is None or key > best_key:
+                    best_key, pick = key, at
+            head = pick
+        free ^= 1 << head
+        path.append(head)
+
+
+def fill_search(free: Mask, stride: int, head: Index, deadline: float, seed: list[Index] | None = None) -> FillSearch:
+    """The longest ride from `head` that the time allows, by iterative deepening over depth-first searches.
+
+    Each iteration branches over every step up to its horizon and finishes each ride greedily from there;
+    a branch is cut when the squares ridden plus the parity bound of the room left (one region only, see
+    `room_after`) cannot beat the best ride found. It stops when a ride reaches the root's bound (the chamber
+    tree capped by the parity bound: no ride is longer), when an iteration cut no ride short (the search
+    was exhaustive), or at the deadline; `seed` is a ride found before, tried first.
+    """
+    bound = min(chamber_fill(free, stride, head), room_after(free, stride, head)[0])
+    first = greedy_ride(free, stride, head)
+    if seed is not None and len(seed) > len(first):
+        first = seed
+    fill = FillSearch(free, stride, head, deadline, bound, first)
+    horizon = 1
+    while not fill.proven and horizon <= bound:
+        fill.cut = False
+        try:
+            _fill_branch(fill, free, head, [], horizon)
+        except _Timeout:
+            break
+        fill.depth = horizon
+        if not fill.cut:
+            fill.complete = True
+        horizon += 1
+    return fill
+
+
+def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], horizon: int) -> None:
+    """Search the rides continuing `path` (ending at `head`, `free` left open), branching `horizon` more steps."""
+    fill.nodes += 1
+    if time.perf_counter() > fill.deadline:  # a node floods the room: reading the clock is cheap beside it
+        raise _Timeout
+    stride = fill.stride
+    room, region = room_after(free, stride, head)
+    if len(path) + room <= len(fill.best):
+        return
+    if room <= CHAMBER_BOUND_ROOM or len(path) < CHAMBER_BOUND_PLIES:
+        # The chamber tree is the tighter bound (dead ends can be had only one at a time), at a price.
+        room = min(room, chamber_fill(region, stride, head))
+        if len(path) + room <= len(fill.best):
+            return
+    if horizon == 0:
+        rest = greedy_ride(free, stride, head, fill.deadline)
+        if len(path) + len(rest) > len(fill.best):
+            fill.best = path + rest
+        if len(rest) < room:
+            fill.cut = True
+        if len(fill.best) >= fill.bound:
+            raise _Timeout  # proven: stop at once (the caller sees `proven`)
+        return
+    steps = (-stride, 1, stride, -1)
+    options = []
+    for step in steps:
+        at = head + step
+        if free >> at & 1:
+            after = free ^ 1 << at
+            options.append((sum(after >> (at + s) & 1 for s in steps), at, after))
+    options.sort()
+    # The seed / best ride's next step first: the previous principal variation.
+    depth = len(path)
+    if depth < len(fill.best) and fill.best[:depth] == path:
+        preferred = fill.best[depth]
+        options.sort(key=lambda option: option[1] != preferred)
+    for _, at, after in options:
+        path.append(at)
+        _fill_branch(fill, after, at, path, horizon - 1)
+        path.pop()
+        if len(fill.best) >= fill.bound:
+            return
+
+
+CHAMBER_BOUND_ROOM = 64
+"""Nodes with at most this much room left are bounded by the chamber tree too, not only by the parity bound."""
+CHAMBER_BOUND_PLIES = 3
+"""The first plies of an endgame search are bounded by the chamber tree too, whatever the room."""
+
+
+_PLANS: dict[tuple[Mask, Index], tuple[list[Index], bool]] = {}
+"""Rides found on earlier ticks, by (our region, head) after their first step: (the rest of the ride, proven).
+A lone rider's region only shrinks along the ride, so the next tick finds its plan here and, if it was
+proven, plays on at once; otherwise the plan seeds the new search. Bounded by `PLAN_CACHE`."""
+PLAN_CACHE = 64
+
+
+def endgame_move(free: Mask, stride: int, head: Index, deadline: float) -> tuple[Direction, dict[str, Any]]:
+    """Level 5's move when apart: the first step of the longest ride `fill_search` finds by the deadline."""
+    steps = steps_of(stride)
+    choices = open_moves(free, head, steps)
+    if not choices:
+        return NORTH, {"depth": 0, "nodes": 0, "score": 0}
+    region = flood(free, stride, head)
+    planned = _PLANS.get((region, head))
+    if planned is not None and planned[1] and planned[0]:
+        rest, proven = planned
+        fill_nodes, fill_depth, ride = 0, 0, rest
+    else:
+        fill = fill_search(region, stride, head, deadline, planned[0] if planned else None)
+        ride, proven, fill_nodes, fill_depth = fill.best, fill.proven, fill.nodes, fill.depth
+    if not ride:
+        return choices[0], {"depth": 0, "nodes": fill_nodes, "score": 0}
+    if len(_PLANS) >= PLAN_CACHE:
+        _PLANS.clear()
+    _PLANS[(region ^ 1 << ride[0], ride[0])] = (ride[1:], proven)
+    move = next(d for d in choices if head + steps[d] == ride[0])
+    return move, {"depth": fill_depth, "nodes": fill_nodes, "score": len(ride), "proven": proven}
 
 
 # -- three or four riders -------------------------------------------------------------------------------------
@@ -661,27 +891,25 @@ def _squared(stride: int, a: Index, b: Index) -> int:
 # -- choosing a move ---------------------------------------------------------------------------------------------
 
 
-def choose(
-    state: TronState,
-    seat: int,
-    *,
-    level: int | None,
-    bot: str | None,
-    budget_ms: int,
-    rng: random.Random,
-) -> tuple[Direction, dict]:
-    """A direction for `seat` (a level's search or a named bot) within about `budget_ms`, and what it found."""
+def choose_level(
+    state: TronState, seat: int, level: int, budget_ms: int, rng: random.Random
+) -> tuple[Direction, dict[str, Any]]:
+    """A direction for `seat` at `level` (1-5) within about `budget_ms`, and what the search found."""
     start = time.perf_counter()
     grid = grid_of(state)
-    if bot is not None:
-        if bot not in BOTS:
-            raise ValueError(f"tron has no bot {bot!r}; it has {', '.join(BOTS)}")
-        move, found = _bot_move(grid, seat, bot, budget_ms, start)
-        return move, {**_info(move, found, start), "bot": bot}
-    if level is None:
-        raise ValueError("give a level or a bot")
     move, found = _level_move(grid, seat, level, limits_for(level, budget_ms).time_ms, rng, start)
     return move, {**_info(move, found, start), "level": level}
+
+
+def choose_bot(
+    state: TronState, seat: int, bot: str, budget_ms: int, rng: random.Random
+) -> tuple[Direction, dict[str, Any]]:
+    """A direction for `seat` played by the named `bot` within about `budget_ms`; ValueError for an unknown bot."""
+    start = time.perf_counter()
+    if bot not in BOTS:
+        raise ValueError(f"tron has no bot {bot!r}; it has {', '.join(BOTS)}")
+    move, found = _bot_move(grid_of(state), seat, bot, budget_ms, start)
+    return move, {**_info(move, found, start), "bot": bot}
 
 
 def _info(move: Direction, found: dict, start: float) -> dict:
@@ -714,6 +942,8 @@ def _level_move(
     ours, theirs = grid.heads[seat], grid.heads[rival]
     max_depth, noise = LEVEL_PLAN[level]
     if not voronoi(grid.open, grid.stride, ours, theirs).touching:
+        if level == 5:
+            return endgame_move(grid.open, grid.stride, ours, deadline)
         return fill_move(grid.open, grid.stride, ours, deadline, max_depth)
     engine = TickEngine(grid.stride)
     engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)

@@ -4,7 +4,9 @@ space once apart, its classic bots behave as described, and it always answers wi
 from __future__ import annotations
 
 import random
+import sys
 from itertools import product
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,8 @@ from gamenight.server.ai.tron_ai import (
     WON,
     TickEngine,
     TronEngine,
-    choose,
+    choose_bot,
+    choose_level,
     grid_of,
     parity_fill,
     quick_move,
@@ -62,6 +65,16 @@ def is_open(state: TronState, square: tuple[int, int]) -> bool:
 def safe_directions(state: TronState, seat: int) -> list[int]:
     """The directions onto an empty square."""
     return [d for d in DIRECTIONS if is_open(state, target(state, seat, d))]
+
+
+def choose(
+    state: TronState, seat: int, *, level: int | None, bot: str | None, budget_ms: int, rng: random.Random
+) -> tuple[int, dict[str, Any]]:
+    """The AI's move and info for `seat`: `level` through choose_level, else `bot` through choose_bot."""
+    if level is not None:
+        return choose_level(state, seat, level, budget_ms, rng)
+    assert bot is not None
+    return choose_bot(state, seat, bot, budget_ms, rng)
 
 
 def move_of(state: TronState, seat: int, level: int | None = None, bot: str | None = None, ms: int = 60) -> int:
@@ -320,6 +333,54 @@ def test_space_filling_beats_the_most_open_move() -> None:
     assert ours > naive
 
 
+def small_region(rng: random.Random) -> TronState:
+    """A lone rider (seat 0) in a small walled box with random inner walls; seat 1 sits shut away in a corner."""
+    width, height = rng.randint(4, 8), rng.randint(4, 7)
+    wall_share = rng.uniform(0.1, 0.35)
+    rows = [["#"] * (width + 2)]
+    rows += [["#", *("#" if rng.random() < wall_share else " " for _ in range(width)), "#"] for _ in range(height)]
+    rows.append(["#"] * (width + 2))
+    cells = [(x, y) for y in range(1, height + 1) for x in range(1, width + 1) if rows[y][x] == " "]
+    x, y = rng.choice(cells)
+    rows[y][x] = "1"
+    rows[0][0] = "2"
+    return state_from("\n".join([f"{width + 2} {height + 2}", *("".join(row) for row in rows)]))
+
+
+def longest_ride(free: int, stride: int, head: int, memo: dict[tuple[int, int], int]) -> int:
+    """The most squares a lone rider can ride from `head` through the open squares `free`, by trying every path."""
+    key = (free, head)
+    if key not in memo:
+        memo[key] = max(
+            (
+                1 + longest_ride(free ^ 1 << at, stride, at, memo)
+                for at in (head - stride, head + 1, head + stride, head - 1)
+                if free >> at & 1
+            ),
+            default=0,
+        )
+    return memo[key]
+
+
+def test_endgame_filler_rides_the_longest_ride_of_small_rooms() -> None:
+    """Shut away with at most 40 squares, level 5's endgame search finds a ride as long as the longest possible
+    one (checked against an exhaustive search) and its first step is the move level 5 plays."""
+    rng = random.Random(31)
+    checked = 0
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    while checked < 30:
+        state = small_region(rng)
+        grid = grid_of(state)
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        if not 8 <= region.bit_count() <= 40:
+            continue
+        best = longest_ride(region, grid.stride, grid.heads[0], {})
+        fill = tron_ai.fill_search(region, grid.stride, grid.heads[0], deadline=float("inf"))
+        assert len(fill.best) == best and fill.proven
+        assert fill.best[0] - grid.heads[0] == grid.steps[move_of(state, 0, 5, ms=10_000)]
+        checked += 1
+
+
 # -- the classic bots -------------------------------------------------------------------------------------------
 
 OPEN_ROOM = """
@@ -376,7 +437,7 @@ def test_floodfill_closes_in_when_together() -> None:
 def test_unknown_bot_is_refused() -> None:
     """Asking for a bot Tron does not have is an error naming the bots it has."""
     with pytest.raises(ValueError, match="chaser"):
-        choose(_room_with((1, 3), (7, 3)), 0, level=None, bot="nope", budget_ms=10, rng=random.Random(0))
+        choose_bot(_room_with((1, 3), (7, 3)), 0, "nope", 10, random.Random(0))
 
 
 # -- levels ---------------------------------------------------------------------------------------------------
