@@ -29,7 +29,7 @@ from functools import cache
 from typing import Any
 
 from gamenight.server.ai.levels import limits_for
-from gamenight.server.ai.search import WIN, Limits, search
+from gamenight.server.ai.search import PROVEN, WIN, Limits, search
 from gamenight.server.games.tron import DIRECTION_NAMES, DIRECTIONS, EMPTY, NORTH, TronState
 
 Direction = int
@@ -87,6 +87,8 @@ against level 4 (46 games at 100 ms), so level 4 stops at 5 plies; with level 3 
 noise 30 the steps 3-2 and 4-3 were 53-57%, so level 3 has noise 30 and level 4 none."""
 LEVEL_FAR_DRAW: dict[int, int] = {5: FAR_DRAW_PENALTY}
 """Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw."""
+LEVEL_CHAMBERS = frozenset({5})
+"""Levels whose evaluation counts territory by chambers (`chamber_value`)."""
 CHECK_EVERY = 8
 """Nodes between the core's looks at the clock: a Tron node floods the board, so a tick's budget is few nodes."""
 FLOODFILL_MS = 900
@@ -300,13 +302,18 @@ class TronEngine:
         return territory_score(self.stride, free, first, second, first_ahead, draw)
 
 
-def territory_score(stride: int, free: Mask, first: Index, second: Index, first_ahead: bool, draw: int) -> int:
+def territory_score(
+    stride: int, free: Mask, first: Index, second: Index, first_ahead: bool, draw: int, chambers: bool = False
+) -> int:
     """The first head's score against the second: Voronoi territory in contact, space to fill apart.
 
-    `draw` is what equal space to fill (both crash on the same tick) is worth to the first head.
+    `draw` is what equal space to fill (both crash on the same tick) is worth to the first head. With
+    `chambers` each side's territory counts only along its best chain of chambers (`chamber_value`).
     """
     split = voronoi(free, stride, first, second, first_ahead)
     if split.touching:
+        if chambers:
+            return chamber_value(split.first, free, stride, first) - chamber_value(split.second, free, stride, second)
         cells = split.first.bit_count() - split.second.bit_count()
         edges = degree_sum(split.first, free, stride) - degree_sum(split.second, free, stride)
         return CELL * cells + EDGE * edges
@@ -336,6 +343,8 @@ class TickEngine:
     depth_step = 2
     """The core deepens by whole ticks plus our commit: depths 1, 3, 5, ... (see `search_depths`)."""
     check_every = CHECK_EVERY
+    chambers = False
+    """Level 5 scores territory by its chambers (`chamber_value`), the other levels by plain Voronoi counts."""
 
     def __init__(self, stride: int, deadline: float | None = None) -> None:
         """An adapter for grids of this stride; past `deadline` (once armed) evaluations raise _Timeout."""
@@ -403,10 +412,10 @@ class TickEngine:
         cost = self.draw_cost(free)
         draw = -cost if mover_is_us else cost
         if not committed:
-            return territory_score(self.stride, free, mover, other, False, draw)
+            return territory_score(self.stride, free, mover, other, False, draw, self.chambers)
         if not free >> committed & 1:
             return DOOMED if open_moves(free, mover, self.steps) else draw
-        return territory_score(self.stride, free ^ 1 << committed, mover, committed, True, draw)
+        return territory_score(self.stride, free ^ 1 << committed, mover, committed, True, draw, self.chambers)
 
 
 class FloodfillEngine(TronEngine):
@@ -440,6 +449,105 @@ def manhattan(stride: int, a: Index, b: Index) -> int:
     ay, ax = divmod(a, stride)
     by, bx = divmod(b, stride)
     return abs(ax - bx) + abs(ay - by)
+
+
+# -- chambers in contact (level 5's evaluation) ------------------------------------------------------------------
+
+
+def local_cuts(graph: Mask, stride: int) -> Mask:
+    """The squares whose open neighbours (in `graph`) fall into two or more groups around them, a corner
+    joining the two sides it touches: every articulation square is one (a square whose neighbours stay
+    joined round it cuts nothing), bit-parallel over the whole board (`RING_GROUPS` square by square)."""
+    north, south = graph << stride, graph >> stride
+    east, west = graph >> 1, graph << 1
+    north_east, north_west = north >> 1, north << 1
+    south_east, south_west = south >> 1, south << 1
+    a = north & ~(west & north_west)
+    b = east & ~(north & north_east)
+    c = south & ~(east & south_east)
+    d = west & ~(south & south_west)
+    return graph & (((a | b) & (c | d)) | (a & b) | (c & d))
+
+
+def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
+    """What a rider can really use of its Voronoi `territory`: `CELL`·squares + `EDGE`·open-neighbour links
+    along the best chain of the chamber tree from `head`.
+
+    Articulation squares (Tarjan's low-links over the territory, head included) cut it into chambers; a ride
+    enters a chamber through its cut square and cannot come back, so only one chain of chambers from the
+    head down can be had, the most valuable. The chamber that touches the opponent's territory (the
+    battlefront, where the rest of the board is fought for) is exclusive with the dead ends hanging off
+    elsewhere: the chain holds one or the other, never both.
+    """
+    graph = territory | 1 << head
+    if not territory & local_cuts(graph, stride):
+        return CELL * territory.bit_count() + EDGE * degree_sum(territory, free, stride)
+    size = graph.bit_length() + stride + 2
+    # inside[i] is "1" for the squares of the territory and the head: a bytes lookup beats a set or a shift.
+    inside = bin(graph)[:1:-1].ljust(size, "0").encode()
+    disc = [-1] * size
+    disc[head] = 0
+    low = [0]
+    parent = [-1]
+    order = [head]
+    steps = (-stride, 1, stride, -1)
+    stack_v = [head]
+    stack_k = [0]
+    one = ord("1")
+    while stack_v:  # Tarjan's low-links without recursion; the stacks hold squares and next directions
+        v = stack_v[-1]
+        k = stack_k[-1]
+        vi = disc[v]
+        descended = False
+        while k < 4:
+            w = v + steps[k]
+            k += 1
+            if inside[w] == one:
+                wi = disc[w]
+                if wi < 0:
+                    wi = len(order)
+                    disc[w] = wi
+                    low.append(wi)
+                    parent.append(vi)
+                    order.append(w)
+                    stack_k[-1] = k
+                    stack_v.append(w)
+                    stack_k.append(0)
+                    descended = True
+                    break
+                if wi < low[vi] and wi != parent[vi]:
+                    low[vi] = wi
+        if not descended:
+            stack_v.pop()
+            stack_k.pop()
+            pi = parent[vi]
+            if pi >= 0 and low[vi] < low[pi]:
+                low[pi] = low[vi]
+    # Chambers in discovery order: a square whose subtree cannot climb above its parent starts a new one.
+    n = len(order)
+    chamber = [0] * n
+    above = [-1]
+    masks = [0]
+    for wi in range(1, n):
+        pi = parent[wi]
+        if low[wi] >= pi:
+            chamber[wi] = len(masks)
+            above.append(chamber[pi])
+            masks.append(1 << order[wi])
+        else:
+            c = chamber[wi] = chamber[pi]
+            masks[c] |= 1 << order[wi]
+    if len(masks) == 1:
+        return 0
+    if len(masks) == 2:
+        return CELL * masks[1].bit_count() + EDGE * degree_sum(masks[1], free, stride)
+    value = [CELL * mask.bit_count() + EDGE * degree_sum(mask, free, stride) for mask in masks]
+    below = [0] * len(masks)
+    for c in range(len(masks) - 1, 0, -1):
+        chain = value[c] + below[c]
+        if chain > below[above[c]]:
+            below[above[c]] = chain
+    return value[0] + below[0]
 
 
 # -- space filling (apart) ---------------------------------------------------------------------------------
@@ -920,6 +1028,7 @@ def _info(move: Direction, found: dict, start: float) -> dict:
         "score": found.get("score", 0),
         "pv": found.get("pv", [DIRECTION_NAMES[move]]),
         "ms": int((time.perf_counter() - start) * 1000),
+        "phase": found.get("phase", "quick"),
     }
 
 
@@ -937,21 +1046,67 @@ def _level_move(
         return _quick(grid, seat), {}
     rival = _rival(grid, seat)
     if rival is None:
-        return crowd_move(grid, seat)
+        move, found = crowd_move(grid, seat)
+        return move, {**found, "phase": "crowd"}
     deadline = start + DEADLINE_SHARE * time_ms / 1000
     ours, theirs = grid.heads[seat], grid.heads[rival]
     max_depth, noise = LEVEL_PLAN[level]
     if not voronoi(grid.open, grid.stride, ours, theirs).touching:
         if level == 5:
-            return endgame_move(grid.open, grid.stride, ours, deadline)
-        return fill_move(grid.open, grid.stride, ours, deadline, max_depth)
+            move, found = endgame_move(grid.open, grid.stride, ours, deadline)
+        else:
+            move, found = fill_move(grid.open, grid.stride, ours, deadline, max_depth)
+        return move, {**found, "phase": "apart"}
     engine = TickEngine(grid.stride)
     engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)
+    engine.chambers = level in LEVEL_CHAMBERS
     engine.root_open = grid.open.bit_count()
     root = (grid.open, ours, theirs, 0, True, 0)
-    limits = Limits(time_ms=max(1, int((deadline - time.perf_counter()) * 1000)), depth=max_depth or MAX_TICK_DEPTH)
-    move, info = search(engine, root, limits, rng=rng, noise=noise * UNIT // 100)
-    return move, {"depth": info.depth, "nodes": info.nodes, "score": info.score, "pv": _pv(info.pv)}
+    move, found = deepen(engine, root, max_depth or MAX_TICK_DEPTH, noise * UNIT // 100, rng, deadline, (level, seat))
+    return move, {**found, "phase": "contact"}
+
+
+def deepen(
+    engine: TickEngine,
+    root: TickPosition,
+    cap: int,
+    noise: int,
+    rng: random.Random,
+    deadline: float,
+    owner: tuple[int, int],
+) -> tuple[Direction, dict[str, Any]]:
+    """Iterative deepening through the core until the deadline, not just until half the time has gone.
+
+    The core starts no new depth after half its time (it would rarely finish); when it stops there, the
+    next call asks for two plies more with the same table, so the depths it has done come back from the
+    table and the rest of the time goes to the deeper one (cut at the deadline, the last completed depth
+    stands). The table starts from the hash moves of this `owner`'s (level, seat) previous move: the last
+    tick's main line, two plies on, is tried first.
+    """
+    table = {key: (-1, flag, score, best) for key, (_, flag, score, best) in _CARRY.pop(owner, {}).items()}
+    start = time.perf_counter()
+    move, info, nodes = NORTH, None, 0
+    depth = cap
+    while True:
+        left = int((deadline - time.perf_counter()) * 1000)
+        if info is not None and left < MIN_SEARCH_MS:
+            break
+        move, info = search(engine, root, Limits(time_ms=max(1, left), depth=depth), rng=rng, noise=noise, tt=table)
+        nodes += info.nodes
+        spent = time.perf_counter() - start
+        solved = abs(info.score) >= PROVEN or (info.depth < depth and spent < NEXT_DEPTH_SHARE * (deadline - start))
+        if solved or info.depth >= cap or len(engine.moves(root)) == 1:
+            break
+        depth = min(cap, info.depth + engine.depth_step)
+    if len(_CARRY) >= CARRY_OWNERS:
+        _CARRY.clear()
+    _CARRY[owner] = table
+    return move, {"depth": info.depth, "nodes": nodes, "score": info.score, "pv": _pv(info.pv)}
+
+
+_CARRY: dict[tuple[int, int], dict[Any, Any]] = {}
+"""Each (level, seat)'s last search table, whose best moves order the next move's search."""
+CARRY_OWNERS = 16
 
 
 def search_depths(max_depth: int | None, odd: bool) -> list[int]:
