@@ -109,11 +109,12 @@ def _move(game: str, state: Any, seat: int, ms: int, seed: int, player: dict[str
         if game != "tron":
             raise ValueError("prevN players exist for tron only")
         from bench import tron_baseline
+        from gamenight.server.games.tron import DIRECTION_NAMES
 
         move, _ = tron_baseline.choose(
             state, seat, level=player["prev"], bot=None, budget_ms=ms, rng=random.Random(seed)
         )
-        return tron_baseline.DIRECTION_NAMES[move]
+        return DIRECTION_NAMES[move]
     wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, **player)
     return wire
 
@@ -229,7 +230,7 @@ def run(
     quiet: bool = False,
     losses: bool = False,
     maps: tuple[str, ...] = (),
-) -> dict:
+) -> dict[str, Any]:
     """Play the match in `jobs` processes and return its summary.
 
     Prints a line per game unless `quiet`, and the moves (after the random opening) of games A did not win

@@ -61,7 +61,7 @@ def choose_move(
     bot: str | None = None,
     budget_ms: int = 1000,
     seed: int | None = None,
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """The wire move `seat` plays in `state` at `level` (or as `bot`), and the search's info map.
 
     Exactly one of `level` and `bot` is given. `seed` makes the choice reproducible; None varies it.

@@ -633,7 +633,7 @@ def flood_leaf(free: Mask, stride: int, head: Index) -> int:
 
 def fill_move(
     free: Mask, stride: int, head: Index, deadline: float, max_depth: int | None, leaf: Leaf = chamber_fill
-) -> tuple[Direction, dict]:
+) -> tuple[Direction, dict[str, Any]]:
     """The move that leaves the most squares to ride, by iterative deepening over our own moves alone.
 
     Leaves are scored by `leaf` (squares still to ride from there). Ties go to the move hugging more walls
@@ -910,7 +910,7 @@ def endgame_move(free: Mask, stride: int, head: Index, deadline: float) -> tuple
 # -- three or four riders -------------------------------------------------------------------------------------
 
 
-def crowd_move(grid: Grid, seat: int) -> tuple[Direction, dict]:
+def crowd_move(grid: Grid, seat: int) -> tuple[Direction, dict[str, Any]]:
     """Three or more riders: the move with the biggest Voronoi share; a square a rival can also take counts a third."""
     steps = grid.steps
     rivals = [grid.heads[s] for s, riding in enumerate(grid.alive) if riding and s != seat]
@@ -1005,7 +1005,7 @@ def choose_level(
     """A direction for `seat` at `level` (1-5) within about `budget_ms`, and what the search found."""
     start = time.perf_counter()
     grid = grid_of(state)
-    move, found = _level_move(grid, seat, level, limits_for(level, budget_ms).time_ms, rng, start)
+    move, found = _level_move(grid, seat, level, limits_for(level, budget_ms).time_ms or 1, rng, start)
     return move, {**_info(move, found, start), "level": level}
 
 
@@ -1020,7 +1020,7 @@ def choose_bot(
     return move, {**_info(move, found, start), "bot": bot}
 
 
-def _info(move: Direction, found: dict, start: float) -> dict:
+def _info(move: Direction, found: dict[str, Any], start: float) -> dict[str, Any]:
     """A complete info map: depth, nodes, score, pv (wire letters) and milliseconds."""
     return {
         "depth": found.get("depth", 0),
@@ -1040,7 +1040,7 @@ def _rival(grid: Grid, seat: int) -> int | None:
 
 def _level_move(
     grid: Grid, seat: int, level: int, time_ms: int, rng: random.Random, start: float
-) -> tuple[Direction, dict]:
+) -> tuple[Direction, dict[str, Any]]:
     """A level's move: quick when the budget is tiny, greedy in a crowd, filling when apart, else searching."""
     if time_ms < MIN_SEARCH_MS:
         return _quick(grid, seat), {}
@@ -1124,7 +1124,7 @@ def search_depths(max_depth: int | None, odd: bool) -> list[int]:
 
 def joint_search(
     engine: TronEngine | TickEngine,
-    root: tuple,
+    root: Position | TickPosition,
     grid: Grid,
     seat: int,
     depths: list[int],
@@ -1132,7 +1132,7 @@ def joint_search(
     rng: random.Random,
     start: float,
     deadline: float,
-) -> tuple[Direction, dict]:
+) -> tuple[Direction, dict[str, Any]]:
     """Iterative deepening through the core over `depths`, one call per depth sharing a table, until the deadline.
 
     The floodfill bot's search, kept as it was measured (the levels make one core call, see `_level_move`).
@@ -1141,7 +1141,7 @@ def joint_search(
     few hundred nodes, too seldom for a tick); only completed depths count, so the answer never waits more
     than one evaluation past the deadline.
     """
-    table: dict = {}
+    table: dict[Any, Any] = {}
     move, found = _quick(grid, seat), {}
     nodes = 0
     for depth in depths:
@@ -1158,16 +1158,16 @@ def joint_search(
     return move, {**found, "nodes": nodes}
 
 
-def _pv(line: tuple) -> list[str]:
+def _pv(line: tuple[int, ...]) -> list[str]:
     """A main line as wire letters; a tick engine's combined moves (reply * 5 + commit) give both."""
-    letters = []
+    letters: list[str] = []
     for move in line:
         parts = divmod(move, 5) if move >= 5 else (move,)
         letters.extend(DIRECTION_NAMES[d] for d in parts)
     return letters
 
 
-def _bot_move(grid: Grid, seat: int, bot: str, budget_ms: int, start: float) -> tuple[Direction, dict]:
+def _bot_move(grid: Grid, seat: int, bot: str, budget_ms: int, start: float) -> tuple[Direction, dict[str, Any]]:
     """A named bot's move."""
     if bot == "chaser":
         return chaser_move(grid, seat), {"depth": 1, "nodes": 4}
