@@ -45,6 +45,8 @@ Leaf = Callable[[Mask, int, Index], int]
 BOTS: dict[str, str] = {
     "chaser": "steps toward the opponent's head (squared distance, ties N, E, S, W)",
     "floodfill": "alpha-beta over both players' moves, leaves scored by the difference of their flood fills",
+    "voronoi": "a1k0n's 2010 winner re-derived: pessimistic joint-move alpha-beta over Voronoi squares and edges"
+    " along the best chain of chambers; greedy-tree space filling apart",
 }
 
 # -- evaluation weights: a1k0n's Voronoi fit is 55 per square and 194 per edge; a degree sum counts edges twice
@@ -416,6 +418,21 @@ class TickEngine:
         if not free >> committed & 1:
             return DOOMED if open_moves(free, mover, self.steps) else draw
         return territory_score(self.stride, free ^ 1 << committed, mover, committed, True, draw, self.chambers)
+
+
+class VoronoiEngine(TronEngine):
+    """The voronoi bot's adapter, a1k0n's 2010 winner as his post-mortem describes it: two plies per tick, our
+    move first and the opponent answering it knowing it (pessimistic at every tick), iterative deepening a
+    whole tick at a time; leaves scored by Voronoi squares and edges counted along the best chain of chambers
+    (`chamber_value`), and by the space to fill once apart. A draw is worth nothing either way.
+    Level 5 differs in who sees whose move (`TickEngine`), the dated draws, the ordering carried from move
+    to move, the whole budget, and the exhaustive endgame filler."""
+
+    draw_penalty = 0
+
+    def score(self, free: Mask, first: Index, second: Index, first_ahead: bool, first_is_us: bool) -> int:
+        """The first head's chamber-counted territory against the second's (see `territory_score`)."""
+        return territory_score(self.stride, free, first, second, first_ahead, 0, chambers=True)
 
 
 class FloodfillEngine(TronEngine):
@@ -1171,6 +1188,8 @@ def _bot_move(grid: Grid, seat: int, bot: str, budget_ms: int, start: float) -> 
     """A named bot's move."""
     if bot == "chaser":
         return chaser_move(grid, seat), {"depth": 1, "nodes": 4}
+    if bot == "voronoi":
+        return _voronoi_bot_move(grid, seat, budget_ms, start)
     time_ms = min(FLOODFILL_MS, budget_ms)
     if time_ms < MIN_SEARCH_MS:
         return _quick(grid, seat), {}
@@ -1182,6 +1201,23 @@ def _bot_move(grid: Grid, seat: int, bot: str, budget_ms: int, start: float) -> 
     if not spread(1 << theirs, grid.stride) & flood(grid.open, grid.stride, ours):
         return fill_move(grid.open, grid.stride, ours, deadline, None, flood_leaf)
     engine = FloodfillEngine(grid.stride, deadline)
+    root = (grid.open, ours, theirs, 0, 0)
+    depths = search_depths(None, odd=False)
+    return joint_search(engine, root, grid, seat, depths, 0, random.Random(0), start, deadline)
+
+
+def _voronoi_bot_move(grid: Grid, seat: int, budget_ms: int, start: float) -> tuple[Direction, dict[str, Any]]:
+    """The voronoi bot: a1k0n's 2010 design as published, none of level 5's own changes (see `VoronoiEngine`)."""
+    if budget_ms < MIN_SEARCH_MS:
+        return _quick(grid, seat), {}
+    rival = _rival(grid, seat)
+    if rival is None:
+        return crowd_move(grid, seat)
+    deadline = start + DEADLINE_SHARE * budget_ms / 1000
+    ours, theirs = grid.heads[seat], grid.heads[rival]
+    if not voronoi(grid.open, grid.stride, ours, theirs).touching:
+        return fill_move(grid.open, grid.stride, ours, deadline, None)
+    engine = VoronoiEngine(grid.stride, deadline)
     root = (grid.open, ours, theirs, 0, 0)
     depths = search_depths(None, odd=False)
     return joint_search(engine, root, grid, seat, depths, 0, random.Random(0), start, deadline)

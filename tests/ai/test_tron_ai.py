@@ -42,7 +42,7 @@ from gamenight.server.games.tron import (
 GAME = Tron()
 LEVELS = (1, 2, 3, 4, 5)
 SANE_LEVELS = (2, 3, 4, 5)
-AGENTS = [*((level, None) for level in LEVELS), (None, "chaser"), (None, "floodfill")]
+AGENTS = [*((level, None) for level in LEVELS), (None, "chaser"), (None, "floodfill"), (None, "voronoi")]
 
 
 def state_from(picture: str) -> TronState:
@@ -282,7 +282,9 @@ SPLIT_TOGETHER = """
 
 
 @pytest.mark.parametrize("picture", [SPLIT_APART, SPLIT_TOGETHER], ids=["apart", "together"])
-@pytest.mark.parametrize(("level", "bot"), [*((level, None) for level in SANE_LEVELS), (None, "floodfill")])
+@pytest.mark.parametrize(
+    ("level", "bot"), [*((level, None) for level in SANE_LEVELS), (None, "floodfill"), (None, "voronoi")]
+)
 def test_takes_the_bigger_side_of_a_split(picture: str, level: int | None, bot: str | None) -> None:
     """Where a wall splits the board, the AI rides into the big room, not the small pocket, whether the
     opponent is shut away elsewhere or waiting in the big room."""
@@ -379,6 +381,64 @@ def test_endgame_filler_rides_the_longest_ride_of_small_rooms() -> None:
         assert len(fill.best) == best and fill.proven
         assert fill.best[0] - grid.heads[0] == grid.steps[move_of(state, 0, 5, ms=10_000)]
         checked += 1
+
+
+def test_chamber_estimate_is_never_below_the_longest_ride() -> None:
+    """The chamber-tree room estimate, which ends the endgame search once a ride reaches it, never promises
+    less than a lone rider can really ride (a cycle through the head once made it do so)."""
+    rng = random.Random(32)
+    checked = 0
+    while checked < 40:
+        grid = grid_of(small_region(rng))
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        if not 4 <= region.bit_count() <= 24:
+            continue
+        assert tron_ai.chamber_fill(region, grid.stride, grid.heads[0]) >= longest_ride(
+            region, grid.stride, grid.heads[0], {}
+        )
+        checked += 1
+
+
+TWO_WAYS = """
+9 5
+#########
+#  #####2
+#   1   #
+#  ######
+#########
+"""
+
+
+def test_chambers_count_one_way_of_two() -> None:
+    """Level 5's territory count takes only the better of two dead ends on either side of the head (a rider
+    can use one), where plain Voronoi counts both; territory without a cut square counts the same either way."""
+    grid = grid_of(state_from(TWO_WAYS))
+    head, stride = grid.heads[0], grid.stride
+
+    def worth(squares: int) -> int:
+        return tron_ai.CELL * squares.bit_count() + tron_ai.EDGE * tron_ai.degree_sum(squares, grid.open, stride)
+
+    territory = tron_ai.flood(grid.open, stride, head)
+    left = sum(1 << index for index in range(territory.bit_length()) if territory >> index & 1 and index % stride <= 4)
+    assert left.bit_count() == 7 and (territory & ~left).bit_count() == 3
+    assert tron_ai.chamber_value(territory, grid.open, stride, head) == worth(left) < worth(territory)
+    room = grid_of(_room_with((1, 3), (7, 3)))
+    open_room = tron_ai.flood(room.open, room.stride, room.heads[0])
+    assert tron_ai.chamber_value(open_room, room.open, room.stride, room.heads[0]) == tron_ai.CELL * (
+        open_room.bit_count()
+    ) + tron_ai.EDGE * tron_ai.degree_sum(open_room, room.open, room.stride)
+
+
+def test_bit_parallel_cut_squares_match_the_ring_table() -> None:
+    """The whole-board test for squares that may cut a region agrees square by square with the 3x3 ring test,
+    so no articulation square is missed when level 5 decides a territory is one chamber."""
+    for state in random_positions(10, seed=33):
+        grid = grid_of(state)
+        cuts = tron_ai.local_cuts(grid.open, grid.stride)
+        for index in range(grid.open.bit_length()):
+            if grid.open >> index & 1:
+                ring = tron_ai.ring_of(grid.open, grid.stride, index)
+                assert bool(cuts >> index & 1) == (tron_ai.RING_GROUPS[ring] >= 2)
 
 
 # -- the classic bots -------------------------------------------------------------------------------------------
