@@ -780,16 +780,20 @@ class FillSearch:
         return self.complete or len(self.best) >= self.bound
 
 
-def greedy_ride(free: Mask, stride: int, head: Index, deadline: float | None = None) -> list[Index]:
+def greedy_ride(
+    free: Mask, stride: int, head: Index, deadline: float | None = None, partial: bool = False
+) -> list[Index]:
     """A fast full ride from `head`: hug the walls (fewest onward exits), and where a step could cut the room
     in two (a local articulation point) take the step keeping the most room by the parity bound.
 
-    Past `deadline` (if given) it raises _Timeout.
+    Past `deadline` (if given) it raises _Timeout, or with `partial` returns the ride so far.
     """
     steps = (-stride, 1, stride, -1)
     path: list[Index] = []
     while True:
-        if deadline is not None and len(path) & 15 == 0 and time.perf_counter() > deadline:
+        if deadline is not None and len(path) & 3 == 0 and time.perf_counter() > deadline:
+            if partial:
+                return path
             raise _Timeout
         options = [head + s for s in steps if free >> (head + s) & 1]
         if not options:
@@ -825,8 +829,10 @@ def fill_search(free: Mask, stride: int, head: Index, deadline: float, seed: lis
     tree capped by the parity bound: no ride is longer), when an iteration cut no ride short (the search
     was exhaustive), or at the deadline; `seed` is a ride found before, tried first.
     """
-    bound = min(chamber_fill(free, stride, head), room_after(free, stride, head)[0])
-    first = greedy_ride(free, stride, head)
+    bound, region = room_after(free, stride, head)
+    if region.bit_count() <= CHAMBER_ROOT_ROOM:
+        bound = min(bound, chamber_fill(free, stride, head))
+    first = greedy_ride(free, stride, head, deadline, partial=True)
     if seed is not None and len(seed) > len(first):
         first = seed
     fill = FillSearch(free, stride, head, deadline, bound, first)
@@ -853,7 +859,7 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
     room, region = room_after(free, stride, head)
     if len(path) + room <= len(fill.best):
         return
-    if room <= CHAMBER_BOUND_ROOM or len(path) < CHAMBER_BOUND_PLIES:
+    if room <= CHAMBER_BOUND_ROOM:
         # The chamber tree is the tighter bound (dead ends can be had only one at a time), at a price.
         room = min(room, chamber_fill(region, stride, head))
         if len(path) + room <= len(fill.best):
@@ -890,8 +896,9 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
 
 CHAMBER_BOUND_ROOM = 64
 """Nodes with at most this much room left are bounded by the chamber tree too, not only by the parity bound."""
-CHAMBER_BOUND_PLIES = 3
-"""The first plies of an endgame search are bounded by the chamber tree too, whatever the room."""
+CHAMBER_ROOT_ROOM = 700
+"""The endgame search's proof target is the chamber tree capped by the parity bound up to this much room,
+the parity bound alone beyond (the chamber tree of a huge region takes too long to build for a tick)."""
 
 
 _PLANS: dict[tuple[Mask, Index], tuple[list[Index], bool]] = {}
@@ -1077,6 +1084,8 @@ def _level_move(
     engine = TickEngine(grid.stride)
     engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)
     engine.chambers = level in LEVEL_CHAMBERS
+    if engine.chambers:
+        engine.check_every = 1  # a chamber leaf can take milliseconds on a big board: look at the clock each node
     engine.root_open = grid.open.bit_count()
     root = (grid.open, ours, theirs, 0, True, 0)
     move, found = deepen(engine, root, max_depth or MAX_TICK_DEPTH, noise * UNIT // 100, rng, deadline, (level, seat))
@@ -1117,8 +1126,24 @@ def deepen(
         depth = min(cap, info.depth + engine.depth_step)
     if len(_CARRY) >= CARRY_OWNERS:
         _CARRY.clear()
-    _CARRY[owner] = table
+    _CARRY[owner] = _main_line(engine, root, info.pv, table)
     return move, {"depth": info.depth, "nodes": nodes, "score": info.score, "pv": _pv(info.pv)}
+
+
+def _main_line(engine: TickEngine, root: TickPosition, line: tuple[int, ...], table: dict[Any, Any]) -> dict[Any, Any]:
+    """The table's entries along the main line from `root` (its first two plies are the coming tick): all
+    the next move's search needs to try the last main line first. Carrying the whole table would let it
+    grow past the core's size limit, after which new positions go unstored."""
+    carried = {}
+    pos = root
+    for move in line:
+        key = engine.key(pos)
+        if key in table:
+            carried[key] = table[key]
+        pos = engine.play(pos, move)
+        if engine.terminal(pos) is not None:
+            break
+    return carried
 
 
 _CARRY: dict[tuple[int, int], dict[Any, Any]] = {}
