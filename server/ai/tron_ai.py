@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -773,6 +773,8 @@ class FillSearch:
     complete: bool = False
     """True once a whole iteration ran without cutting a ride short: `best` is then the longest there is."""
     cut: bool = False
+    seen: set[tuple[Mask, Index]] = field(default_factory=set)
+    """The (open squares, head) nodes of the current iteration: reaching one again adds nothing."""
 
     @property
     def proven(self) -> bool:
@@ -839,6 +841,7 @@ def fill_search(free: Mask, stride: int, head: Index, deadline: float, seed: lis
     horizon = 1
     while not fill.proven and horizon <= bound:
         fill.cut = False
+        fill.seen.clear()
         try:
             _fill_branch(fill, free, head, [], horizon)
         except _Timeout:
@@ -855,6 +858,12 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
     fill.nodes += 1
     if time.perf_counter() > fill.deadline:  # a node floods the room: reading the clock is cheap beside it
         raise _Timeout
+    # The same squares ridden in another order to the same head: the same rides from here, already searched.
+    if horizon > 0:
+        key = (free, head)
+        if key in fill.seen:
+            return
+        fill.seen.add(key)
     stride = fill.stride
     room, region = room_after(free, stride, head)
     if len(path) + room <= len(fill.best):
