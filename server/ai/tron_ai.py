@@ -319,8 +319,12 @@ def territory_score(
         cells = split.first.bit_count() - split.second.bit_count()
         edges = degree_sum(split.first, free, stride) - degree_sum(split.second, free, stride)
         return CELL * cells + EDGE * edges
-    # Apart: the second rider has already made this tick's move when the first is ahead.
-    lead = parity_fill(split.first, first) - parity_fill(split.second, second) - first_ahead
+    # Apart: the second rider has already made this tick's move when the first is ahead. With `chambers` the
+    # room each can fill is its chamber tree capped by the parity bound (dead ends only one at a time).
+    if chambers:
+        lead = chamber_fill(free, stride, first) - chamber_fill(free, stride, second) - first_ahead
+    else:
+        lead = parity_fill(split.first, first) - parity_fill(split.second, second) - first_ahead
     if lead == 0:
         return draw
     return (APART if lead > 0 else -APART) + APART_CELL * lead
@@ -1126,8 +1130,11 @@ def deepen(
         left = int((deadline - time.perf_counter()) * 1000)
         if info is not None and left < MIN_SEARCH_MS:
             break
-        move, info = search(engine, root, Limits(time_ms=max(1, left), depth=depth), rng=rng, noise=noise, tt=table)
-        nodes += info.nodes
+        found, more = search(engine, root, Limits(time_ms=max(1, left), depth=depth), rng=rng, noise=noise, tt=table)
+        nodes += more.nodes
+        if info is not None and more.depth < info.depth:
+            break  # cut off before it even redid the depth already done: the earlier answer stands
+        move, info = found, more
         spent = time.perf_counter() - start
         solved = abs(info.score) >= PROVEN or (info.depth < depth and spent < NEXT_DEPTH_SHARE * (deadline - start))
         if solved or info.depth >= cap or len(engine.moves(root)) == 1:
