@@ -91,6 +91,9 @@ LEVEL_FAR_DRAW: dict[int, int] = {5: FAR_DRAW_PENALTY}
 """Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw."""
 LEVEL_CHAMBERS = frozenset({5})
 """Levels whose evaluation counts territory by chambers (`chamber_value`)."""
+CHAMBER_MAX_OPEN = 300
+"""Chambers only once at most this many squares are open at the root: a chamber leaf costs about ten plain
+ones, which early on (big territories, few dead ends) costs two plies of depth for little."""
 CHECK_EVERY = 8
 """Nodes between the core's looks at the clock: a Tron node floods the board, so a tick's budget is few nodes."""
 FLOODFILL_MS = 900
@@ -503,6 +506,35 @@ def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
     graph = territory | 1 << head
     if not territory & local_cuts(graph, stride):
         return CELL * territory.bit_count() + EDGE * degree_sum(territory, free, stride)
+    key = (territory, head)
+    tree = _TREES.get(key)
+    if tree is None:
+        if len(_TREES) >= TREE_CACHE:
+            _TREES.clear()
+        tree = _TREES[key] = _chamber_tree(graph, stride, head)
+    masks, above = tree
+    if len(masks) == 1:
+        return 0
+    if len(masks) == 2:
+        return CELL * masks[1].bit_count() + EDGE * degree_sum(masks[1], free, stride)
+    value = [CELL * mask.bit_count() + EDGE * degree_sum(mask, free, stride) for mask in masks]
+    below = [0] * len(masks)
+    for c in range(len(masks) - 1, 0, -1):
+        chain = value[c] + below[c]
+        if chain > below[above[c]]:
+            below[above[c]] = chain
+    return value[0] + below[0]
+
+
+_TREES: dict[tuple[Mask, Index], tuple[list[Mask], list[int]]] = {}
+"""Chamber trees by (territory, head): a search meets the same territory again and again (about 40% of its
+leaves on random positions), and the tree does not depend on the squares outside it."""
+TREE_CACHE = 50_000
+
+
+def _chamber_tree(graph: Mask, stride: int, head: Index) -> tuple[list[Mask], list[int]]:
+    """The chambers of `graph` (a territory and its head) from `head`: each chamber's squares (the first,
+    the head's own, without the head) and the chamber it hangs off (-1 for the first)."""
     size = graph.bit_length() + stride + 2
     # inside[i] is "1" for the squares of the territory and the head: a bytes lookup beats a set or a shift.
     inside = bin(graph)[:1:-1].ljust(size, "0").encode()
@@ -558,17 +590,7 @@ def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
         else:
             c = chamber[wi] = chamber[pi]
             masks[c] |= 1 << order[wi]
-    if len(masks) == 1:
-        return 0
-    if len(masks) == 2:
-        return CELL * masks[1].bit_count() + EDGE * degree_sum(masks[1], free, stride)
-    value = [CELL * mask.bit_count() + EDGE * degree_sum(mask, free, stride) for mask in masks]
-    below = [0] * len(masks)
-    for c in range(len(masks) - 1, 0, -1):
-        chain = value[c] + below[c]
-        if chain > below[above[c]]:
-            below[above[c]] = chain
-    return value[0] + below[0]
+    return masks, above
 
 
 # -- space filling (apart) ---------------------------------------------------------------------------------
@@ -1096,7 +1118,7 @@ def _level_move(
         return move, {**found, "phase": "apart"}
     engine = TickEngine(grid.stride)
     engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)
-    engine.chambers = level in LEVEL_CHAMBERS
+    engine.chambers = level in LEVEL_CHAMBERS and grid.open.bit_count() <= CHAMBER_MAX_OPEN
     if engine.chambers:
         engine.check_every = 1  # a chamber leaf can take milliseconds on a big board: look at the clock each node
     engine.root_open = grid.open.bit_count()
