@@ -524,6 +524,20 @@ def test_max_level_searches_deeper_than_the_capped_ones() -> None:
     assert info["depth"] % 2 == 1
 
 
+def test_level_five_carries_only_its_main_line_between_moves() -> None:
+    """Level 5 keeps from one move to the next only the table entries of its main line (tried first next
+    time), so what a worker holds between moves stays a handful of entries however long the game runs."""
+    state = new_state(official_maps()["duel-small"])
+    for _ in range(6):
+        move, info = choose_level(state, 0, 5, 60, random.Random(0))
+        assert info["phase"] == "contact"
+        carried = tron_ai._CARRY[(5, 0)]
+        assert 0 < len(carried) <= max(info["depth"], 1)
+        state = GAME.apply(state, {0: move, 1: quick_move(state, 1)})
+        if state.result is not None:
+            break
+
+
 # -- always an answer ------------------------------------------------------------------------------------------
 
 
