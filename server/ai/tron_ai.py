@@ -91,6 +91,8 @@ LEVEL_FAR_DRAW: dict[int, int] = {5: FAR_DRAW_PENALTY}
 """Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw."""
 LEVEL_CHAMBERS = frozenset({5})
 """Levels whose evaluation counts territory by chambers (`chamber_value`)."""
+LEVEL_PESSIMISTIC = frozenset({5})
+"""Levels whose contact search is the pessimistic two-plies-per-tick one (`_pessimistic_move`)."""
 CHAMBER_MAX_OPEN = 300
 """Chambers only once at most this many squares are open at the root: a chamber leaf costs about ten plain
 ones, which early on (big territories, few dead ends) costs two plies of depth for little."""
@@ -1116,6 +1118,8 @@ def _level_move(
         else:
             move, found = fill_move(grid.open, grid.stride, ours, deadline, max_depth)
         return move, {**found, "phase": "apart"}
+    if level in LEVEL_PESSIMISTIC:
+        return _pessimistic_move(grid, seat, ours, theirs, rng, start, deadline)
     engine = TickEngine(grid.stride)
     engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)
     engine.chambers = level in LEVEL_CHAMBERS and grid.open.bit_count() <= CHAMBER_MAX_OPEN
@@ -1124,6 +1128,17 @@ def _level_move(
     engine.root_open = grid.open.bit_count()
     root = (grid.open, ours, theirs, 0, True, 0)
     move, found = deepen(engine, root, max_depth or MAX_TICK_DEPTH, noise * UNIT // 100, rng, deadline, (level, seat))
+    return move, {**found, "phase": "contact"}
+
+
+def _pessimistic_move(
+    grid: Grid, seat: int, ours: Index, theirs: Index, rng: random.Random, start: float, deadline: float
+) -> tuple[Direction, dict[str, Any]]:
+    """Level 5 in contact: two plies per tick, the opponent answering our move at every tick, leaves scored by
+    chamber-counted territory (`VoronoiEngine`), deepening a whole tick at a time until the deadline."""
+    engine = VoronoiEngine(grid.stride, deadline)
+    root = (grid.open, ours, theirs, 0, 0)
+    move, found = joint_search(engine, root, grid, seat, search_depths(None, odd=False), 0, rng, start, deadline, 1.0)
     return move, {**found, "phase": "contact"}
 
 
@@ -1212,8 +1227,11 @@ def joint_search(
     rng: random.Random,
     start: float,
     deadline: float,
+    next_share: float = NEXT_DEPTH_SHARE,
 ) -> tuple[Direction, dict[str, Any]]:
     """Iterative deepening through the core over `depths`, one call per depth sharing a table, until the deadline.
+
+    No new depth starts after `next_share` of the time (1.0: deepen until the deadline cuts a depth off).
 
     The floodfill bot's search, kept as it was measured (the levels make one core call, see `_level_move`).
 
@@ -1233,7 +1251,7 @@ def joint_search(
         nodes += info.nodes
         move = best
         found = {"depth": info.depth, "score": info.score, "pv": _pv(info.pv)}
-        if abs(info.score) >= WIN - 1000 or info.depth < depth or _past(start, deadline, NEXT_DEPTH_SHARE):
+        if abs(info.score) >= WIN - 1000 or info.depth < depth or _past(start, deadline, next_share):
             break
     return move, {**found, "nodes": nodes}
 

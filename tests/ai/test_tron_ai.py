@@ -517,23 +517,25 @@ def test_capped_levels_search_to_their_odd_horizon(level: int) -> None:
 
 @pytest.mark.slow  # depends on how much CPU 1.5 s buys: on a loaded CI machine it can stop at level 4's cap
 def test_max_level_searches_deeper_than_the_capped_ones() -> None:
-    """Level 5 has no depth cap: with the same time it looks further ahead than level 4's cap."""
+    """Level 5 has no depth cap: with the same time it looks more ticks ahead than level 4's cap (level 5
+    searches two plies per tick, whole ticks only; level 4's tick engine one ply per tick after our commit)."""
     state = new_state(official_maps()["duel-small"])
     _, info = choose(state, 0, level=5, bot=None, budget_ms=1500, rng=random.Random(0))
-    assert info["depth"] > tron_ai.LEVEL_PLAN[4][0]
-    assert info["depth"] % 2 == 1
+    assert info["depth"] // 2 > (tron_ai.LEVEL_PLAN[4][0] + 1) // 2
+    assert info["depth"] % 2 == 0
 
 
-def test_level_five_carries_only_its_main_line_between_moves() -> None:
-    """Level 5 keeps from one move to the next only the table entries of its main line (tried first next
-    time), so what a worker holds between moves stays a handful of entries however long the game runs."""
+def test_searching_levels_carry_only_their_main_line_between_moves() -> None:
+    """A level that searches through the tick engine (level 4 here) keeps from one move to the next only the
+    table entries of its main line (tried first next time), so what a worker holds between moves stays a
+    handful of entries however long the game runs."""
     state = new_state(official_maps()["duel-small"])
     checked = 0
     for _ in range(6):
-        move, info = choose_level(state, 0, 5, 60, random.Random(0))
+        move, info = choose_level(state, 0, 4, 60, random.Random(0))
         if info["phase"] != "contact":
-            break  # the riders parted (how soon depends on how deep the machine lets level 5 look)
-        carried = tron_ai._CARRY[(5, 0)]
+            break  # the riders parted
+        carried = tron_ai._CARRY[(4, 0)]
         assert 0 < len(carried) <= max(info["depth"], 1)
         checked += 1
         state = GAME.apply(state, {0: move, 1: quick_move(state, 1)})
