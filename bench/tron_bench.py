@@ -153,11 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--no-chambers", action="store_true", help="experiment: level 5 scores plain Voronoi territory in contact"
+        "--no-chambers",
+        action="store_true",
+        help="experiment: level 5 (and the voronoi bot) count plain Voronoi territory",
     )
     args = parser.parse_args(argv)
     if args.no_chambers:
-        tron_ai.LEVEL_CHAMBERS = frozenset()
+        tron_ai.VoronoiEngine.chambers = False
     if args.what == "games":
         games(args.b, args.games, args.ms, args.tick_ms)
     else:

@@ -88,14 +88,10 @@ horizons (a tempo the wrong way) and left levels 1-4 unordered; caps 1, 3, 5, 7 
 against level 4 (46 games at 100 ms), so level 4 stops at 5 plies; with level 3 at noise 60 and level 4 at
 noise 30 the steps 3-2 and 4-3 were 53-57%, so level 3 has noise 30 and level 4 none."""
 LEVEL_FAR_DRAW: dict[int, int] = {5: FAR_DRAW_PENALTY}
-"""Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw."""
-LEVEL_CHAMBERS = frozenset({5})
-"""Levels whose evaluation counts territory by chambers (`chamber_value`)."""
+"""Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw. Only for
+levels searching with the tick engine: level 5 does so only when `LEVEL_PESSIMISTIC` leaves it out."""
 LEVEL_PESSIMISTIC = frozenset({5})
 """Levels whose contact search is the pessimistic two-plies-per-tick one (`_pessimistic_move`)."""
-CHAMBER_MAX_OPEN = 300
-"""Chambers only once at most this many squares are open at the root: a chamber leaf costs about ten plain
-ones, which early on (big territories, few dead ends) costs two plies of depth for little."""
 CHECK_EVERY = 8
 """Nodes between the core's looks at the clock: a Tron node floods the board, so a tick's budget is few nodes."""
 FLOODFILL_MS = 900
@@ -354,8 +350,6 @@ class TickEngine:
     depth_step = 2
     """The core deepens by whole ticks plus our commit: depths 1, 3, 5, ... (see `search_depths`)."""
     check_every = CHECK_EVERY
-    chambers = False
-    """Level 5 scores territory by its chambers (`chamber_value`), the other levels by plain Voronoi counts."""
 
     def __init__(self, stride: int, deadline: float | None = None) -> None:
         """An adapter for grids of this stride; past `deadline` (once armed) evaluations raise _Timeout."""
@@ -423,10 +417,10 @@ class TickEngine:
         cost = self.draw_cost(free)
         draw = -cost if mover_is_us else cost
         if not committed:
-            return territory_score(self.stride, free, mover, other, False, draw, self.chambers)
+            return territory_score(self.stride, free, mover, other, False, draw)
         if not free >> committed & 1:
             return DOOMED if open_moves(free, mover, self.steps) else draw
-        return territory_score(self.stride, free ^ 1 << committed, mover, committed, True, draw, self.chambers)
+        return territory_score(self.stride, free ^ 1 << committed, mover, committed, True, draw)
 
 
 class VoronoiEngine(TronEngine):
@@ -438,10 +432,12 @@ class VoronoiEngine(TronEngine):
     to move, the whole budget, and the exhaustive endgame filler."""
 
     draw_penalty = 0
+    chambers = True
+    """Territory counted by chambers; False (an experiment of bench/tron_bench.py) counts plain Voronoi."""
 
     def score(self, free: Mask, first: Index, second: Index, first_ahead: bool, first_is_us: bool) -> int:
         """The first head's chamber-counted territory against the second's (see `territory_score`)."""
-        return territory_score(self.stride, free, first, second, first_ahead, 0, chambers=True)
+        return territory_score(self.stride, free, first, second, first_ahead, 0, chambers=self.chambers)
 
 
 class FloodfillEngine(TronEngine):
@@ -1122,9 +1118,6 @@ def _level_move(
         return _pessimistic_move(grid, seat, ours, theirs, rng, start, deadline)
     engine = TickEngine(grid.stride)
     engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)
-    engine.chambers = level in LEVEL_CHAMBERS and grid.open.bit_count() <= CHAMBER_MAX_OPEN
-    if engine.chambers:
-        engine.check_every = 1  # a chamber leaf can take milliseconds on a big board: look at the clock each node
     engine.root_open = grid.open.bit_count()
     root = (grid.open, ours, theirs, 0, True, 0)
     move, found = deepen(engine, root, max_depth or MAX_TICK_DEPTH, noise * UNIT // 100, rng, deadline, (level, seat))
