@@ -527,7 +527,7 @@ def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
 _TREES: dict[tuple[Mask, Index], tuple[list[Mask], list[int]]] = {}
 """Chamber trees by (territory, head): a search meets the same territory again and again (about 40% of its
 leaves on random positions), and the tree does not depend on the squares outside it."""
-TREE_CACHE = 50_000
+TREE_CACHE = 8192
 
 
 def _chamber_tree(graph: Mask, stride: int, head: Index) -> tuple[list[Mask], list[int]]:
