@@ -196,30 +196,6 @@ def test_near_draws_cost_the_full_penalty_far_ones_the_far_penalty() -> None:
     assert abs(far_value) == 7
 
 
-def _level_five_head_on(row: str) -> tuple[int, int | None]:
-    """Ticks until two riders driving at each other along a corridor crash, and what level 5's engine says
-    that crash is worth to it."""
-    state = state_from(f"{len(row)} 3\n{'#' * len(row)}\n{row}\n{'#' * len(row)}")
-    grid = grid_of(state)
-    engine = tron_ai.LevelFiveEngine(grid.stride)
-    engine.root_open = grid.open.bit_count()
-    pos = (grid.open, grid.heads[0], grid.heads[1], 0, 0)
-    ticks = 0
-    while pos[4] == 0:
-        pos = engine.play(engine.play(pos, EAST), WEST)
-        ticks += 1
-    assert pos[4] == DRAWN
-    return ticks, engine.terminal(pos)
-
-
-def test_level_five_dreads_near_draws_only() -> None:
-    """Level 5 will not let a chaser force a head-on crash this tick or the next (the full penalty), but a
-    crash many ticks away is worth nothing to it, so it still contests a gap the opponent is racing it to."""
-    assert _level_five_head_on("#1 2#") == (1, -tron_ai.DRAW_PENALTY)
-    far_ticks, far_value = _level_five_head_on("#1" + " " * 8 + "2#")
-    assert far_ticks > tron_ai.NEAR_DRAW_TICKS and far_value == 0
-
-
 def test_engines_without_a_root_date_pay_the_full_penalty() -> None:
     """A tick engine nobody dated (bench positions) values every draw at the full penalty, and only level 5
     is given the cheap far draws: levels 1-4 never court a collision."""
