@@ -286,11 +286,7 @@ class TronEngine:
         over = pos[4]
         if not over:
             return None
-        return WIN if over == WON else -WIN if over == LOST else -self.draw_cost(pos[0])
-
-    def draw_cost(self, free: Mask) -> int:
-        """What a mutual crash costs us, `free` being the open squares of the tick it happens in."""
-        return self.draw_penalty
+        return WIN if over == WON else -WIN if over == LOST else -self.draw_penalty
 
     def evaluate(self, pos: Position) -> int:
         """The static score for the side to move; raises _Timeout once the deadline has passed."""
@@ -300,7 +296,7 @@ class TronEngine:
         if not pending:
             return self.score(free, ours, theirs, False, True)
         if not free >> pending & 1:
-            return DOOMED if open_moves(free, theirs, self.steps) else self.draw_cost(free)
+            return DOOMED if open_moves(free, theirs, self.steps) else self.draw_penalty
         return self.score(free ^ 1 << pending, theirs, pending, True, False)
 
     def score(self, free: Mask, first: Index, second: Index, first_ahead: bool, first_is_us: bool) -> int:
@@ -442,21 +438,6 @@ class VoronoiEngine(TronEngine):
     def score(self, free: Mask, first: Index, second: Index, first_ahead: bool, first_is_us: bool) -> int:
         """The first head's chamber-counted territory against the second's (see `territory_score`)."""
         return territory_score(self.stride, free, first, second, first_ahead, 0, chambers=self.chambers)
-
-
-class LevelFiveEngine(VoronoiEngine):
-    """Level 5's contact adapter: the voronoi bot's search, but a mutual crash this tick or the next costs
-    `DRAW_PENALTY` (a chaser must not force a head-on draw); one further ahead is worth 0 as to a1k0n's bot,
-    so it still races the opponent to a contested gap. Positions are dated by their open squares (a tick
-    takes two) against the root's, `root_open`."""
-
-    root_open: int | None = None
-
-    def draw_cost(self, free: Mask) -> int:
-        """The full penalty within `NEAR_DRAW_TICKS` ticks of the root, nothing beyond."""
-        if self.root_open is None or (self.root_open - free.bit_count()) >> 1 < NEAR_DRAW_TICKS:
-            return DRAW_PENALTY
-        return 0
 
 
 class FloodfillEngine(TronEngine):
@@ -1147,9 +1128,8 @@ def _pessimistic_move(
     grid: Grid, seat: int, ours: Index, theirs: Index, rng: random.Random, start: float, deadline: float
 ) -> tuple[Direction, dict[str, Any]]:
     """Level 5 in contact: two plies per tick, the opponent answering our move at every tick, leaves scored by
-    chamber-counted territory (`LevelFiveEngine`), deepening a whole tick at a time until the deadline."""
-    engine = LevelFiveEngine(grid.stride, deadline)
-    engine.root_open = grid.open.bit_count()
+    chamber-counted territory (`VoronoiEngine`), deepening a whole tick at a time until the deadline."""
+    engine = VoronoiEngine(grid.stride, deadline)
     root = (grid.open, ours, theirs, 0, 0)
     move, found = joint_search(engine, root, grid, seat, search_depths(None, odd=False), 0, rng, start, deadline, 1.0)
     return move, {**found, "phase": "contact"}
