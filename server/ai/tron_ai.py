@@ -1130,9 +1130,20 @@ def _pessimistic_move(
     """Level 5 in contact: two plies per tick, the opponent answering our move at every tick, leaves scored by
     chamber-counted territory (`VoronoiEngine`), deepening a whole tick at a time until the deadline."""
     engine = VoronoiEngine(grid.stride, deadline)
-    root = (grid.open, ours, theirs, 0, 0)
-    move, found = joint_search(engine, root, grid, seat, search_depths(None, odd=False), 0, rng, start, deadline, 1.0)
+    root: Position = (grid.open, ours, theirs, 0, 0)
+    owner = (5, seat)
+    table = {key: (-1, flag, score, best) for key, (_, flag, score, best) in _CARRY.pop(owner, {}).items()}
+    depths = search_depths(None, odd=False)
+    move, found = joint_search(engine, root, grid, seat, depths, 0, rng, start, deadline, 1.0, table)
+    engine.armed = False
+    line = tuple(_PV_CODES[letter] for letter in found.get("pv", []))
+    if len(_CARRY) >= CARRY_OWNERS:
+        _CARRY.clear()
+    _CARRY[owner] = _main_line(engine, root, line, table)
     return move, {**found, "phase": "contact"}
+
+
+_PV_CODES = {letter: direction for direction, letter in DIRECTION_NAMES.items()}
 
 
 def deepen(
@@ -1176,7 +1187,7 @@ def deepen(
     return move, {"depth": info.depth, "nodes": nodes, "score": info.score, "pv": _pv(info.pv)}
 
 
-def _main_line(engine: TickEngine, root: TickPosition, line: tuple[int, ...], table: dict[Any, Any]) -> dict[Any, Any]:
+def _main_line(engine: Any, root: Any, line: tuple[int, ...], table: dict[Any, Any]) -> dict[Any, Any]:
     """The table's entries along the main line from `root` (its first two plies are the coming tick): all
     the next move's search needs to try the last main line first. Carrying the whole table would let it
     grow past the core's size limit, after which new positions go unstored."""
@@ -1221,6 +1232,7 @@ def joint_search(
     start: float,
     deadline: float,
     next_share: float = NEXT_DEPTH_SHARE,
+    table: dict[Any, Any] | None = None,
 ) -> tuple[Direction, dict[str, Any]]:
     """Iterative deepening through the core over `depths`, one call per depth sharing a table, until the deadline.
 
@@ -1232,7 +1244,7 @@ def joint_search(
     few hundred nodes, too seldom for a tick); only completed depths count, so the answer never waits more
     than one evaluation past the deadline.
     """
-    table: dict[Any, Any] = {}
+    table = {} if table is None else table
     move, found = _quick(grid, seat), {}
     nodes = 0
     for depth in depths:
