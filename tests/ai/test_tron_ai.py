@@ -525,17 +525,18 @@ def test_max_level_searches_deeper_than_the_capped_ones() -> None:
     assert info["depth"] % 2 == 0
 
 
-def test_searching_levels_carry_only_their_main_line_between_moves() -> None:
-    """A level that searches through the tick engine (level 4 here) keeps from one move to the next only the
-    table entries of its main line (tried first next time), so what a worker holds between moves stays a
-    handful of entries however long the game runs."""
+@pytest.mark.parametrize("level", [4, 5])
+def test_searching_levels_carry_only_their_main_line_between_moves(level: int) -> None:
+    """A searching level (the tick engine's level 4, the pessimistic level 5) keeps from one move to the next
+    only the table entries of its main line (tried first next time), so what a worker holds between moves
+    stays a handful of entries however long the game runs."""
     state = new_state(official_maps()["duel-small"])
     checked = 0
     for _ in range(6):
-        move, info = choose_level(state, 0, 4, 60, random.Random(0))
+        move, info = choose_level(state, 0, level, 60, random.Random(0))
         if info["phase"] != "contact":
             break  # the riders parted
-        carried = tron_ai._CARRY[(4, 0)]
+        carried = tron_ai._CARRY[(level, 0)]
         assert 0 < len(carried) <= max(info["depth"], 1)
         checked += 1
         state = GAME.apply(state, {0: move, 1: quick_move(state, 1)})
