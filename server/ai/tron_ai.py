@@ -1,21 +1,24 @@
-"""Tron AI: joint-move alpha-beta over a Voronoi evaluation, space filling once apart, and two classic bots.
+"""Tron AI: joint-move alpha-beta over Voronoi territory and chambers, space filling once apart, three bots.
 
 The search sees the board as one big int, a bit per square of a padded grid (bit set = open), framed by
 blocked squares so a neighbour is always `index + step` and a whole breadth-first layer is four shifts and
 a mask. The stride is odd, so an index's parity is its square's colour on a checkerboard: a path alternates
 colours, which bounds how many squares a lone rider can fill.
 
-Two riders in contact, the levels search through the core one tick per ply (`TickEngine`): at the root we
-commit our move and the opponent answers it knowing it (pessimistic, as in a1k0n's 2010 winner); every later
-ply answers the other side's committed move, which resolves the tick with tron.py's rules, and commits the
-mover's next move, so who sees whose move alternates down the tree instead of favouring the opponent at
-every tick. Ticks resolve as in tron.py: a target that is a wall or trail crashes, the same target crashes
-both, and swapping heads crashes both (each runs into the other's head, which is trail). Leaves are scored
-by Voronoi territory (a1k0n's squares-and-edges form); squares both reach at once count for nobody. A mutual
-crash this tick or the next is valued below everything but a sure loss, so a chaser cannot force draws;
-level 5 values one further ahead as an even position, so it still races the opponent to a contested gap.
-The floodfill bot uses the plain form, two plies per tick (`TronEngine`). Apart, each rider only fills its
-own space: we search our moves alone, scored by a chamber-aware estimate of the squares still reachable.
+Two riders in contact, levels 1-4 search through the core one tick per ply (`TickEngine`): at the root we
+commit our move and the opponent answers it knowing it; every later ply answers the other side's committed
+move, which resolves the tick with tron.py's rules, and commits the mover's next move, so who sees whose
+move alternates down the tree. Ticks resolve as in tron.py: a target that is a wall or trail crashes, the
+same target crashes both, and swapping heads crashes both (each runs into the other's head, which is
+trail). Their leaves are scored by Voronoi territory (a1k0n's squares-and-edges form); squares both reach at
+once count for nobody; a mutual crash is valued below everything but a sure loss, so a chaser cannot force
+draws. Level 5 searches two plies per tick with the opponent answering our move at every tick (a1k0n's
+pessimistic search, `VoronoiEngine`, as the voronoi bot does), scoring each side's territory only along
+its best chain of chambers (articulation squares by Tarjan's low-links, `chamber_value`), until its
+deadline; a draw is worth 0 to it. The floodfill bot uses flood fills, two plies per tick (`TronEngine`).
+Apart, each rider only fills its own space: levels 1-4 search their moves alone, scored by a chamber-tree
+estimate of the squares still reachable; level 5 searches for the longest ride depth-first, cut by the
+parity and chamber bounds, until it proves one or the deadline comes (`fill_search`).
 Three or four riders: a greedy pick of the safe move with the largest Voronoi share.
 """
 
