@@ -47,8 +47,10 @@ def main() -> None:
         medians.append(statistics.median(times))
         p99s.append(times[int(0.99 * len(times))])
     median = statistics.median(medians)
-    print(f"stored move: median {median:.1f} us, p99 {statistics.median(p99s):.1f} us "
-          f"(median of {args.repeat} runs of {args.moves}); ~{1e6 / median:,.0f} moves/s on one core")
+    print(
+        f"stored move: median {median:.1f} us, p99 {statistics.median(p99s):.1f} us "
+        f"(median of {args.repeat} runs of {args.moves}); ~{1e6 / median:,.0f} moves/s on one core"
+    )
 
 
 if __name__ == "__main__":

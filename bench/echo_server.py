@@ -81,17 +81,48 @@ class EchoRoom:
 def room_frames(code: str, typical: Typical) -> dict[str, bytes]:
     """Every frame a room sends: "start" (a game's first state), "state0"/"state1" (seat to move), "over",
     and the move events "move0"/"move1"."""
-    frames = {"start": encode(State(room=code, seq=1, game=typical.game, status="playing", view=typical.view,
-                                    to_move=[0], legal=typical.legal))}
+    frames = {
+        "start": encode(
+            State(
+                room=code,
+                seq=1,
+                game=typical.game,
+                status="playing",
+                view=typical.view,
+                to_move=[0],
+                legal=typical.legal,
+            )
+        )
+    }
     for seat in range(SEATS):
-        frames[f"state{seat}"] = encode(State(
-            room=code, seq=len(typical.moves) + 1, game=typical.game, status="playing", view=typical.view,
-            to_move=[seat], legal=typical.legal, last_move=typical.moves[-1], moves=typical.moves))
-        frames[f"move{seat}"] = encode(Event(room=code, kind="move", seq=len(typical.moves) + 1,
-                                             data={"seat": seat, "move": typical.moves[-1]}))
-    frames["over"] = encode(State(
-        room=code, seq=len(typical.moves) + 1, game=typical.game, status="finished", view=typical.view,
-        last_move=typical.moves[-1], moves=typical.moves, result={"winners": [0], "reason": "end"}))
+        frames[f"state{seat}"] = encode(
+            State(
+                room=code,
+                seq=len(typical.moves) + 1,
+                game=typical.game,
+                status="playing",
+                view=typical.view,
+                to_move=[seat],
+                legal=typical.legal,
+                last_move=typical.moves[-1],
+                moves=typical.moves,
+            )
+        )
+        frames[f"move{seat}"] = encode(
+            Event(room=code, kind="move", seq=len(typical.moves) + 1, data={"seat": seat, "move": typical.moves[-1]})
+        )
+    frames["over"] = encode(
+        State(
+            room=code,
+            seq=len(typical.moves) + 1,
+            game=typical.game,
+            status="finished",
+            view=typical.view,
+            last_move=typical.moves[-1],
+            moves=typical.moves,
+            result={"winners": [0], "reason": "end"},
+        )
+    )
     return frames
 
 
@@ -119,8 +150,10 @@ class EchoServer:
         if kind == "move":
             self.move(ws)
         elif kind == "hello":
-            broadcast([ws], encode(Welcome(protocol=PROTOCOL_VERSION, session="echo", server="echo",
-                                           games=[], id=raw.get("id"))))
+            broadcast(
+                [ws],
+                encode(Welcome(protocol=PROTOCOL_VERSION, session="echo", server="echo", games=[], id=raw.get("id"))),
+            )
         elif kind == "create_room":
             self.create(ws, raw)
         elif kind == "join":
@@ -132,8 +165,20 @@ class EchoServer:
         """Open a room and reply with its summary."""
         code = next(self.codes)
         self.rooms[code] = EchoRoom(code, room_frames(code, self.typical))
-        broadcast([ws], encode(RoomInfo(room=code, game=self.typical.game, options={}, seats=[], spectators=0,
-                                        status="waiting", id=raw.get("id"))))
+        broadcast(
+            [ws],
+            encode(
+                RoomInfo(
+                    room=code,
+                    game=self.typical.game,
+                    options={},
+                    seats=[],
+                    spectators=0,
+                    status="waiting",
+                    id=raw.get("id"),
+                )
+            ),
+        )
 
     def join(self, ws: ServerConnection, raw: dict[str, Any]) -> None:
         """Seat the connection; the second one starts the game."""
@@ -167,8 +212,9 @@ async def serve_until_signalled(host: str, port: int, game: str) -> None:
     """Serve until SIGINT/SIGTERM, printing the bound address first."""
     echo = EchoServer(typical_position(game))
     # The same connection settings as the game server, so the library does the same work.
-    async with serve(echo.handler, host, port, compression=None, max_size=MAX_FRAME, ping_interval=20.0,
-                     ping_timeout=20.0) as server:
+    async with serve(
+        echo.handler, host, port, compression=None, max_size=MAX_FRAME, ping_interval=20.0, ping_timeout=20.0
+    ) as server:
         bound = server.sockets[0].getsockname()[1]
         print(f"echo-server listening on ws://{host}:{bound}", flush=True)
         await until_signalled()

@@ -113,7 +113,6 @@ class Plan:
     deadline: float = 0.0  # time.monotonic() by which the worker must be gone
 
 
-
 # -- what clients record ----------------------------------------------------------------------------------
 
 
@@ -176,8 +175,7 @@ def check_room(players: list[Player]) -> tuple[int, int, list[str]]:
     for index, logs in enumerate(zip(*(p.games for p in players), strict=True)):
         done = all(log.final is not None and log.final.status == "finished" for log in logs)
         finished += done
-        found = (check_live_game(list(logs), done) if isinstance(players[0], TronRider)
-                 else check_turn_game(list(logs)))
+        found = check_live_game(list(logs), done) if isinstance(players[0], TronRider) else check_turn_game(list(logs))
         problems.extend(f"room {players[0].room} game {index + 1}: {text}" for text in found)
     return len(players[0].games), finished, problems
 
@@ -486,9 +484,14 @@ class TronRider(Player):
         """A direction whose next square is open, preferring the current one."""
         x, y = self.head
         height = len(self.blocked) // self.width
-        open_dirs = [d for d, (dx, dy) in STEPS.items()
-                     if d != REVERSE.get(self.heading) and 0 <= x + dx < self.width and 0 <= y + dy < height
-                     and not self.blocked[(y + dy) * self.width + x + dx]]
+        open_dirs = [
+            d
+            for d, (dx, dy) in STEPS.items()
+            if d != REVERSE.get(self.heading)
+            and 0 <= x + dx < self.width
+            and 0 <= y + dy < height
+            and not self.blocked[(y + dy) * self.width + x + dx]
+        ]
         if not open_dirs:
             return self.heading or 1
         if self.heading in open_dirs and self.rng.random() < 0.75:
@@ -532,27 +535,34 @@ class Worker:
         """Open every connection, then every room."""
         plan = self.plan
         kinds: list[type[Player]] = (
-            [Player] * plan.idle + [TurnPlayer] * (SEATS * plan.pairs) + [TronRider] * (SEATS * plan.tron_rooms)
+            [Player] * plan.idle
+            + [TurnPlayer] * (SEATS * plan.pairs)
+            + [TronRider] * (SEATS * plan.tron_rooms)
             + [HumanSpeedPlayer] * plan.ai_rooms
         )
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
         self.players = list(await asyncio.gather(*(self.open(kind, i, gate) for i, kind in enumerate(kinds))))
-        seated = self.players[plan.idle:]
-        turn, rest = seated[: SEATS * plan.pairs], seated[SEATS * plan.pairs:]
-        tron, humans = rest[: SEATS * plan.tron_rooms], rest[SEATS * plan.tron_rooms:]
+        seated = self.players[plan.idle :]
+        turn, rest = seated[: SEATS * plan.pairs], seated[SEATS * plan.pairs :]
+        tron, humans = rest[: SEATS * plan.tron_rooms], rest[SEATS * plan.tron_rooms :]
         gate = asyncio.Semaphore(SETUP_CONCURRENCY)
-        jobs = [self.pair(turn[i: i + 2], plan.game, {}, gate) for i in range(0, len(turn), 2)]
-        tron_options = {"width": plan.tron_size, "height": plan.tron_size, "tick_ms": plan.tick_ms,
-                        "countdown_ms": plan.countdown_ms}
-        jobs += [self.pair(tron[i: i + 2], "tron", tron_options, gate) for i in range(0, len(tron), 2)]
+        jobs = [self.pair(turn[i : i + 2], plan.game, {}, gate) for i in range(0, len(turn), 2)]
+        tron_options = {
+            "width": plan.tron_size,
+            "height": plan.tron_size,
+            "tick_ms": plan.tick_ms,
+            "countdown_ms": plan.countdown_ms,
+        }
+        jobs += [self.pair(tron[i : i + 2], "tron", tron_options, gate) for i in range(0, len(tron), 2)]
         jobs += [self.against_ai(human, plan.game, gate) for human in humans]
         await asyncio.gather(*jobs)
 
     async def open(self, kind: type[Player], index: int, gate: asyncio.Semaphore) -> Player:
         """One connection, greeted, with its reader running."""
         async with gate:
-            ws = await connect(self.plan.url, max_size=2**20, compression=None, open_timeout=SETUP_TIMEOUT_S,
-                               ping_interval=None)
+            ws = await connect(
+                self.plan.url, max_size=2**20, compression=None, open_timeout=SETUP_TIMEOUT_S, ping_interval=None
+            )
             player = kind(ws, self.window, self.tally, self.plan.rate, random.Random(self.rng.random()))
             self.readers.append(asyncio.get_running_loop().create_task(player.read()))
             await player.request(Hello, protocol=PROTOCOL_VERSION, name=f"load{os.getpid() % 1000}-{index}")
@@ -605,16 +615,23 @@ class Worker:
         tally = asdict(self.tally)
         tally["errors"] = dict(self.tally.errors)
         held = sum(p.ws.state is ConnectionState.OPEN for p in self.players)
-        return {"tally": tally, "connections": len(self.players), "held": held,
-                "cpu_share": cpu_share,
-                "games_checked": checked, "games_finished": finished, "problem_count": len(problems),
-                "problems": problems[:MAX_PROBLEMS]}
+        return {
+            "tally": tally,
+            "connections": len(self.players),
+            "held": held,
+            "cpu_share": cpu_share,
+            "games_checked": checked,
+            "games_finished": finished,
+            "problem_count": len(problems),
+            "problems": problems[:MAX_PROBLEMS],
+        }
 
     async def close(self) -> None:
         """Close every connection, bounded in time."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*(p.ws.close() for p in self.players), return_exceptions=True),
-                                   STOP_GRACE_S)
+            await asyncio.wait_for(
+                asyncio.gather(*(p.ws.close() for p in self.players), return_exceptions=True), STOP_GRACE_S
+            )
         for reader in self.readers:
             reader.cancel()
 
@@ -664,7 +681,7 @@ class Target:
     @property
     def http(self) -> str:
         """The same host and port, for plain HTTP."""
-        return "http" + self.url[len("ws"):]
+        return "http" + self.url[len("ws") :]
 
     def metrics(self, reset: bool = False) -> dict[str, Any] | None:
         """GET /metrics (optionally resetting the samples); None if the server has none."""
@@ -697,8 +714,18 @@ def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memor
     if kind == "echo":
         command = [sys.executable, str(ROOT / "bench" / "echo_server.py"), "--port", "0", "--game", game]
     else:
-        command = [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--metrics",
-                   "--log-level", "warning"]
+        command = [
+            sys.executable,
+            "-m",
+            "gamenight.server",
+            "--port",
+            "0",
+            "--db",
+            db,
+            "--metrics",
+            "--log-level",
+            "warning",
+        ]
         if ai_workers is not None:
             command += ["--ai-workers", str(ai_workers)]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -766,14 +793,28 @@ class Load:
 
     def plans(self, url: str, check: bool, deadline: float) -> list[Plan]:
         """Split the load over the workers; a room's players always share a worker."""
+
         def share(total: int, k: int) -> int:
             return total // self.workers + (k < total % self.workers)
 
-        return [Plan(url=url, game=self.game, pairs=share(self.connections // SEATS, k),
-                     tron_rooms=share(self.tron_rooms, k), ai_rooms=share(self.ai_rooms, k),
-                     idle=share(self.idle, k), rate=self.rate, tick_ms=self.tick_ms, tron_size=self.tron_size,
-                     countdown_ms=self.countdown_ms, seed=self.seed * 1000 + k, check=check, deadline=deadline)
-                for k in range(self.workers)]
+        return [
+            Plan(
+                url=url,
+                game=self.game,
+                pairs=share(self.connections // SEATS, k),
+                tron_rooms=share(self.tron_rooms, k),
+                ai_rooms=share(self.ai_rooms, k),
+                idle=share(self.idle, k),
+                rate=self.rate,
+                tick_ms=self.tick_ms,
+                tron_size=self.tron_size,
+                countdown_ms=self.countdown_ms,
+                seed=self.seed * 1000 + k,
+                check=check,
+                deadline=deadline,
+            )
+            for k in range(self.workers)
+        ]
 
     def budget_s(self) -> float:
         """The hard limit on one run, start to finish."""
@@ -847,13 +888,26 @@ class Run:
                 process.join(STOP_GRACE_S)
 
 
-def summarize(load: Load, results: list[dict[str, Any]], before: dict[str, Any],
-              after: dict[str, Any]) -> dict[str, Any]:
+def summarize(
+    load: Load, results: list[dict[str, Any]], before: dict[str, Any], after: dict[str, Any]
+) -> dict[str, Any]:
     """Sum the workers' figures and add the server's, per second of the measured window."""
     seconds = after["at"] - before["at"]
     tallies = [r["tally"] for r in results]
-    total = {key: sum(t[key] for t in tallies) for key in ("moves", "frames", "tron_frames", "tron_ticks",
-                                                           "ai_moves", "ai_fallbacks", "paced", "skipped", "lost")}
+    total = {
+        key: sum(t[key] for t in tallies)
+        for key in (
+            "moves",
+            "frames",
+            "tron_frames",
+            "tron_ticks",
+            "ai_moves",
+            "ai_fallbacks",
+            "paced",
+            "skipped",
+            "lost",
+        )
+    }
     errors: Counter[str] = Counter()
     for tally in tallies:
         errors.update(tally["errors"])
@@ -867,19 +921,23 @@ def summarize(load: Load, results: list[dict[str, Any]], before: dict[str, Any],
         "client_cpu": round(sum(r["cpu_share"] for r in results), 3),
         "paced": total["paced"],
         "errors": dict(errors),
-        "consistency": {"games": sum(r["games_checked"] for r in results),
-                        "finished": sum(r["games_finished"] for r in results),
-                        "problems": sum(r["problem_count"] for r in results),
-                        "examples": [p for r in results for p in r["problems"]][:MAX_PROBLEMS]},
+        "consistency": {
+            "games": sum(r["games_checked"] for r in results),
+            "finished": sum(r["games_finished"] for r in results),
+            "problems": sum(r["problem_count"] for r in results),
+            "examples": [p for r in results for p in r["problems"]][:MAX_PROBLEMS],
+        },
     }
     figures["server"] = _server_figures(before, after, seconds)
     if total["moves"] and figures["server"].get("cpu"):
         # CPU per move holds up when other work shares the cores; moves per second does not.
         figures["server"]["cpu_us_per_move"] = round(figures["server"]["cpu"] * seconds * 1e6 / total["moves"], 1)
     if load.tron_rooms:
-        figures["tron"] = {"ticks_per_s": round(total["tron_ticks"] / load.seconds, 1),
-                           "frames_per_s": round(total["tron_frames"] / load.seconds, 1),
-                           "skipped_steers": total["skipped"]}
+        figures["tron"] = {
+            "ticks_per_s": round(total["tron_ticks"] / load.seconds, 1),
+            "frames_per_s": round(total["tron_frames"] / load.seconds, 1),
+            "skipped_steers": total["skipped"],
+        }
     if load.ai_rooms:
         figures["ai"] = {"moves": total["ai_moves"], "fallbacks": total["ai_fallbacks"]}
     return figures
@@ -934,9 +992,16 @@ def measure_memory(idle: int, rooms: int, load: Load, ai_workers: int | None) ->
         target.stop()
     per_conn = (idle_rss - empty) / idle if idle else 0.0
     per_room = (active_rss - idle_rss) / rooms if rooms else 0.0
-    return {"rss_empty_kib": empty, "rss_idle_kib": idle_rss, "rss_active_kib": active_rss, "idle": idle,
-            "rooms": rooms, "kib_per_idle_connection": round(per_conn, 1), "kib_per_active_room": round(per_room, 1),
-            "kib_per_room_without_its_connections": round(per_room - SEATS * per_conn, 1)}
+    return {
+        "rss_empty_kib": empty,
+        "rss_idle_kib": idle_rss,
+        "rss_active_kib": active_rss,
+        "idle": idle,
+        "rooms": rooms,
+        "kib_per_idle_connection": round(per_conn, 1),
+        "kib_per_active_room": round(per_room, 1),
+        "kib_per_room_without_its_connections": round(per_room - SEATS * per_conn, 1),
+    }
 
 
 def _with_worker(context: Any, workers: list[Any], plan: Plan, target: Target, play_s: float = 0.0) -> int:
@@ -967,9 +1032,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds (default 10)")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds played before measuring (default 2)")
     parser.add_argument("--workers", type=int, default=1, help="client processes (default 1)")
-    parser.add_argument("--rate", type=float, default=DEFAULT_RATE,
-                        help=f"most messages per second a client sends (default {DEFAULT_RATE:g}, under the "
-                             f"server's {SERVER_RATE:g}); a low rate such as 1 gives a paced, human-like load")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=DEFAULT_RATE,
+        help=f"most messages per second a client sends (default {DEFAULT_RATE:g}, under the "
+        f"server's {SERVER_RATE:g}); a low rate such as 1 gives a paced, human-like load",
+    )
     parser.add_argument("--tron-rooms", type=int, default=0, help="Tron rooms with random-steering riders")
     parser.add_argument("--tick-ms", type=int, default=100, help="Tron tick (default 100)")
     parser.add_argument("--tron-size", type=int, default=20, help="Tron random arena side (default 20)")
@@ -981,8 +1050,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--memory", action="store_true", help="KiB per idle connection and per active room")
     parser.add_argument("--rooms", type=int, default=200, help="active rooms for --memory (default 200)")
     parser.add_argument("--url", help="load a server that is already running (loopback only)")
-    parser.add_argument("--db", help="the server's database (default: a new SQLite file in a temporary folder;"
-                                     " ':memory:' leaves the file out)")
+    parser.add_argument(
+        "--db",
+        help="the server's database (default: a new SQLite file in a temporary folder; ':memory:' leaves the file out)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one machine-readable line")
     args = parser.parse_args(argv)
@@ -1009,9 +1080,20 @@ def _check_bounds(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 def load_from(args: argparse.Namespace) -> Load:
     """The Load the arguments describe."""
-    return Load(game=args.game, connections=args.connections, tron_rooms=args.tron_rooms, ai_rooms=args.ai_rooms,
-                workers=args.workers, rate=args.rate, tick_ms=args.tick_ms, tron_size=args.tron_size,
-                countdown_ms=args.countdown_ms, warmup=args.warmup, seconds=args.seconds, seed=args.seed)
+    return Load(
+        game=args.game,
+        connections=args.connections,
+        tron_rooms=args.tron_rooms,
+        ai_rooms=args.ai_rooms,
+        workers=args.workers,
+        rate=args.rate,
+        tick_ms=args.tick_ms,
+        tron_size=args.tron_size,
+        countdown_ms=args.countdown_ms,
+        warmup=args.warmup,
+        seconds=args.seconds,
+        seed=args.seed,
+    )
 
 
 def median_of(runs: list[dict[str, Any]], *path: str) -> float | None:
@@ -1029,8 +1111,11 @@ def median_of(runs: list[dict[str, Any]], *path: str) -> float | None:
 def run_all(args: argparse.Namespace) -> dict[str, Any]:
     """Every repetition (echo then game when --baseline), with medians and the throughput ratio."""
     load = load_from(args)
-    report: dict[str, Any] = {"load": asdict(load), "machine": {"nproc": os.cpu_count(),
-                                                                "python": sys.version.split()[0]}, "runs": []}
+    report: dict[str, Any] = {
+        "load": asdict(load),
+        "machine": {"nproc": os.cpu_count(), "python": sys.version.split()[0]},
+        "runs": [],
+    }
     for _ in range(args.repeat):
         entry: dict[str, Any] = {}
         if args.baseline:
@@ -1048,12 +1133,26 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
 
 
 MEDIAN_FIGURES = (
-    ("game", "moves_per_s"), ("game", "rtt_ms", "p50"), ("game", "rtt_ms", "p99"), ("game", "server", "cpu"),
-    ("game", "server", "rss_kib"), ("game", "server", "loop_lag_ms", "p50"), ("game", "server", "loop_lag_ms", "p99"),
-    ("game", "server", "tick_late_ms", "p50"), ("game", "server", "tick_late_ms", "p99"),
-    ("game", "server", "tick_late_ms", "max"), ("game", "tron", "frames_per_s"), ("game", "client_cpu"),
-    ("game", "setup_s"), ("game", "server", "cpu_us_per_move"), ("echo", "moves_per_s"), ("echo", "rtt_ms", "p99"),
-    ("echo", "server", "cpu"), ("echo", "server", "cpu_us_per_move"), ("ratio",), ("cpu_ratio",),
+    ("game", "moves_per_s"),
+    ("game", "rtt_ms", "p50"),
+    ("game", "rtt_ms", "p99"),
+    ("game", "server", "cpu"),
+    ("game", "server", "rss_kib"),
+    ("game", "server", "loop_lag_ms", "p50"),
+    ("game", "server", "loop_lag_ms", "p99"),
+    ("game", "server", "tick_late_ms", "p50"),
+    ("game", "server", "tick_late_ms", "p99"),
+    ("game", "server", "tick_late_ms", "max"),
+    ("game", "tron", "frames_per_s"),
+    ("game", "client_cpu"),
+    ("game", "setup_s"),
+    ("game", "server", "cpu_us_per_move"),
+    ("echo", "moves_per_s"),
+    ("echo", "rtt_ms", "p99"),
+    ("echo", "server", "cpu"),
+    ("echo", "server", "cpu_us_per_move"),
+    ("ratio",),
+    ("cpu_ratio",),
 )
 
 
@@ -1066,17 +1165,21 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, float]:
 def print_report(report: dict[str, Any]) -> None:
     """The human-readable summary."""
     load = report["load"]
-    print(f"gamenight load: {load['connections']} {load['game']} players ({load['connections'] // SEATS} rooms), "
-          f"{load['tron_rooms']} tron rooms, {load['ai_rooms']} AI rooms; {load['workers']} worker(s); "
-          f"{load['seconds']:g} s measured after {load['warmup']:g} s; "
-          f"{report['machine']['nproc']} cores, Python {report['machine']['python']}")
+    print(
+        f"gamenight load: {load['connections']} {load['game']} players ({load['connections'] // SEATS} rooms), "
+        f"{load['tron_rooms']} tron rooms, {load['ai_rooms']} AI rooms; {load['workers']} worker(s); "
+        f"{load['seconds']:g} s measured after {load['warmup']:g} s; "
+        f"{report['machine']['nproc']} cores, Python {report['machine']['python']}"
+    )
     for number, entry in enumerate(report["runs"], 1):
         for kind in ("echo", "game"):
             if kind in entry:
                 print(f"run {number} {kind:4}: " + _one_line(entry[kind]))
         if "ratio" in entry:
-            print(f"run {number} game/echo: throughput ratio {entry['ratio']:.3f}, "
-                  f"server CPU per move ratio (echo/game) {entry.get('cpu_ratio', 0):.3f}")
+            print(
+                f"run {number} game/echo: throughput ratio {entry['ratio']:.3f}, "
+                f"server CPU per move ratio (echo/game) {entry.get('cpu_ratio', 0):.3f}"
+            )
     print("median: " + ", ".join(f"{key} {value:g}" for key, value in report["median"].items()))
 
 
@@ -1088,8 +1191,10 @@ def _one_line(figures: dict[str, Any]) -> str:
         parts.append(f"rtt ms p50 {rtt['p50']:.2f} p90 {rtt['p90']:.2f} p99 {rtt['p99']:.2f} max {rtt['max']:.1f}")
     parts.append(f"{figures['connections']} conns ({figures['lost']} lost)")
     if server:
-        parts.append(f"server cpu {server.get('cpu', 0):.0%} ({server.get('cpu_us_per_move', 0):.0f} us/move) "
-                     f"rss {server.get('rss_kib', 0) / 1024:.0f} MiB")
+        parts.append(
+            f"server cpu {server.get('cpu', 0):.0%} ({server.get('cpu_us_per_move', 0):.0f} us/move) "
+            f"rss {server.get('rss_kib', 0) / 1024:.0f} MiB"
+        )
     if "loop_lag_ms" in server and server["loop_lag_ms"].get("n"):
         parts.append(f"lag ms p50 {server['loop_lag_ms']['p50']:.2f} p99 {server['loop_lag_ms']['p99']:.2f}")
     if "tron" in figures:

@@ -3,7 +3,8 @@
 Usage (from the repository root):
     python -m bench.match --game othello --a 5 --b classic --games 20 --ms 300 --jobs 2
 
-A player is a level number (1-5) or a bot name. Games come in pairs from the same opening with the colours
+A player is a level number (1-5), a bot name, or (Tron) `prev5`: the frozen pre-issue-18 level 5.
+Games come in pairs from the same opening with the colours
 (seats) swapped: random first plies drawn from --seed for Othello and Pentago; for Tron each official
 two-player map in turn, except the tiny `test-board` and `test-board2` where every game is a draw (give
 --tron-maps to choose maps, `all` for every one). Games run in parallel worker processes and are driven only
@@ -39,11 +40,32 @@ def opening_for(game: str, pair: int, rng: random.Random, maps: tuple[str, ...] 
 
 
 def parse_player(text: str) -> dict[str, Any]:
-    """A player spec as keyword arguments of `choose_move`: "3" or "level3" is a level, anything else a bot."""
+    """A player spec as keyword arguments of `choose_move`: "3" or "level3" is a level, anything else a bot.
+
+    Tron only: "prev5" (or "prevN") is level N of the frozen pre-issue-18 engine in bench/tron_baseline.py.
+    """
+    if text.startswith("prev") and text[4:].isdigit():
+        return {"prev": int(text[4:])}
     digits = text.removeprefix("level").removeprefix("L")
     if digits.isdigit():
         return {"level": int(digits)}
     return {"bot": text}
+
+
+def _move(game: str, state: Any, seat: int, ms: int, seed: int, player: dict[str, Any]) -> str:
+    """The wire move of one player spec (see `parse_player`)."""
+    if "prev" in player:
+        if game != "tron":
+            raise ValueError("prevN players exist for tron only")
+        from bench import tron_baseline
+        from gamenight.server.games.tron import DIRECTION_NAMES
+
+        move, _ = tron_baseline.choose(
+            state, seat, level=player["prev"], bot=None, budget_ms=ms, rng=random.Random(seed)
+        )
+        return DIRECTION_NAMES[move]
+    wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, **player)
+    return wire
 
 
 def _random_opening(rules: Game, state: Any, plies: int, rng: random.Random) -> Any:
@@ -78,7 +100,7 @@ def play_game(
         moves = {}
         for seat in sorted(rules.to_move(state)):
             move_seed = seed * 7_919 + index * 100_003 + plies * 2 + seat
-            wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=move_seed, **players[seat])
+            wire = _move(game, state, seat, ms, move_seed, players[seat])
             moves[seat] = rules.parse_move(state, wire)
             written.append(wire)
         state = rules.apply(state, moves)
@@ -157,7 +179,7 @@ def run(
     quiet: bool = False,
     losses: bool = False,
     maps: tuple[str, ...] = (),
-) -> dict:
+) -> dict[str, Any]:
     """Play the match in `jobs` processes and return its summary.
 
     Prints a line per game unless `quiet`, and the moves (after the random opening) of games A did not win

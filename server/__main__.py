@@ -1,7 +1,7 @@
 """`gamenight-server` / `python -m gamenight.server`: run the game server, or export a finished game.
 
-    gamenight-server [--host H] [--port P] [--db PATH] [--certfile C --keyfile K] [--ai-workers N]
-    gamenight-server export GAME_ID [--db PATH]
+gamenight-server [--host H] [--port P] [--db PATH] [--certfile C --keyfile K] [--ai-workers N]
+gamenight-server export GAME_ID [--db PATH]
 """
 
 from __future__ import annotations
@@ -33,23 +33,37 @@ def default_db() -> str:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line: serve (the default) or export."""
     parser = argparse.ArgumentParser(prog="gamenight-server", description="Host gamenight rooms for your friends.")
-    parser.add_argument("--db", default=None,
-                        help="SQLite file keeping rooms, moves and finished games (default: in your data folder;"
-                             " ':memory:' keeps nothing across restarts)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="SQLite file keeping rooms, moves and finished games (default: in your data folder;"
+        " ':memory:' keeps nothing across restarts)",
+    )
     commands = parser.add_subparsers(dest="command")
     export = commands.add_parser("export", help="print a finished game in the replay format (docs/replay.md)")
     export.add_argument("game_id", type=int)
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to bind (0.0.0.0 lets friends on your network join; default 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (0.0.0.0 lets friends on your network join; default 127.0.0.1)",
+    )
     parser.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0 picks a free one)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                        help="how much to log (default info)")
-    parser.add_argument("--ai-workers", type=int, default=None,
-                        help="processes that run AI searches (default: one per core)")
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="how much to log (default info)",
+    )
+    parser.add_argument(
+        "--ai-workers", type=int, default=None, help="processes that run AI searches (default: one per core)"
+    )
     parser.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile the server speaks wss://")
     parser.add_argument("--keyfile", help="TLS private key (PEM)")
-    parser.add_argument("--metrics", action="store_true",
-                        help="serve GET /metrics (JSON: tick lateness, event-loop lag, RSS, CPU) for benchmarks")
+    parser.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve GET /metrics (JSON: tick lateness, event-loop lag, RSS, CPU) for benchmarks",
+    )
     args = parser.parse_args(argv)
     if bool(args.certfile) != bool(args.keyfile):
         parser.error("--certfile and --keyfile go together")
@@ -116,8 +130,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "export":
             return export_game(db, args.game_id)
-        config = ServerConfig(host=args.host, port=args.port, ai_workers=args.ai_workers, db=db,
-                              certfile=args.certfile, keyfile=args.keyfile, metrics=args.metrics)
+        config = ServerConfig(
+            host=args.host,
+            port=args.port,
+            ai_workers=args.ai_workers,
+            db=db,
+            certfile=args.certfile,
+            keyfile=args.keyfile,
+            metrics=args.metrics,
+        )
         asyncio.run(serve_until_signalled(config))
     except StoreError as exc:
         print(f"gamenight-server: {exc}", file=sys.stderr)

@@ -96,8 +96,7 @@ def _warm() -> None:
 
 def _run_ai(turn: AiTurn) -> tuple[str, dict[str, Any]]:
     """In a worker process: ask the AI of `turn` for its move."""
-    return choose_move(turn.game, turn.state, turn.seat, level=turn.ai.level, bot=turn.ai.bot,
-                       budget_ms=turn.budget_ms)
+    return choose_move(turn.game, turn.state, turn.seat, level=turn.ai.level, bot=turn.ai.bot, budget_ms=turn.budget_ms)
 
 
 class GameServer:
@@ -122,11 +121,17 @@ class GameServer:
         if self.store is not None:
             self.deliver(self.lobby.restore(self.store.unfinished_rooms(), time.monotonic()))
         self._server = await serve(
-            self.handler, self.config.host, self.config.port,
-            process_request=self._http, max_size=MAX_FRAME, compression=None,
-            ping_interval=self.config.ping_interval, ping_timeout=self.config.ping_interval,
+            self.handler,
+            self.config.host,
+            self.config.port,
+            process_request=self._http,
+            max_size=MAX_FRAME,
+            compression=None,
+            ping_interval=self.config.ping_interval,
+            ping_timeout=self.config.ping_interval,
             # A flooder's close frame waits behind its unread frames; don't hold its socket long for it.
-            close_timeout=CLOSE_TIMEOUT_S, ssl=self._tls(),
+            close_timeout=CLOSE_TIMEOUT_S,
+            ssl=self._tls(),
         )
         self._spawn(self._sweeper())
         self._spawn(self._warm_ai())
@@ -171,8 +176,9 @@ class GameServer:
         if self.config.metrics and request.path.startswith("/metrics"):
             if request.path == "/metrics?reset=1":
                 self.metrics.reset()
-            snapshot = self.metrics.snapshot(connections=len(self.connections), rooms=len(self.lobby.rooms),
-                                             clocks=len(self.clocks))
+            snapshot = self.metrics.snapshot(
+                connections=len(self.connections), rooms=len(self.lobby.rooms), clocks=len(self.clocks)
+            )
             response = connection.respond(HTTPStatus.OK, json.dumps(snapshot) + "\n")
             response.headers["Content-Type"] = "application/json"
             return response
@@ -309,8 +315,9 @@ class GameServer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("AI for room %s seat %d failed (%s); playing a fallback move",
-                        turn.room, turn.seat, type(exc).__name__)
+            log.warning(
+                "AI for room %s seat %d failed (%s); playing a fallback move", turn.room, turn.seat, type(exc).__name__
+            )
             text, info = fallback_move(turn.game, turn.state, turn.seat), {"fallback": True}
         await self._pace(turn, loop.time() - started)
         self.deliver(self.lobby.ai_moved(turn.room, turn.seat, turn.seq, text, info, time.monotonic()))
@@ -330,8 +337,9 @@ class GameServer:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["gamenight.server.ai.play", *AI_MODULES])
             # Workers run at a lower priority: the event loop must win the cores whenever it has work.
-            self._pool = ProcessPoolExecutor(self.config.ai_workers, mp_context=context,
-                                             initializer=os.nice, initargs=(AI_NICENESS,))
+            self._pool = ProcessPoolExecutor(
+                self.config.ai_workers, mp_context=context, initializer=os.nice, initargs=(AI_NICENESS,)
+            )
         return self._pool
 
     async def _warm_ai(self) -> None:
@@ -376,4 +384,3 @@ class GameServer:
         while True:
             await asyncio.sleep(SWEEP_INTERVAL_S)
             self.deliver(self.lobby.sweep(time.monotonic()))
-

@@ -306,4 +306,3 @@ class TickDriver(Driver):
     def next_tick_ms(self) -> int | None:
         """The tick length while the game runs."""
         return self.tick_ms if self.room.status == RoomStatus.PLAYING else None
-

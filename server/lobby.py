@@ -90,8 +90,13 @@ def hash_token(token: str) -> str:
 class Lobby:
     """All rooms and sessions of a server; routes each request to the room it concerns."""
 
-    def __init__(self, *, ai_bots: dict[str, list[str]] | None = None, history: History | None = None,
-                 max_rooms_per_client: int = 20) -> None:
+    def __init__(
+        self,
+        *,
+        ai_bots: dict[str, list[str]] | None = None,
+        history: History | None = None,
+        max_rooms_per_client: int = 20,
+    ) -> None:
         self.rooms: dict[str, Room] = {}
         self.clients: dict[str, Client] = {}  # by session, connected or holding seats
         self.by_token: dict[str, Client] = {}  # by token hash
@@ -103,8 +108,9 @@ class Lobby:
     def hello(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
         """Greet a connection: check the protocol, make or resume its session, reply `welcome`."""
         if msg.protocol != PROTOCOL_VERSION:
-            raise Refusal(ErrorCode.UNSUPPORTED_PROTOCOL,
-                          f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}")
+            raise Refusal(
+                ErrorCode.UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}"
+            )
         if msg.resume is not None:
             return self._resume(msg, now)
         token = secrets.token_urlsafe(24)
@@ -117,9 +123,15 @@ class Lobby:
 
     def _welcome(self, client: Client, token: str, request_id: int | None) -> Welcome:
         """The welcome message for a (new or resumed) session."""
-        return Welcome(protocol=PROTOCOL_VERSION, session=client.session, server=SERVER_NAME,
-                       games=[self._describe(game) for game in GAMES.values()], token=token,
-                       rooms=self._public_summaries(), id=request_id)
+        return Welcome(
+            protocol=PROTOCOL_VERSION,
+            session=client.session,
+            server=SERVER_NAME,
+            games=[self._describe(game) for game in GAMES.values()],
+            token=token,
+            rooms=self._public_summaries(),
+            id=request_id,
+        )
 
     def _describe(self, game: Game[Any, Any]) -> GameDescription:
         """A game's `welcome.games` entry, with the named bots that play it."""
@@ -172,8 +184,9 @@ class Lobby:
             return self._dispatch(self.clients[session], msg, now)
         except Refusal as refusal:
             out = Outbox()
-            out.send({session}, Error(code=refusal.code, message=refusal.message, id=msg.id,
-                                      room=getattr(msg, "room", None)))
+            out.send(
+                {session}, Error(code=refusal.code, message=refusal.message, id=msg.id, room=getattr(msg, "room", None))
+            )
             return out
 
     def _dispatch(self, client: Client, msg: Message, now: float) -> Outbox:

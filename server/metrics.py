@@ -28,8 +28,14 @@ def percentiles(samples: list[float] | deque[float]) -> dict[str, float | int]:
     def at(q: float) -> float:
         return round(values[min(len(values) - 1, int(q * len(values)))], 3)
 
-    return {"n": len(values), "p50": at(0.50), "p90": at(0.90), "p99": at(0.99), "max": round(values[-1], 3),
-            "mean": round(statistics.fmean(values), 3)}
+    return {
+        "n": len(values),
+        "p50": at(0.50),
+        "p90": at(0.90),
+        "p99": at(0.99),
+        "max": round(values[-1], 3),
+        "mean": round(statistics.fmean(values), 3),
+    }
 
 
 class Metrics:

@@ -56,8 +56,12 @@ def write_frames(connection: ServerConnection, frames: list[bytes]) -> int:
 class Outgoing:
     """Records and frames waiting for the flush at the start of the next loop iteration."""
 
-    def __init__(self, store: Store | None, on_backlog: Callable[[ServerConnection], None] | None = None,
-                 max_backlog: int = MAX_BACKLOG) -> None:
+    def __init__(
+        self,
+        store: Store | None,
+        on_backlog: Callable[[ServerConnection], None] | None = None,
+        max_backlog: int = MAX_BACKLOG,
+    ) -> None:
         self.store = store
         self.on_backlog = on_backlog
         self.max_backlog = max_backlog

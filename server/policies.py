@@ -74,8 +74,13 @@ class Forfeit(DisconnectPolicy):
         """Forfeit the first seat that has been away longer than the grace period."""
         grace = room.room_options["grace_s"]
         for seat in room.seats:
-            if seat.holder is not None and not seat.connected and seat.dropped_at is not None \
-                    and now - seat.dropped_at >= grace and room.driver.can_forfeit(seat.index):
+            if (
+                seat.holder is not None
+                and not seat.connected
+                and seat.dropped_at is not None
+                and now - seat.dropped_at >= grace
+                and room.driver.can_forfeit(seat.index)
+            ):
                 return room.driver.concede(seat.index, EndReason.FORFEIT)
         return Outbox()
 

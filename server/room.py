@@ -40,8 +40,7 @@ __all__ = ["AiSpec", "AiTurn", "Member", "Outbox", "Refusal", "Room", "Seat", "S
 
 EVENT_HISTORY = 256  # events kept per room for `sync`
 
-W, PL, PA, F, C = (RoomStatus.WAITING, RoomStatus.PLAYING, RoomStatus.PAUSED, RoomStatus.FINISHED,
-                   RoomStatus.CLOSED)
+W, PL, PA, F, C = (RoomStatus.WAITING, RoomStatus.PLAYING, RoomStatus.PAUSED, RoomStatus.FINISHED, RoomStatus.CLOSED)
 TRANSITIONS: dict[RoomStatus, frozenset[RoomStatus]] = {
     W: frozenset({PL, PA, F, C}),
     PL: frozenset({PA, F, C}),
@@ -91,23 +90,41 @@ class Seat:
         """The seat as shown in the lobby and the room summary."""
         kind = SeatKind.OPEN if self.free else (SeatKind.AI if self.ai else SeatKind.HUMAN)
         return SeatSummary(
-            seat=self.index, label=self.label, kind=kind, name=self.name,
-            level=self.ai.level if self.ai else None, bot=self.ai.bot if self.ai else None,
-            connected=True if self.ai else self.connected, stand_in=self.stand_in.label if self.stand_in else None,
+            seat=self.index,
+            label=self.label,
+            kind=kind,
+            name=self.name,
+            level=self.ai.level if self.ai else None,
+            bot=self.ai.bot if self.ai else None,
+            connected=True if self.ai else self.connected,
+            stand_in=self.stand_in.label if self.stand_in else None,
         )
 
     def record(self, code: str) -> SeatSaved:
         """The seat as stored, so a restart gives it back to the same person."""
-        return SeatSaved(code, self.index, self.holder.name if self.holder else None,
-                         self.holder.token_hash if self.holder else None,
-                         self.ai.level if self.ai else None, self.ai.bot if self.ai else None)
+        return SeatSaved(
+            code,
+            self.index,
+            self.holder.name if self.holder else None,
+            self.holder.token_hash if self.holder else None,
+            self.ai.level if self.ai else None,
+            self.ai.bot if self.ai else None,
+        )
 
 
 class Room:
     """A room's referee: seats, spectators, the running game and its history."""
 
-    def __init__(self, code: str, game: Game[Any, Any], options: dict[str, Any], room_options: dict[str, Any],
-                 host: str, host_name: str, private: bool = False) -> None:
+    def __init__(
+        self,
+        code: str,
+        game: Game[Any, Any],
+        options: dict[str, Any],
+        room_options: dict[str, Any],
+        host: str,
+        host_name: str,
+        private: bool = False,
+    ) -> None:
         self.code = code
         self.game = game
         self.options = options  # the game's own, passed to its rules
@@ -166,9 +183,14 @@ class Room:
     def summary(self) -> RoomSummary:
         """The room as the lobby lists it."""
         return RoomSummary(
-            room=self.code, game=self.game.name, options={**self.options, **self.room_options},
-            seats=tuple(s.summary() for s in self.seats), spectators=len(self.spectators),
-            status=self.status, private=self.private, host=self.host_name,
+            room=self.code,
+            game=self.game.name,
+            options={**self.options, **self.room_options},
+            seats=tuple(s.summary() for s in self.seats),
+            spectators=len(self.spectators),
+            status=self.status,
+            private=self.private,
+            host=self.host_name,
         )
 
     def info(self, request_id: int | None = None) -> RoomInfo:
@@ -428,8 +450,9 @@ class Room:
         for index in sorted(self.game.to_move(self.state)):
             ai = self.seats[index].player
             if ai is not None:
-                out.effects.append(AiTurn(self.code, index, self.seq, self.game.name, self.state, ai,
-                                          self.driver.ai_budget_ms()))
+                out.effects.append(
+                    AiTurn(self.code, index, self.seq, self.game.name, self.state, ai, self.driver.ai_budget_ms())
+                )
         return out
 
     def resign(self, session: str) -> Outbox:
@@ -459,8 +482,18 @@ class Room:
         self.driver.clear()
         players = [{"seat": s.index, "label": s.label, "name": s.name, "ai": s.ai is not None} for s in self.seats]
         out = Outbox(changed=True)
-        out.records.append(GameFinished(self.code, self.game_no, self.game.name, self.options, players,
-                                        result.to_plain(), list(self.moves), self.game.transcript(self.moves)))
+        out.records.append(
+            GameFinished(
+                self.code,
+                self.game_no,
+                self.game.name,
+                self.options,
+                players,
+                result.to_plain(),
+                list(self.moves),
+                self.game.transcript(self.moves),
+            )
+        )
         return out
 
     def rematch(self, session: str) -> Outbox:
@@ -476,8 +509,7 @@ class Room:
         if seat is not None:
             self.rematch_votes.add(seat.index)
         humans = {s.index for s in self.seats if s.holder is not None}
-        out = self.event(EventKind.REMATCH, {"seat": seat.index if seat else None,
-                                             "votes": sorted(self.rematch_votes)})
+        out = self.event(EventKind.REMATCH, {"seat": seat.index if seat else None, "votes": sorted(self.rematch_votes)})
         if not humans <= self.rematch_votes:
             return out
         self._rotate_seats(out)
@@ -513,8 +545,9 @@ class Room:
 
     # -- restart ------------------------------------------------------------------------------------------
     @classmethod
-    def restore(cls, saved: StoredRoom, game: Game[Any, Any], now: float,
-                held_for: Callable[[str, str], Member]) -> tuple[Room, Outbox]:
+    def restore(
+        cls, saved: StoredRoom, game: Game[Any, Any], now: float, held_for: Callable[[str, str], Member]
+    ) -> tuple[Room, Outbox]:
         """Rebuild a room a previous run left open: its seats held for their tokens, its game replayed.
 
         `held_for(token_hash, name)` gives the member a stored token resumes (the lobby keeps sessions). The
@@ -547,8 +580,12 @@ class Room:
         result = outcome.result() if outcome is not None else None
         if saved.result is not None:
             scores = saved.result.get("scores")
-            result = Result.of(tuple(saved.result.get("winners", ())), saved.result.get("reason", "restored"),
-                               tuple(scores) if scores is not None else None, saved.result.get("loser"))
+            result = Result.of(
+                tuple(saved.result.get("winners", ())),
+                saved.result.get("reason", "restored"),
+                tuple(scores) if scores is not None else None,
+                saved.result.get("loser"),
+            )
         if result is not None:
             self.result = result
             self.set_status(RoomStatus.FINISHED)
@@ -569,9 +606,16 @@ class Room:
         to_move = sorted(self.game.to_move(self.state)) if self.status == RoomStatus.PLAYING else []
         legal = self.game.legal_notation(self.state, to_move[0]) if to_move else []
         return State(
-            room=self.code, seq=self.seq, game=self.game.name, status=self.status,
-            view=self.game.view(self.state), to_move=to_move, legal=legal, last_move=self.last_move,
-            moves=self.driver.stored_moves(), result=self.result,
+            room=self.code,
+            seq=self.seq,
+            game=self.game.name,
+            status=self.status,
+            view=self.game.view(self.state),
+            to_move=to_move,
+            legal=legal,
+            last_move=self.last_move,
+            moves=self.driver.stored_moves(),
+            result=self.result,
             next_tick_ms=self.driver.next_tick_ms() if next_tick_ms is None else next_tick_ms,
         )
 

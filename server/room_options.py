@@ -15,20 +15,59 @@ from gamenight.server.games.base import Game, validate_options
 from gamenight.server.policies import POLICIES
 
 ROOM_OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("ai_ms", OptionKind.INT, 1000, "thinking time per move of the strongest AI level, in ms",
-               minimum=50, maximum=10000, label="AI thinking time (ms)"),
-    OptionSpec("ai_pace_ms", OptionKind.INT, 500, "least time between two AI moves, so people can follow them",
-               minimum=0, maximum=5000, label="Pause between AI moves (ms)"),
-    OptionSpec("countdown_ms", OptionKind.INT, 3000, "pause before a live game's first tick (and after a pause)",
-               minimum=0, maximum=10000, label="Countdown before a live game (ms)"),
-    OptionSpec("ai_level", OptionKind.INT, 3, "level of the AI that stands in for a dropped player (policy 'ai')",
-               minimum=1, maximum=5, label="Stand-in AI level"),
-    OptionSpec("on_disconnect", OptionKind.CHOICE, "wait",
-               "what happens to a dropped player's seat: " + "; ".join(f"{p.name}: {p.help}"
-                                                                       for p in POLICIES.values()),
-               choices=tuple(POLICIES), label="When a player drops"),
-    OptionSpec("grace_s", OptionKind.INT, 60, "seconds a dropped player has to come back before forfeiting",
-               minimum=1, maximum=3600, label="Grace period before forfeit (s)"),
+    OptionSpec(
+        "ai_ms",
+        OptionKind.INT,
+        1000,
+        "thinking time per move of the strongest AI level, in ms",
+        minimum=50,
+        maximum=10000,
+        label="AI thinking time (ms)",
+    ),
+    OptionSpec(
+        "ai_pace_ms",
+        OptionKind.INT,
+        500,
+        "least time between two AI moves, so people can follow them",
+        minimum=0,
+        maximum=5000,
+        label="Pause between AI moves (ms)",
+    ),
+    OptionSpec(
+        "countdown_ms",
+        OptionKind.INT,
+        3000,
+        "pause before a live game's first tick (and after a pause)",
+        minimum=0,
+        maximum=10000,
+        label="Countdown before a live game (ms)",
+    ),
+    OptionSpec(
+        "ai_level",
+        OptionKind.INT,
+        3,
+        "level of the AI that stands in for a dropped player (policy 'ai')",
+        minimum=1,
+        maximum=5,
+        label="Stand-in AI level",
+    ),
+    OptionSpec(
+        "on_disconnect",
+        OptionKind.CHOICE,
+        "wait",
+        "what happens to a dropped player's seat: " + "; ".join(f"{p.name}: {p.help}" for p in POLICIES.values()),
+        choices=tuple(POLICIES),
+        label="When a player drops",
+    ),
+    OptionSpec(
+        "grace_s",
+        OptionKind.INT,
+        60,
+        "seconds a dropped player has to come back before forfeiting",
+        minimum=1,
+        maximum=3600,
+        label="Grace period before forfeit (s)",
+    ),
 )
 _ROOM_NAMES = frozenset(spec.name for spec in ROOM_OPTIONS)
 

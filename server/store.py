@@ -180,8 +180,10 @@ class Store:
         """Bring the schema to SCHEMA_VERSION, refusing a database from a newer version."""
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path} was written by a newer gamenight (schema {version}; this one knows "
-                             f"{SCHEMA_VERSION}); upgrade gamenight or use another --db")
+            raise StoreError(
+                f"{self.path} was written by a newer gamenight (schema {version}; this one knows "
+                f"{SCHEMA_VERSION}); upgrade gamenight or use another --db"
+            )
         while version < SCHEMA_VERSION:
             self.db.executescript(f"BEGIN; {MIGRATIONS[version]}; PRAGMA user_version = {version + 1}; COMMIT;")
             version += 1
@@ -212,26 +214,50 @@ class Store:
         db = self.db
         match record:
             case RoomSaved():
-                db.execute("INSERT OR REPLACE INTO rooms (code, game, options, room_options, host_name, private,"
-                           " created_at, host_token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                           (record.code, record.game, json.dumps(record.options), json.dumps(record.room_options),
-                            record.host_name, int(record.private), now, record.host_token_hash))
+                db.execute(
+                    "INSERT OR REPLACE INTO rooms (code, game, options, room_options, host_name, private,"
+                    " created_at, host_token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.code,
+                        record.game,
+                        json.dumps(record.options),
+                        json.dumps(record.room_options),
+                        record.host_name,
+                        int(record.private),
+                        now,
+                        record.host_token_hash,
+                    ),
+                )
             case SeatSaved():
-                db.execute("INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?)",
-                           (record.code, record.seat, record.name, record.token_hash, record.ai_level,
-                            record.ai_bot))
+                db.execute(
+                    "INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?)",
+                    (record.code, record.seat, record.name, record.token_hash, record.ai_level, record.ai_bot),
+                )
             case GameStarted():
                 db.execute("UPDATE rooms SET game_no = ? WHERE code = ?", (record.game_no, record.code))
                 db.execute("DELETE FROM moves WHERE room = ? AND game_no = ?", (record.code, record.game_no))
             case MoveRecorded():
-                db.execute("INSERT INTO moves VALUES (?, ?, ?, ?, ?)",
-                           (record.code, record.game_no, record.ply, record.move, now))
+                db.execute(
+                    "INSERT INTO moves VALUES (?, ?, ?, ?, ?)",
+                    (record.code, record.game_no, record.ply, record.move, now),
+                )
             case GameFinished():
-                db.execute("INSERT INTO games (room, game_no, game, options, players, result, reason, moves,"
-                           " transcript, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           (record.code, record.game_no, record.game, json.dumps(record.options),
-                            json.dumps(record.players), json.dumps(record.result), record.result.get("reason", ""),
-                            json.dumps(record.moves), record.transcript, now))
+                db.execute(
+                    "INSERT INTO games (room, game_no, game, options, players, result, reason, moves,"
+                    " transcript, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.code,
+                        record.game_no,
+                        record.game,
+                        json.dumps(record.options),
+                        json.dumps(record.players),
+                        json.dumps(record.result),
+                        record.result.get("reason", ""),
+                        json.dumps(record.moves),
+                        record.transcript,
+                        now,
+                    ),
+                )
             case RoomClosed():
                 db.execute("UPDATE rooms SET closed = 1 WHERE code = ?", (record.code,))
                 db.execute("DELETE FROM moves WHERE room = ?", (record.code,))
@@ -241,17 +267,29 @@ class Store:
     def unfinished_rooms(self) -> list[StoredRoom]:
         """Every room not closed, with its seats and the move log of its current game."""
         rooms = []
-        for row in self.db.execute("SELECT code, game, options, room_options, host_name, private, game_no,"
-                                   " host_token_hash FROM rooms WHERE closed = 0 ORDER BY created_at"):
-            room = StoredRoom(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], bool(row[5]), row[6],
-                              row[7])
-            room.seats = [SeatSaved(room.code, *seat) for seat in self.db.execute(
-                "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
-                (room.code,))]
-            room.moves = [m for (m,) in self.db.execute(
-                "SELECT move FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", (room.code, room.game_no))]
-            done = self.db.execute("SELECT result FROM games WHERE room = ? AND game_no = ?",
-                                   (room.code, room.game_no)).fetchone()
+        for row in self.db.execute(
+            "SELECT code, game, options, room_options, host_name, private, game_no,"
+            " host_token_hash FROM rooms WHERE closed = 0 ORDER BY created_at"
+        ):
+            room = StoredRoom(
+                row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], bool(row[5]), row[6], row[7]
+            )
+            room.seats = [
+                SeatSaved(room.code, *seat)
+                for seat in self.db.execute(
+                    "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
+                    (room.code,),
+                )
+            ]
+            room.moves = [
+                m
+                for (m,) in self.db.execute(
+                    "SELECT move FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", (room.code, room.game_no)
+                )
+            ]
+            done = self.db.execute(
+                "SELECT result FROM games WHERE room = ? AND game_no = ?", (room.code, room.game_no)
+            ).fetchone()
             room.result = json.loads(done[0]) if done else None
             rooms.append(room)
         return rooms
@@ -268,16 +306,34 @@ class Store:
             args.append(player)
         sql += " ORDER BY id DESC LIMIT ?"
         args.append(max(1, min(limit, 200)))
-        return [{"game_id": r[0], "game": r[1], "players": json.loads(r[2]), "result": json.loads(r[3]),
-                 "finished_at": r[4]} for r in self.db.execute(sql, args)]
+        return [
+            {
+                "game_id": r[0],
+                "game": r[1],
+                "players": json.loads(r[2]),
+                "result": json.loads(r[3]),
+                "finished_at": r[4],
+            }
+            for r in self.db.execute(sql, args)
+        ]
 
     def get_game(self, game_id: int) -> dict[str, Any] | None:
         """One finished game as a replay record (docs/replay.md), or None."""
-        row = self.db.execute("SELECT id, game, options, players, result, moves, transcript, finished_at"
-                              " FROM games WHERE id = ?", (game_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT id, game, options, players, result, moves, transcript, finished_at FROM games WHERE id = ?",
+            (game_id,),
+        ).fetchone()
         if row is None:
             return None
-        return {"format": "gamenight-replay", "version": 1, "game_id": row[0], "game": row[1],
-                "options": json.loads(row[2]), "players": json.loads(row[3]), "result": json.loads(row[4]),
-                "moves": json.loads(row[5]), "transcript": row[6], "finished_at": row[7]}
-
+        return {
+            "format": "gamenight-replay",
+            "version": 1,
+            "game_id": row[0],
+            "game": row[1],
+            "options": json.loads(row[2]),
+            "players": json.loads(row[3]),
+            "result": json.loads(row[4]),
+            "moves": json.loads(row[5]),
+            "transcript": row[6],
+            "finished_at": row[7],
+        }

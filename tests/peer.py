@@ -98,8 +98,9 @@ class Peer:
         await self._reader
 
 
-async def seat_pair(first: Peer, second: Peer, game: str = "othello",
-                    options: dict[str, Any] | None = None) -> tuple[str, State]:
+async def seat_pair(
+    first: Peer, second: Peer, game: str = "othello", options: dict[str, Any] | None = None
+) -> tuple[str, State]:
     """`first` creates a room and takes seat 0, `second` seat 1; returns the room code and the first state."""
     room = await first.request(CreateRoom, game=game, options=options or {})
     await first.request(Join, room=room.room, seat=0)

@@ -32,14 +32,23 @@ def test_wheel_installs_exactly_one_top_level_package(tmp_path):
     """A built wheel puts everything under `gamenight/` (server, client, protocol, the maps and the stylesheets)."""
     source = tmp_path / "source"  # a copy, so the build leaves nothing in the work tree
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--wheel-dir", str(tmp_path), str(source)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = tmp_path.glob("gamenight-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/", 1)[0] for name in names if not name.split("/", 1)[0].endswith(".dist-info")}
     assert top == {"gamenight"}
-    for needed in ("gamenight/server/__main__.py", "gamenight/client/__main__.py", "gamenight/protocol/codec.py",
-                   "gamenight/server/games/tron_maps/joust.txt", "gamenight/client/gamenight.tcss"):
+    for needed in (
+        "gamenight/server/__main__.py",
+        "gamenight/client/__main__.py",
+        "gamenight/protocol/codec.py",
+        "gamenight/server/games/tron_maps/joust.txt",
+        "gamenight/client/gamenight.tcss",
+    ):
         assert needed in names
 
 
@@ -60,7 +69,6 @@ def test_console_scripts_run_from_a_folder_that_shadows_them(tmp_path, script):
     """The installed commands answer --help from a folder holding a server.py, a server/ and a gamenight/ folder."""
     path = shutil.which(script, path=str(Path(sys.executable).parent))
     assert path is not None, f"{script} is not installed next to {sys.executable}"
-    done = subprocess.run([path, "--help"], cwd=_shadowing_folder(tmp_path), capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([path, "--help"], cwd=_shadowing_folder(tmp_path), capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "shadowed" not in done.stdout + done.stderr

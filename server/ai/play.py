@@ -24,12 +24,14 @@ class GameAI(Protocol):
     BOTS: dict[str, str]
     """Named bots -> a one-line description."""
 
-    def choose_level(self, state: Any, seat: int, level: int, budget_ms: int,
-                     rng: random.Random) -> tuple[Any, dict[str, Any]]:
+    def choose_level(
+        self, state: Any, seat: int, level: int, budget_ms: int, rng: random.Random
+    ) -> tuple[Any, dict[str, Any]]:
         """The move of `level` (1-5) for `seat`, and the search's info map."""
 
-    def choose_bot(self, state: Any, seat: int, bot: str, budget_ms: int,
-                   rng: random.Random) -> tuple[Any, dict[str, Any]]:
+    def choose_bot(
+        self, state: Any, seat: int, bot: str, budget_ms: int, rng: random.Random
+    ) -> tuple[Any, dict[str, Any]]:
         """The move of the named `bot` for `seat`, and its info map."""
 
     def quick_move(self, state: Any, seat: int) -> Any:

@@ -1,21 +1,24 @@
-"""Tron AI: joint-move alpha-beta over a Voronoi evaluation, space filling once apart, and two classic bots.
+"""Tron AI: joint-move alpha-beta over Voronoi territory and chambers, space filling once apart, three bots.
 
 The search sees the board as one big int, a bit per square of a padded grid (bit set = open), framed by
 blocked squares so a neighbour is always `index + step` and a whole breadth-first layer is four shifts and
 a mask. The stride is odd, so an index's parity is its square's colour on a checkerboard: a path alternates
 colours, which bounds how many squares a lone rider can fill.
 
-Two riders in contact, the levels search through the core one tick per ply (`TickEngine`): at the root we
-commit our move and the opponent answers it knowing it (pessimistic, as in a1k0n's 2010 winner); every later
-ply answers the other side's committed move, which resolves the tick with tron.py's rules, and commits the
-mover's next move, so who sees whose move alternates down the tree instead of favouring the opponent at
-every tick. Ticks resolve as in tron.py: a target that is a wall or trail crashes, the same target crashes
-both, and swapping heads crashes both (each runs into the other's head, which is trail). Leaves are scored
-by Voronoi territory (a1k0n's squares-and-edges form); squares both reach at once count for nobody. A mutual
-crash this tick or the next is valued below everything but a sure loss, so a chaser cannot force draws;
-level 5 values one further ahead as an even position, so it still races the opponent to a contested gap.
-The floodfill bot uses the plain form, two plies per tick (`TronEngine`). Apart, each rider only fills its
-own space: we search our moves alone, scored by a chamber-aware estimate of the squares still reachable.
+Two riders in contact, levels 1-4 search through the core one tick per ply (`TickEngine`): at the root we
+commit our move and the opponent answers it knowing it; every later ply answers the other side's committed
+move, which resolves the tick with tron.py's rules, and commits the mover's next move, so who sees whose
+move alternates down the tree. Ticks resolve as in tron.py: a target that is a wall or trail crashes, the
+same target crashes both, and swapping heads crashes both (each runs into the other's head, which is
+trail). Their leaves are scored by Voronoi territory (a1k0n's squares-and-edges form); squares both reach at
+once count for nobody; a mutual crash is valued below everything but a sure loss, so a chaser cannot force
+draws. Level 5 searches two plies per tick with the opponent answering our move at every tick (a1k0n's
+pessimistic search, `VoronoiEngine`, as the voronoi bot does), scoring each side's territory only along
+its best chain of chambers (articulation squares by Tarjan's low-links, `chamber_value`), until its
+deadline; a draw is worth 0 to it. The floodfill bot uses flood fills, two plies per tick (`TronEngine`).
+Apart, each rider only fills its own space: levels 1-4 search their moves alone, scored by a chamber-tree
+estimate of the squares still reachable; level 5 searches for the longest ride depth-first, cut by the
+parity and chamber bounds, until it proves one or the deadline comes (`fill_search`).
 Three or four riders: a greedy pick of the safe move with the largest Voronoi share.
 """
 
@@ -24,12 +27,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from gamenight.server.ai.levels import limits_for
-from gamenight.server.ai.search import WIN, Limits, search
+from gamenight.server.ai.search import PROVEN, WIN, Limits, search
 from gamenight.server.games.tron import DIRECTION_NAMES, DIRECTIONS, EMPTY, NORTH, TronState
 
 Direction = int
@@ -45,6 +48,8 @@ Leaf = Callable[[Mask, int, Index], int]
 BOTS: dict[str, str] = {
     "chaser": "steps toward the opponent's head (squared distance, ties N, E, S, W)",
     "floodfill": "alpha-beta over both players' moves, leaves scored by the difference of their flood fills",
+    "voronoi": "a1k0n's 2010 winner re-derived: pessimistic joint-move alpha-beta over Voronoi squares and edges"
+    " along the best chain of chambers; greedy-tree space filling apart",
 }
 
 # -- evaluation weights: a1k0n's Voronoi fit is 55 per square and 194 per edge; a degree sum counts edges twice
@@ -86,7 +91,10 @@ horizons (a tempo the wrong way) and left levels 1-4 unordered; caps 1, 3, 5, 7 
 against level 4 (46 games at 100 ms), so level 4 stops at 5 plies; with level 3 at noise 60 and level 4 at
 noise 30 the steps 3-2 and 4-3 were 53-57%, so level 3 has noise 30 and level 4 none."""
 LEVEL_FAR_DRAW: dict[int, int] = {5: FAR_DRAW_PENALTY}
-"""Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw."""
+"""Levels whose far draws cost `FAR_DRAW_PENALTY`; the others pay `DRAW_PENALTY` for every draw. Only for
+levels searching with the tick engine: level 5 does so only when `LEVEL_PESSIMISTIC` leaves it out."""
+LEVEL_PESSIMISTIC = frozenset({5})
+"""Levels whose contact search is the pessimistic two-plies-per-tick one (`_pessimistic_move`)."""
 CHECK_EVERY = 8
 """Nodes between the core's looks at the clock: a Tron node floods the board, so a tick's budget is few nodes."""
 FLOODFILL_MS = 900
@@ -300,18 +308,27 @@ class TronEngine:
         return territory_score(self.stride, free, first, second, first_ahead, draw)
 
 
-def territory_score(stride: int, free: Mask, first: Index, second: Index, first_ahead: bool, draw: int) -> int:
+def territory_score(
+    stride: int, free: Mask, first: Index, second: Index, first_ahead: bool, draw: int, chambers: bool = False
+) -> int:
     """The first head's score against the second: Voronoi territory in contact, space to fill apart.
 
-    `draw` is what equal space to fill (both crash on the same tick) is worth to the first head.
+    `draw` is what equal space to fill (both crash on the same tick) is worth to the first head. With
+    `chambers` each side's territory counts only along its best chain of chambers (`chamber_value`).
     """
     split = voronoi(free, stride, first, second, first_ahead)
     if split.touching:
+        if chambers:
+            return chamber_value(split.first, free, stride, first) - chamber_value(split.second, free, stride, second)
         cells = split.first.bit_count() - split.second.bit_count()
         edges = degree_sum(split.first, free, stride) - degree_sum(split.second, free, stride)
         return CELL * cells + EDGE * edges
-    # Apart: the second rider has already made this tick's move when the first is ahead.
-    lead = parity_fill(split.first, first) - parity_fill(split.second, second) - first_ahead
+    # Apart: the second rider has already made this tick's move when the first is ahead. With `chambers` the
+    # room each can fill is its chamber tree capped by the parity bound (dead ends only one at a time).
+    if chambers:
+        lead = chamber_fill(free, stride, first) - chamber_fill(free, stride, second) - first_ahead
+    else:
+        lead = parity_fill(split.first, first) - parity_fill(split.second, second) - first_ahead
     if lead == 0:
         return draw
     return (APART if lead > 0 else -APART) + APART_CELL * lead
@@ -409,6 +426,23 @@ class TickEngine:
         return territory_score(self.stride, free ^ 1 << committed, mover, committed, True, draw)
 
 
+class VoronoiEngine(TronEngine):
+    """The voronoi bot's adapter, a1k0n's 2010 winner as his post-mortem describes it: two plies per tick, our
+    move first and the opponent answering it knowing it (pessimistic at every tick), iterative deepening a
+    whole tick at a time; leaves scored by Voronoi squares and edges counted along the best chain of chambers
+    (`chamber_value`), and by the space to fill once apart. A draw is worth nothing either way.
+    Level 5 differs in who sees whose move (`TickEngine`), the dated draws, the ordering carried from move
+    to move, the whole budget, and the exhaustive endgame filler."""
+
+    draw_penalty = 0
+    chambers = True
+    """Territory counted by chambers; False (an experiment of bench/tron_bench.py) counts plain Voronoi."""
+
+    def score(self, free: Mask, first: Index, second: Index, first_ahead: bool, first_is_us: bool) -> int:
+        """The first head's chamber-counted territory against the second's (see `territory_score`)."""
+        return territory_score(self.stride, free, first, second, first_ahead, 0, chambers=self.chambers)
+
+
 class FloodfillEngine(TronEngine):
     """The floodfill bot's adapter: the same plies, leaves scored by the two flood fills and its tie-breaks.
 
@@ -440,6 +474,124 @@ def manhattan(stride: int, a: Index, b: Index) -> int:
     ay, ax = divmod(a, stride)
     by, bx = divmod(b, stride)
     return abs(ax - bx) + abs(ay - by)
+
+
+# -- chambers in contact (level 5's evaluation) ------------------------------------------------------------------
+
+
+def local_cuts(graph: Mask, stride: int) -> Mask:
+    """The squares whose open neighbours (in `graph`) fall into two or more groups around them, a corner
+    joining the two sides it touches: every articulation square is one (a square whose neighbours stay
+    joined round it cuts nothing), bit-parallel over the whole board (`RING_GROUPS` square by square)."""
+    north, south = graph << stride, graph >> stride
+    east, west = graph >> 1, graph << 1
+    north_east, north_west = north >> 1, north << 1
+    south_east, south_west = south >> 1, south << 1
+    a = north & ~(west & north_west)
+    b = east & ~(north & north_east)
+    c = south & ~(east & south_east)
+    d = west & ~(south & south_west)
+    return graph & (((a | b) & (c | d)) | (a & b) | (c & d))
+
+
+def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
+    """What a rider can really use of its Voronoi `territory`: `CELL`·squares + `EDGE`·open-neighbour links
+    along the best chain of the chamber tree from `head`.
+
+    Articulation squares (Tarjan's low-links over the territory, head included) cut it into chambers; a ride
+    enters a chamber through its cut square and cannot come back, so only one chain of chambers from the
+    head down can be had, the most valuable. The chamber that touches the opponent's territory (the
+    battlefront, where the rest of the board is fought for) is exclusive with the dead ends hanging off
+    elsewhere: the chain holds one or the other, never both.
+    """
+    graph = territory | 1 << head
+    if not territory & local_cuts(graph, stride):
+        return CELL * territory.bit_count() + EDGE * degree_sum(territory, free, stride)
+    key = (territory, head)
+    tree = _TREES.get(key)
+    if tree is None:
+        if len(_TREES) >= TREE_CACHE:
+            _TREES.clear()
+        tree = _TREES[key] = _chamber_tree(graph, stride, head)
+    masks, above = tree
+    if len(masks) == 1:
+        return 0
+    if len(masks) == 2:
+        return CELL * masks[1].bit_count() + EDGE * degree_sum(masks[1], free, stride)
+    value = [CELL * mask.bit_count() + EDGE * degree_sum(mask, free, stride) for mask in masks]
+    below = [0] * len(masks)
+    for c in range(len(masks) - 1, 0, -1):
+        chain = value[c] + below[c]
+        if chain > below[above[c]]:
+            below[above[c]] = chain
+    return value[0] + below[0]
+
+
+_TREES: dict[tuple[Mask, Index], tuple[list[Mask], list[int]]] = {}
+"""Chamber trees by (territory, head): a search meets the same territory again and again (about 40% of its
+leaves on random positions), and the tree does not depend on the squares outside it."""
+TREE_CACHE = 8192
+
+
+def _chamber_tree(graph: Mask, stride: int, head: Index) -> tuple[list[Mask], list[int]]:
+    """The chambers of `graph` (a territory and its head) from `head`: each chamber's squares (the first,
+    the head's own, without the head) and the chamber it hangs off (-1 for the first)."""
+    size = graph.bit_length() + stride + 2
+    # inside[i] is "1" for the squares of the territory and the head: a bytes lookup beats a set or a shift.
+    inside = bin(graph)[:1:-1].ljust(size, "0").encode()
+    disc = [-1] * size
+    disc[head] = 0
+    low = [0]
+    parent = [-1]
+    order = [head]
+    steps = (-stride, 1, stride, -1)
+    stack_v = [head]
+    stack_k = [0]
+    one = ord("1")
+    while stack_v:  # Tarjan's low-links without recursion; the stacks hold squares and next directions
+        v = stack_v[-1]
+        k = stack_k[-1]
+        vi = disc[v]
+        descended = False
+        while k < 4:
+            w = v + steps[k]
+            k += 1
+            if inside[w] == one:
+                wi = disc[w]
+                if wi < 0:
+                    wi = len(order)
+                    disc[w] = wi
+                    low.append(wi)
+                    parent.append(vi)
+                    order.append(w)
+                    stack_k[-1] = k
+                    stack_v.append(w)
+                    stack_k.append(0)
+                    descended = True
+                    break
+                if wi < low[vi] and wi != parent[vi]:
+                    low[vi] = wi
+        if not descended:
+            stack_v.pop()
+            stack_k.pop()
+            pi = parent[vi]
+            if pi >= 0 and low[vi] < low[pi]:
+                low[pi] = low[vi]
+    # Chambers in discovery order: a square whose subtree cannot climb above its parent starts a new one.
+    n = len(order)
+    chamber = [0] * n
+    above = [-1]
+    masks = [0]
+    for wi in range(1, n):
+        pi = parent[wi]
+        if low[wi] >= pi:
+            chamber[wi] = len(masks)
+            above.append(chamber[pi])
+            masks.append(1 << order[wi])
+        else:
+            c = chamber[wi] = chamber[pi]
+            masks[c] |= 1 << order[wi]
+    return masks, above
 
 
 # -- space filling (apart) ---------------------------------------------------------------------------------
@@ -479,9 +631,11 @@ def _lowpoints(
 ) -> tuple[list[Index], dict[Index, Index], dict[Index, int], dict[Index, int]]:
     """Depth-first search from `head` over `region`: discovery order, parents, low-points, discovery times.
 
-    The head is the root and is never re-entered: a cycle through it is no cycle for a rider standing there.
+    The head is the root. Edges back to it count like any other: a cycle through the head lets the rider
+    start either way round it (ignoring them made the chamber estimate fall below the longest ride).
     """
     cells = _members(region)
+    cells.add(head)
     steps = steps_of(stride)[1:]
     disc = {head: 1}
     low = {head: 1}
@@ -523,7 +677,7 @@ def flood_leaf(free: Mask, stride: int, head: Index) -> int:
 
 def fill_move(
     free: Mask, stride: int, head: Index, deadline: float, max_depth: int | None, leaf: Leaf = chamber_fill
-) -> tuple[Direction, dict]:
+) -> tuple[Direction, dict[str, Any]]:
     """The move that leaves the most squares to ride, by iterative deepening over our own moves alone.
 
     Leaves are scored by `leaf` (squares still to ride from there). Ties go to the move hugging more walls
@@ -570,10 +724,253 @@ def _past(start: float, deadline: float, share: float) -> bool:
     return time.perf_counter() - start >= share * (deadline - start)
 
 
+# -- the endgame: exhaustive space filling (level 5, apart) --------------------------------------------------
+
+
+def _ring_table() -> tuple[int, ...]:
+    """For each 8-bit ring of open squares around a square (N, NE, E, SE, S, SW, W, NW = bits 0-7): how many
+    separate groups its open N/E/S/W neighbours form within the ring (a corner joins the two sides it
+    touches). Two or more groups: taking the square may cut the region in two (a local articulation point)."""
+    table = []
+    for ring in range(256):
+        groups = 0
+        for start in (0, 2, 4, 6):
+            # Count a group at each open side whose ring-predecessor chain (through open corners) is closed.
+            if not ring >> start & 1:
+                continue
+            corner, side = (start - 1) % 8, (start - 2) % 8
+            if ring >> corner & 1 and ring >> side & 1:
+                continue  # joined with the previous side through the open corner
+            groups += 1
+        if groups == 0 and ring & 0b01010101 == 0b01010101:
+            groups = 1  # every side and corner open: one ring all round
+        table.append(groups)
+    return tuple(table)
+
+
+RING_GROUPS = _ring_table()
+
+
+def ring_of(free: Mask, stride: int, at: Index) -> int:
+    """The 8-bit ring of `at`'s open neighbours, N first, clockwise (see `RING_GROUPS`)."""
+    top = free >> (at - stride - 1)
+    mid = free >> (at - 1)
+    low = free >> (at + stride - 1)
+    return (
+        (top >> 1 & 1)
+        | (top >> 2 & 1) << 1
+        | (mid >> 2 & 1) << 2
+        | (low >> 2 & 1) << 3
+        | (low >> 1 & 1) << 4
+        | (low & 1) << 5
+        | (mid & 1) << 6
+        | (top & 1) << 7
+    )
+
+
+def room_after(free: Mask, stride: int, head: Index) -> tuple[int, Mask]:
+    """The most squares a lone rider at `head` could still ride by the parity bound, entering just one of the
+    regions its open neighbours lead into (a square joining two of them is a cut: only one can be had),
+    and that region."""
+    best, best_region, seen = 0, 0, 0
+    for step in (-stride, 1, stride, -1):
+        at = head + step
+        if not free >> at & 1 or seen >> at & 1:
+            continue
+        region = flood(free, stride, at) | 1 << at
+        seen |= region
+        room = parity_fill(region, head)
+        if room > best:
+            best, best_region = room, region
+    return best, best_region
+
+
+@dataclass(slots=True)
+class FillSearch:
+    """One endgame search: the best ride found so far (squares in order), its proof target and its effort."""
+
+    free: Mask
+    stride: int
+    head: Index
+    deadline: float
+    bound: int
+    best: list[Index]
+    nodes: int = 0
+    depth: int = 0
+    complete: bool = False
+    """True once a whole iteration ran without cutting a ride short: `best` is then the longest there is."""
+    cut: bool = False
+    seen: set[tuple[Mask, Index]] = field(default_factory=set)
+    """The (open squares, head) nodes of the current iteration: reaching one again adds nothing."""
+
+    @property
+    def proven(self) -> bool:
+        """True when `best` is known to be the longest ride."""
+        return self.complete or len(self.best) >= self.bound
+
+
+def greedy_ride(
+    free: Mask, stride: int, head: Index, deadline: float | None = None, partial: bool = False
+) -> list[Index]:
+    """A fast full ride from `head`: hug the walls (fewest onward exits), and where a step could cut the room
+    in two (a local articulation point) take the step keeping the most room by the parity bound.
+
+    Past `deadline` (if given) it raises _Timeout, or with `partial` returns the ride so far.
+    """
+    steps = (-stride, 1, stride, -1)
+    path: list[Index] = []
+    while True:
+        if deadline is not None and len(path) & 3 == 0 and time.perf_counter() > deadline:
+            if partial:
+                return path
+            raise _Timeout
+        options = [head + s for s in steps if free >> (head + s) & 1]
+        if not options:
+            return path
+        if len(options) == 1:
+            head = options[0]
+        else:
+            best_key: tuple[int, int] | None = None
+            pick = options[0]
+            # The head itself may join separate regions: then each step commits to one of them.
+            split = RING_GROUPS[ring_of(free, stride, head)] >= 2
+            for at in options:
+                after = free ^ 1 << at
+                exits = sum(after >> (at + s) & 1 for s in steps)
+                if split or RING_GROUPS[ring_of(after, stride, at)] >= 2:
+                    room = room_after(after, stride, at)[0]
+                else:
+                    room = 1 << 20  # no cut: the whole room stays open, as good as any other step that cuts nothing
+                key = (room, -exits)
+                if best_key is None or key > best_key:
+                    best_key, pick = key, at
+            head = pick
+        free ^= 1 << head
+        path.append(head)
+
+
+def fill_search(free: Mask, stride: int, head: Index, deadline: float, seed: list[Index] | None = None) -> FillSearch:
+    """The longest ride from `head` that the time allows, by iterative deepening over depth-first searches.
+
+    Each iteration branches over every step up to its horizon and finishes each ride greedily from there;
+    a branch is cut when the squares ridden plus the parity bound of the room left (one region only, see
+    `room_after`) cannot beat the best ride found. It stops when a ride reaches the root's bound (the chamber
+    tree capped by the parity bound: no ride is longer), when an iteration cut no ride short (the search
+    was exhaustive), or at the deadline; `seed` is a ride found before, tried first.
+    """
+    bound, region = room_after(free, stride, head)
+    if region.bit_count() <= CHAMBER_ROOT_ROOM:
+        bound = min(bound, chamber_fill(free, stride, head))
+    first = greedy_ride(free, stride, head, deadline, partial=True)
+    if seed is not None and len(seed) > len(first):
+        first = seed
+    fill = FillSearch(free, stride, head, deadline, bound, first)
+    horizon = 1
+    while not fill.proven and horizon <= bound:
+        fill.cut = False
+        fill.seen.clear()
+        try:
+            _fill_branch(fill, free, head, [], horizon)
+        except _Timeout:
+            break
+        fill.depth = horizon
+        if not fill.cut:
+            fill.complete = True
+        horizon += 1
+    return fill
+
+
+def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], horizon: int) -> None:
+    """Search the rides continuing `path` (ending at `head`, `free` left open), branching `horizon` more steps."""
+    fill.nodes += 1
+    if time.perf_counter() > fill.deadline:  # a node floods the room: reading the clock is cheap beside it
+        raise _Timeout
+    # The same squares ridden in another order to the same head: the same rides from here, already searched.
+    if horizon > 0:
+        key = (free, head)
+        if key in fill.seen:
+            return
+        fill.seen.add(key)
+    stride = fill.stride
+    room, region = room_after(free, stride, head)
+    if len(path) + room <= len(fill.best):
+        return
+    if room <= CHAMBER_BOUND_ROOM:
+        # The chamber tree is the tighter bound (dead ends can be had only one at a time), at a price.
+        room = min(room, chamber_fill(region, stride, head))
+        if len(path) + room <= len(fill.best):
+            return
+    if horizon == 0:
+        rest = greedy_ride(free, stride, head, fill.deadline)
+        if len(path) + len(rest) > len(fill.best):
+            fill.best = path + rest
+        if len(rest) < room:
+            fill.cut = True
+        if len(fill.best) >= fill.bound:
+            raise _Timeout  # proven: stop at once (the caller sees `proven`)
+        return
+    steps = (-stride, 1, stride, -1)
+    options = []
+    for step in steps:
+        at = head + step
+        if free >> at & 1:
+            after = free ^ 1 << at
+            options.append((sum(after >> (at + s) & 1 for s in steps), at, after))
+    options.sort()
+    # The seed / best ride's next step first: the previous principal variation.
+    depth = len(path)
+    if depth < len(fill.best) and fill.best[:depth] == path:
+        preferred = fill.best[depth]
+        options.sort(key=lambda option: option[1] != preferred)
+    for _, at, after in options:
+        path.append(at)
+        _fill_branch(fill, after, at, path, horizon - 1)
+        path.pop()
+        if len(fill.best) >= fill.bound:
+            return
+
+
+CHAMBER_BOUND_ROOM = 64
+"""Nodes with at most this much room left are bounded by the chamber tree too, not only by the parity bound."""
+CHAMBER_ROOT_ROOM = 700
+"""The endgame search's proof target is the chamber tree capped by the parity bound up to this much room,
+the parity bound alone beyond (the chamber tree of a huge region takes too long to build for a tick)."""
+
+
+_PLANS: dict[tuple[Mask, Index], tuple[list[Index], bool]] = {}
+"""Rides found on earlier ticks, by (our region, head) after their first step: (the rest of the ride, proven).
+A lone rider's region only shrinks along the ride, so the next tick finds its plan here and, if it was
+proven, plays on at once; otherwise the plan seeds the new search. Bounded by `PLAN_CACHE`."""
+PLAN_CACHE = 64
+
+
+def endgame_move(free: Mask, stride: int, head: Index, deadline: float) -> tuple[Direction, dict[str, Any]]:
+    """Level 5's move when apart: the first step of the longest ride `fill_search` finds by the deadline."""
+    steps = steps_of(stride)
+    choices = open_moves(free, head, steps)
+    if not choices:
+        return NORTH, {"depth": 0, "nodes": 0, "score": 0}
+    region = flood(free, stride, head)
+    planned = _PLANS.get((region, head))
+    if planned is not None and planned[1] and planned[0]:
+        rest, proven = planned
+        fill_nodes, fill_depth, ride = 0, 0, rest
+    else:
+        fill = fill_search(region, stride, head, deadline, planned[0] if planned else None)
+        ride, proven, fill_nodes, fill_depth = fill.best, fill.proven, fill.nodes, fill.depth
+    if not ride:
+        return choices[0], {"depth": 0, "nodes": fill_nodes, "score": 0}
+    if len(_PLANS) >= PLAN_CACHE:
+        _PLANS.clear()
+    _PLANS[(region ^ 1 << ride[0], ride[0])] = (ride[1:], proven)
+    move = next(d for d in choices if head + steps[d] == ride[0])
+    return move, {"depth": fill_depth, "nodes": fill_nodes, "score": len(ride), "proven": proven}
+
+
 # -- three or four riders -------------------------------------------------------------------------------------
 
 
-def crowd_move(grid: Grid, seat: int) -> tuple[Direction, dict]:
+def crowd_move(grid: Grid, seat: int) -> tuple[Direction, dict[str, Any]]:
     """Three or more riders: the move with the biggest Voronoi share; a square a rival can also take counts a third."""
     steps = grid.steps
     rivals = [grid.heads[s] for s, riding in enumerate(grid.alive) if riding and s != seat]
@@ -665,24 +1062,25 @@ def _squared(stride: int, a: Index, b: Index) -> int:
 def choose_level(
     state: TronState, seat: int, level: int, budget_ms: int, rng: random.Random
 ) -> tuple[Direction, dict[str, Any]]:
-    """A direction for `seat` at `level` within about `budget_ms`, and what the search found."""
+    """A direction for `seat` at `level` (1-5) within about `budget_ms`, and what the search found."""
     start = time.perf_counter()
-    move, found = _level_move(grid_of(state), seat, level, limits_for(level, budget_ms).time_ms, rng, start)
+    grid = grid_of(state)
+    move, found = _level_move(grid, seat, level, limits_for(level, budget_ms).time_ms or 1, rng, start)
     return move, {**_info(move, found, start), "level": level}
 
 
 def choose_bot(
     state: TronState, seat: int, bot: str, budget_ms: int, rng: random.Random
 ) -> tuple[Direction, dict[str, Any]]:
-    """A direction for `seat` as the named `bot` within about `budget_ms`, and what it found."""
+    """A direction for `seat` played by the named `bot` within about `budget_ms`; ValueError for an unknown bot."""
+    start = time.perf_counter()
     if bot not in BOTS:
         raise ValueError(f"tron has no bot {bot!r}; it has {', '.join(BOTS)}")
-    start = time.perf_counter()
     move, found = _bot_move(grid_of(state), seat, bot, budget_ms, start)
     return move, {**_info(move, found, start), "bot": bot}
 
 
-def _info(move: Direction, found: dict, start: float) -> dict:
+def _info(move: Direction, found: dict[str, Any], start: float) -> dict[str, Any]:
     """A complete info map: depth, nodes, score, pv (wire letters) and milliseconds."""
     return {
         "depth": found.get("depth", 0),
@@ -690,6 +1088,7 @@ def _info(move: Direction, found: dict, start: float) -> dict:
         "score": found.get("score", 0),
         "pv": found.get("pv", [DIRECTION_NAMES[move]]),
         "ms": int((time.perf_counter() - start) * 1000),
+        "phase": found.get("phase", "quick"),
     }
 
 
@@ -701,25 +1100,115 @@ def _rival(grid: Grid, seat: int) -> int | None:
 
 def _level_move(
     grid: Grid, seat: int, level: int, time_ms: int, rng: random.Random, start: float
-) -> tuple[Direction, dict]:
+) -> tuple[Direction, dict[str, Any]]:
     """A level's move: quick when the budget is tiny, greedy in a crowd, filling when apart, else searching."""
     if time_ms < MIN_SEARCH_MS:
         return _quick(grid, seat), {}
     rival = _rival(grid, seat)
     if rival is None:
-        return crowd_move(grid, seat)
+        move, found = crowd_move(grid, seat)
+        return move, {**found, "phase": "crowd"}
     deadline = start + DEADLINE_SHARE * time_ms / 1000
     ours, theirs = grid.heads[seat], grid.heads[rival]
     max_depth, noise = LEVEL_PLAN[level]
     if not voronoi(grid.open, grid.stride, ours, theirs).touching:
-        return fill_move(grid.open, grid.stride, ours, deadline, max_depth)
+        if level == 5:
+            move, found = endgame_move(grid.open, grid.stride, ours, deadline)
+        else:
+            move, found = fill_move(grid.open, grid.stride, ours, deadline, max_depth)
+        return move, {**found, "phase": "apart"}
+    if level in LEVEL_PESSIMISTIC:
+        return _pessimistic_move(grid, seat, ours, theirs, rng, start, deadline)
     engine = TickEngine(grid.stride)
     engine.far_draw_penalty = LEVEL_FAR_DRAW.get(level, DRAW_PENALTY)
     engine.root_open = grid.open.bit_count()
     root = (grid.open, ours, theirs, 0, True, 0)
-    limits = Limits(time_ms=max(1, int((deadline - time.perf_counter()) * 1000)), depth=max_depth or MAX_TICK_DEPTH)
-    move, info = search(engine, root, limits, rng=rng, noise=noise * UNIT // 100)
-    return move, {"depth": info.depth, "nodes": info.nodes, "score": info.score, "pv": _pv(info.pv)}
+    move, found = deepen(engine, root, max_depth or MAX_TICK_DEPTH, noise * UNIT // 100, rng, deadline, (level, seat))
+    return move, {**found, "phase": "contact"}
+
+
+def _pessimistic_move(
+    grid: Grid, seat: int, ours: Index, theirs: Index, rng: random.Random, start: float, deadline: float
+) -> tuple[Direction, dict[str, Any]]:
+    """Level 5 in contact: two plies per tick, the opponent answering our move at every tick, leaves scored by
+    chamber-counted territory (`VoronoiEngine`), deepening a whole tick at a time until the deadline."""
+    engine = VoronoiEngine(grid.stride, deadline)
+    root: Position = (grid.open, ours, theirs, 0, 0)
+    owner = (5, seat)
+    table = {key: (-1, flag, score, best) for key, (_, flag, score, best) in _CARRY.pop(owner, {}).items()}
+    depths = search_depths(None, odd=False)
+    move, found = joint_search(engine, root, grid, seat, depths, 0, rng, start, deadline, 1.0, table)
+    engine.armed = False
+    line = tuple(_PV_CODES[letter] for letter in found.get("pv", []))
+    if len(_CARRY) >= CARRY_OWNERS:
+        _CARRY.clear()
+    _CARRY[owner] = _main_line(engine, root, line, table)
+    return move, {**found, "phase": "contact"}
+
+
+_PV_CODES = {letter: direction for direction, letter in DIRECTION_NAMES.items()}
+
+
+def deepen(
+    engine: TickEngine,
+    root: TickPosition,
+    cap: int,
+    noise: int,
+    rng: random.Random,
+    deadline: float,
+    owner: tuple[int, int],
+) -> tuple[Direction, dict[str, Any]]:
+    """Iterative deepening through the core until the deadline, not just until half the time has gone.
+
+    The core starts no new depth after half its time (it would rarely finish); when it stops there, the
+    next call asks for two plies more with the same table, so the depths it has done come back from the
+    table and the rest of the time goes to the deeper one (cut at the deadline, the last completed depth
+    stands). The table starts from the hash moves of this `owner`'s (level, seat) previous move: the last
+    tick's main line, two plies on, is tried first.
+    """
+    table = {key: (-1, flag, score, best) for key, (_, flag, score, best) in _CARRY.pop(owner, {}).items()}
+    start = time.perf_counter()
+    move, info, nodes = NORTH, None, 0
+    depth = cap
+    while True:
+        left = int((deadline - time.perf_counter()) * 1000)
+        if info is not None and left < MIN_SEARCH_MS:
+            break
+        found, more = search(engine, root, Limits(time_ms=max(1, left), depth=depth), rng=rng, noise=noise, tt=table)
+        nodes += more.nodes
+        if info is not None and more.depth < info.depth:
+            break  # cut off before it even redid the depth already done: the earlier answer stands
+        move, info = found, more
+        spent = time.perf_counter() - start
+        solved = abs(info.score) >= PROVEN or (info.depth < depth and spent < NEXT_DEPTH_SHARE * (deadline - start))
+        if solved or info.depth >= cap or len(engine.moves(root)) == 1:
+            break
+        depth = min(cap, info.depth + engine.depth_step)
+    if len(_CARRY) >= CARRY_OWNERS:
+        _CARRY.clear()
+    _CARRY[owner] = _main_line(engine, root, info.pv, table)
+    return move, {"depth": info.depth, "nodes": nodes, "score": info.score, "pv": _pv(info.pv)}
+
+
+def _main_line(engine: Any, root: Any, line: tuple[int, ...], table: dict[Any, Any]) -> dict[Any, Any]:
+    """The table's entries along the main line from `root` (its first two plies are the coming tick): all
+    the next move's search needs to try the last main line first. Carrying the whole table would let it
+    grow past the core's size limit, after which new positions go unstored."""
+    carried = {}
+    pos = root
+    for move in line:
+        key = engine.key(pos)
+        if key in table:
+            carried[key] = table[key]
+        pos = engine.play(pos, move)
+        if engine.terminal(pos) is not None:
+            break
+    return carried
+
+
+_CARRY: dict[tuple[int, int], dict[Any, Any]] = {}
+"""Each (level, seat)'s last search table, whose best moves order the next move's search."""
+CARRY_OWNERS = 16
 
 
 def search_depths(max_depth: int | None, odd: bool) -> list[int]:
@@ -737,7 +1226,7 @@ def search_depths(max_depth: int | None, odd: bool) -> list[int]:
 
 def joint_search(
     engine: TronEngine | TickEngine,
-    root: tuple,
+    root: Position | TickPosition,
     grid: Grid,
     seat: int,
     depths: list[int],
@@ -745,8 +1234,12 @@ def joint_search(
     rng: random.Random,
     start: float,
     deadline: float,
-) -> tuple[Direction, dict]:
+    next_share: float = NEXT_DEPTH_SHARE,
+    table: dict[Any, Any] | None = None,
+) -> tuple[Direction, dict[str, Any]]:
     """Iterative deepening through the core over `depths`, one call per depth sharing a table, until the deadline.
+
+    No new depth starts after `next_share` of the time (1.0: deepen until the deadline cuts a depth off).
 
     The floodfill bot's search, kept as it was measured (the levels make one core call, see `_level_move`).
 
@@ -754,7 +1247,7 @@ def joint_search(
     few hundred nodes, too seldom for a tick); only completed depths count, so the answer never waits more
     than one evaluation past the deadline.
     """
-    table: dict = {}
+    table = {} if table is None else table
     move, found = _quick(grid, seat), {}
     nodes = 0
     for depth in depths:
@@ -766,24 +1259,26 @@ def joint_search(
         nodes += info.nodes
         move = best
         found = {"depth": info.depth, "score": info.score, "pv": _pv(info.pv)}
-        if abs(info.score) >= WIN - 1000 or info.depth < depth or _past(start, deadline, NEXT_DEPTH_SHARE):
+        if abs(info.score) >= WIN - 1000 or info.depth < depth or _past(start, deadline, next_share):
             break
     return move, {**found, "nodes": nodes}
 
 
-def _pv(line: tuple) -> list[str]:
+def _pv(line: tuple[int, ...]) -> list[str]:
     """A main line as wire letters; a tick engine's combined moves (reply * 5 + commit) give both."""
-    letters = []
+    letters: list[str] = []
     for move in line:
         parts = divmod(move, 5) if move >= 5 else (move,)
         letters.extend(DIRECTION_NAMES[d] for d in parts)
     return letters
 
 
-def _bot_move(grid: Grid, seat: int, bot: str, budget_ms: int, start: float) -> tuple[Direction, dict]:
+def _bot_move(grid: Grid, seat: int, bot: str, budget_ms: int, start: float) -> tuple[Direction, dict[str, Any]]:
     """A named bot's move."""
     if bot == "chaser":
         return chaser_move(grid, seat), {"depth": 1, "nodes": 4}
+    if bot == "voronoi":
+        return _voronoi_bot_move(grid, seat, budget_ms, start)
     time_ms = min(FLOODFILL_MS, budget_ms)
     if time_ms < MIN_SEARCH_MS:
         return _quick(grid, seat), {}
@@ -795,6 +1290,23 @@ def _bot_move(grid: Grid, seat: int, bot: str, budget_ms: int, start: float) -> 
     if not spread(1 << theirs, grid.stride) & flood(grid.open, grid.stride, ours):
         return fill_move(grid.open, grid.stride, ours, deadline, None, flood_leaf)
     engine = FloodfillEngine(grid.stride, deadline)
+    root = (grid.open, ours, theirs, 0, 0)
+    depths = search_depths(None, odd=False)
+    return joint_search(engine, root, grid, seat, depths, 0, random.Random(0), start, deadline)
+
+
+def _voronoi_bot_move(grid: Grid, seat: int, budget_ms: int, start: float) -> tuple[Direction, dict[str, Any]]:
+    """The voronoi bot: a1k0n's 2010 design as published, none of level 5's own changes (see `VoronoiEngine`)."""
+    if budget_ms < MIN_SEARCH_MS:
+        return _quick(grid, seat), {}
+    rival = _rival(grid, seat)
+    if rival is None:
+        return crowd_move(grid, seat)
+    deadline = start + DEADLINE_SHARE * budget_ms / 1000
+    ours, theirs = grid.heads[seat], grid.heads[rival]
+    if not voronoi(grid.open, grid.stride, ours, theirs).touching:
+        return fill_move(grid.open, grid.stride, ours, deadline, None)
+    engine = VoronoiEngine(grid.stride, deadline)
     root = (grid.open, ours, theirs, 0, 0)
     depths = search_depths(None, odd=False)
     return joint_search(engine, root, grid, seat, depths, 0, random.Random(0), start, deadline)

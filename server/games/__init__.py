@@ -54,12 +54,19 @@ class GameEntry:
 REGISTRY: dict[str, GameEntry] = {
     entry.name: entry
     for entry in (
-        GameEntry(othello.Othello(), ai="gamenight.server.ai.othello_ai", opening=random_plies(4, 8),
-                  perft=othello.perft),
-        GameEntry(pentago.Pentago(), ai="gamenight.server.ai.pentago_ai", opening=random_plies(2, 4),
-                  perft=pentago.perft),
-        GameEntry(tron.Tron(), ai="gamenight.server.ai.tron_ai", opening=tron.match_opening,
-                  perft=tron.perft, perft_options={"map": "joust"}),
+        GameEntry(
+            othello.Othello(), ai="gamenight.server.ai.othello_ai", opening=random_plies(4, 8), perft=othello.perft
+        ),
+        GameEntry(
+            pentago.Pentago(), ai="gamenight.server.ai.pentago_ai", opening=random_plies(2, 4), perft=pentago.perft
+        ),
+        GameEntry(
+            tron.Tron(),
+            ai="gamenight.server.ai.tron_ai",
+            opening=tron.match_opening,
+            perft=tron.perft,
+            perft_options={"map": "joust"},
+        ),
     )
 }
 """Every game, by wire name, in the order `welcome.games` lists them."""

@@ -183,9 +183,14 @@ class Game(ABC, Generic[S, M]):
     def describe(self) -> GameDescription:
         """The game as listed in `welcome.games`, before the server adds the room options, its bots and the
         reasons every game shares."""
-        return GameDescription(name=self.name, title=self.title, simultaneous=self.simultaneous,
-                               seats=tuple(self.seat_names(self.validate_options({}))),
-                               options=self.option_specs, reasons=self.reasons)
+        return GameDescription(
+            name=self.name,
+            title=self.title,
+            simultaneous=self.simultaneous,
+            seats=tuple(self.seat_names(self.validate_options({}))),
+            options=self.option_specs,
+            reasons=self.reasons,
+        )
 
 
 class LiveGame(Game[S, M]):

@@ -261,10 +261,15 @@ class Othello(Game[OthelloState, Square]):
     name = "othello"
     title = "Othello"
     option_specs = (
-        OptionSpec("size", OptionKind.INT, DEFAULT_SIZE, "board width and height", choices=SIZES,
-                   label="Board size"),
-        OptionSpec("first", OptionKind.CHOICE, SEAT_NAMES[BLACK], "the colour that moves first", choices=SEAT_NAMES,
-                   label="First to move"),
+        OptionSpec("size", OptionKind.INT, DEFAULT_SIZE, "board width and height", choices=SIZES, label="Board size"),
+        OptionSpec(
+            "first",
+            OptionKind.CHOICE,
+            SEAT_NAMES[BLACK],
+            "the colour that moves first",
+            choices=SEAT_NAMES,
+            label="First to move",
+        ),
     )
     reasons = (ReasonText("discs", "most discs", "equal discs"),)
 
@@ -383,5 +388,7 @@ def _board_rows(state: OthelloState) -> list[str]:
 @lru_cache(maxsize=1 << 16)
 def _row(size: int, black: int, white: int) -> str:
     """One row of `size` squares drawn from its black and white bits (bit 0 = leftmost square)."""
-    return "".join(DISC_CHARS[BLACK] if black >> col & 1 else DISC_CHARS[WHITE] if white >> col & 1 else EMPTY_CHAR
-                   for col in range(size))
+    return "".join(
+        DISC_CHARS[BLACK] if black >> col & 1 else DISC_CHARS[WHITE] if white >> col & 1 else EMPTY_CHAR
+        for col in range(size)
+    )

@@ -4,7 +4,9 @@ space once apart, its classic bots behave as described, and it always answers wi
 from __future__ import annotations
 
 import random
+import sys
 from itertools import product
+from typing import Any
 
 import pytest
 
@@ -40,14 +42,7 @@ from gamenight.server.games.tron import (
 GAME = Tron()
 LEVELS = (1, 2, 3, 4, 5)
 SANE_LEVELS = (2, 3, 4, 5)
-AGENTS = [*((level, None) for level in LEVELS), (None, "chaser"), (None, "floodfill")]
-
-
-def choose(state, seat, *, level, bot, budget_ms, rng):
-    """A level's or a bot's move through the module's GameAI functions."""
-    if bot is not None:
-        return choose_bot(state, seat, bot, budget_ms, rng)
-    return choose_level(state, seat, level, budget_ms, rng)
+AGENTS = [*((level, None) for level in LEVELS), (None, "chaser"), (None, "floodfill"), (None, "voronoi")]
 
 
 def state_from(picture: str) -> TronState:
@@ -70,6 +65,16 @@ def is_open(state: TronState, square: tuple[int, int]) -> bool:
 def safe_directions(state: TronState, seat: int) -> list[int]:
     """The directions onto an empty square."""
     return [d for d in DIRECTIONS if is_open(state, target(state, seat, d))]
+
+
+def choose(
+    state: TronState, seat: int, *, level: int | None, bot: str | None, budget_ms: int, rng: random.Random
+) -> tuple[int, dict[str, Any]]:
+    """The AI's move and info for `seat`: `level` through choose_level, else `bot` through choose_bot."""
+    if level is not None:
+        return choose_level(state, seat, level, budget_ms, rng)
+    assert bot is not None
+    return choose_bot(state, seat, bot, budget_ms, rng)
 
 
 def move_of(state: TronState, seat: int, level: int | None = None, bot: str | None = None, ms: int = 60) -> int:
@@ -277,7 +282,9 @@ SPLIT_TOGETHER = """
 
 
 @pytest.mark.parametrize("picture", [SPLIT_APART, SPLIT_TOGETHER], ids=["apart", "together"])
-@pytest.mark.parametrize(("level", "bot"), [*((level, None) for level in SANE_LEVELS), (None, "floodfill")])
+@pytest.mark.parametrize(
+    ("level", "bot"), [*((level, None) for level in SANE_LEVELS), (None, "floodfill"), (None, "voronoi")]
+)
 def test_takes_the_bigger_side_of_a_split(picture: str, level: int | None, bot: str | None) -> None:
     """Where a wall splits the board, the AI rides into the big room, not the small pocket, whether the
     opponent is shut away elsewhere or waiting in the big room."""
@@ -326,6 +333,112 @@ def test_space_filling_beats_the_most_open_move() -> None:
     naive = _ride(state, lambda s: most_open_direction(s, 0))
     ours = _ride(state, lambda s: move_of(s, 0, 5, ms=100))
     assert ours > naive
+
+
+def small_region(rng: random.Random) -> TronState:
+    """A lone rider (seat 0) in a small walled box with random inner walls; seat 1 sits shut away in a corner."""
+    width, height = rng.randint(4, 8), rng.randint(4, 7)
+    wall_share = rng.uniform(0.1, 0.35)
+    rows = [["#"] * (width + 2)]
+    rows += [["#", *("#" if rng.random() < wall_share else " " for _ in range(width)), "#"] for _ in range(height)]
+    rows.append(["#"] * (width + 2))
+    cells = [(x, y) for y in range(1, height + 1) for x in range(1, width + 1) if rows[y][x] == " "]
+    x, y = rng.choice(cells)
+    rows[y][x] = "1"
+    rows[0][0] = "2"
+    return state_from("\n".join([f"{width + 2} {height + 2}", *("".join(row) for row in rows)]))
+
+
+def longest_ride(free: int, stride: int, head: int, memo: dict[tuple[int, int], int]) -> int:
+    """The most squares a lone rider can ride from `head` through the open squares `free`, by trying every path."""
+    key = (free, head)
+    if key not in memo:
+        memo[key] = max(
+            (
+                1 + longest_ride(free ^ 1 << at, stride, at, memo)
+                for at in (head - stride, head + 1, head + stride, head - 1)
+                if free >> at & 1
+            ),
+            default=0,
+        )
+    return memo[key]
+
+
+def test_endgame_filler_rides_the_longest_ride_of_small_rooms() -> None:
+    """Shut away with at most 40 squares, level 5's endgame search finds a ride as long as the longest possible
+    one (checked against an exhaustive search) and its first step is the move level 5 plays."""
+    rng = random.Random(31)
+    checked = 0
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    while checked < 30:
+        state = small_region(rng)
+        grid = grid_of(state)
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        if not 8 <= region.bit_count() <= 40:
+            continue
+        best = longest_ride(region, grid.stride, grid.heads[0], {})
+        fill = tron_ai.fill_search(region, grid.stride, grid.heads[0], deadline=float("inf"))
+        assert len(fill.best) == best and fill.proven
+        assert fill.best[0] - grid.heads[0] == grid.steps[move_of(state, 0, 5, ms=10_000)]
+        checked += 1
+
+
+def test_chamber_estimate_is_never_below_the_longest_ride() -> None:
+    """The chamber-tree room estimate, which ends the endgame search once a ride reaches it, never promises
+    less than a lone rider can really ride (a cycle through the head once made it do so)."""
+    rng = random.Random(32)
+    checked = 0
+    while checked < 40:
+        grid = grid_of(small_region(rng))
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        if not 4 <= region.bit_count() <= 24:
+            continue
+        assert tron_ai.chamber_fill(region, grid.stride, grid.heads[0]) >= longest_ride(
+            region, grid.stride, grid.heads[0], {}
+        )
+        checked += 1
+
+
+TWO_WAYS = """
+9 5
+#########
+#  #####2
+#   1   #
+#  ######
+#########
+"""
+
+
+def test_chambers_count_one_way_of_two() -> None:
+    """Level 5's territory count takes only the better of two dead ends on either side of the head (a rider
+    can use one), where plain Voronoi counts both; territory without a cut square counts the same either way."""
+    grid = grid_of(state_from(TWO_WAYS))
+    head, stride = grid.heads[0], grid.stride
+
+    def worth(squares: int) -> int:
+        return tron_ai.CELL * squares.bit_count() + tron_ai.EDGE * tron_ai.degree_sum(squares, grid.open, stride)
+
+    territory = tron_ai.flood(grid.open, stride, head)
+    left = sum(1 << index for index in range(territory.bit_length()) if territory >> index & 1 and index % stride <= 4)
+    assert left.bit_count() == 7 and (territory & ~left).bit_count() == 3
+    assert tron_ai.chamber_value(territory, grid.open, stride, head) == worth(left) < worth(territory)
+    room = grid_of(_room_with((1, 3), (7, 3)))
+    open_room = tron_ai.flood(room.open, room.stride, room.heads[0])
+    assert tron_ai.chamber_value(open_room, room.open, room.stride, room.heads[0]) == tron_ai.CELL * (
+        open_room.bit_count()
+    ) + tron_ai.EDGE * tron_ai.degree_sum(open_room, room.open, room.stride)
+
+
+def test_bit_parallel_cut_squares_match_the_ring_table() -> None:
+    """The whole-board test for squares that may cut a region agrees square by square with the 3x3 ring test,
+    so no articulation square is missed when level 5 decides a territory is one chamber."""
+    for state in random_positions(10, seed=33):
+        grid = grid_of(state)
+        cuts = tron_ai.local_cuts(grid.open, grid.stride)
+        for index in range(grid.open.bit_length()):
+            if grid.open >> index & 1:
+                ring = tron_ai.ring_of(grid.open, grid.stride, index)
+                assert bool(cuts >> index & 1) == (tron_ai.RING_GROUPS[ring] >= 2)
 
 
 # -- the classic bots -------------------------------------------------------------------------------------------
@@ -384,7 +497,7 @@ def test_floodfill_closes_in_when_together() -> None:
 def test_unknown_bot_is_refused() -> None:
     """Asking for a bot Tron does not have is an error naming the bots it has."""
     with pytest.raises(ValueError, match="chaser"):
-        choose(_room_with((1, 3), (7, 3)), 0, level=None, bot="nope", budget_ms=10, rng=random.Random(0))
+        choose_bot(_room_with((1, 3), (7, 3)), 0, "nope", 10, random.Random(0))
 
 
 # -- levels ---------------------------------------------------------------------------------------------------
@@ -404,11 +517,32 @@ def test_capped_levels_search_to_their_odd_horizon(level: int) -> None:
 
 @pytest.mark.slow  # depends on how much CPU 1.5 s buys: on a loaded CI machine it can stop at level 4's cap
 def test_max_level_searches_deeper_than_the_capped_ones() -> None:
-    """Level 5 has no depth cap: with the same time it looks further ahead than level 4's cap."""
+    """Level 5 has no depth cap: with the same time it looks more ticks ahead than level 4's cap (level 5
+    searches two plies per tick, whole ticks only; level 4's tick engine one ply per tick after our commit)."""
     state = new_state(official_maps()["duel-small"])
     _, info = choose(state, 0, level=5, bot=None, budget_ms=1500, rng=random.Random(0))
-    assert info["depth"] > tron_ai.LEVEL_PLAN[4][0]
-    assert info["depth"] % 2 == 1
+    assert info["depth"] // 2 > (tron_ai.LEVEL_PLAN[4][0] + 1) // 2
+    assert info["depth"] % 2 == 0
+
+
+@pytest.mark.parametrize("level", [4, 5])
+def test_searching_levels_carry_only_their_main_line_between_moves(level: int) -> None:
+    """A searching level (the tick engine's level 4, the pessimistic level 5) keeps from one move to the next
+    only the table entries of its main line (tried first next time), so what a worker holds between moves
+    stays a handful of entries however long the game runs."""
+    state = new_state(official_maps()["duel-small"])
+    checked = 0
+    for _ in range(6):
+        move, info = choose_level(state, 0, level, 60, random.Random(0))
+        if info["phase"] != "contact":
+            break  # the riders parted
+        carried = tron_ai._CARRY[(level, 0)]
+        assert 0 < len(carried) <= max(info["depth"], 1)
+        checked += 1
+        state = GAME.apply(state, {0: move, 1: quick_move(state, 1)})
+        if state.result is not None:
+            break
+    assert checked >= 1
 
 
 # -- always an answer ------------------------------------------------------------------------------------------

@@ -32,23 +32,27 @@ load = _load_module()
 
 def _run(*args: str) -> dict:
     """Run bench/load.py with --json and return its report; a failing exit status fails the test."""
-    done = subprocess.run([sys.executable, str(LOAD), "--json", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(LOAD), "--json", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _state(moves: list[str], board: str = "x") -> State:
     """A finished Othello state with these moves (the checker reads only moves, view and status)."""
-    return State(room="ABCDE", seq=len(moves) + 1, game="othello", status="finished", view={"board": [board]},
-                 moves=moves)
+    return State(
+        room="ABCDE", seq=len(moves) + 1, game="othello", status="finished", view={"board": [board]}, moves=moves
+    )
 
 
 def _pair(moves: list[tuple[int, str]]) -> list:
     """The two players' logs of one consistent game whose applied moves are `moves` (seat, move)."""
     names = [move for _, move in moves]
-    return [load.GameLog(seat, sent=[m for s, m in moves if s == seat], events=list(moves), final=_state(names))
-            for seat in (0, 1)]
+    return [
+        load.GameLog(seat, sent=[m for s, m in moves if s == seat], events=list(moves), final=_state(names))
+        for seat in (0, 1)
+    ]
 
 
 def test_smoke_run_plays_consistent_games_and_rematches():
@@ -70,8 +74,9 @@ def test_smoke_run_plays_consistent_games_and_rematches():
 @pytest.mark.slow
 def test_tron_and_echo_baseline_runs_report_their_figures():
     """A Tron room reports ticks and tick lateness; --baseline runs the echo server too and prints the ratio."""
-    tron = _run("--connections", "0", "--tron-rooms", "1", "--countdown-ms", "100", "--seconds", "2",
-                "--warmup", "0.3")["runs"][0]["game"]
+    tron = _run(
+        "--connections", "0", "--tron-rooms", "1", "--countdown-ms", "100", "--seconds", "2", "--warmup", "0.3"
+    )["runs"][0]["game"]
     assert tron["tron"]["ticks_per_s"] > 0 and tron["server"]["tick_late_ms"]["n"] > 0
     assert tron["consistency"]["games"] >= 1 and tron["consistency"]["problems"] == 0
     (run,) = _run("--connections", "4", "--seconds", "2", "--warmup", "0.5", "--baseline")["runs"]
@@ -107,12 +112,15 @@ def test_checker_reports_a_missed_tron_tick():
     assert load.check_live_game([a, load.GameLog(1, ticks=[2, 3, 4])], finished=False) == []
 
 
-@pytest.mark.parametrize("argv", [
-    ["--connections", "5000"],
-    ["--rate", "25"],
-    ["--url", "ws://example.com:8765"],
-    ["--seconds", "0"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--connections", "5000"],
+        ["--rate", "25"],
+        ["--url", "ws://example.com:8765"],
+        ["--seconds", "0"],
+    ],
+)
 def test_bounds_are_enforced(argv, capsys):
     """The generator refuses loads beyond its bounds: too many connections, a rate over the server's, a remote URL."""
     with pytest.raises(SystemExit):

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from bench.match import parse_player
 from gamenight.server.games.tron import MATCH_DRAWN_MAPS, match_maps, match_opening, official_maps
 
 TWO_PLAYER = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
@@ -30,3 +31,10 @@ def test_unknown_map_names_are_refused() -> None:
     """A misspelt map name is an error naming it, not a silently shorter match."""
     with pytest.raises(ValueError, match="nowhere"):
         match_maps("joust,nowhere")
+
+
+def test_prev_names_the_frozen_tron_engine() -> None:
+    """`--b prev5` plays level 5 of the frozen pre-issue-18 Tron engine; plain numbers stay current levels."""
+    assert parse_player("prev5") == {"prev": 5}
+    assert parse_player("5") == {"level": 5}
+    assert parse_player("floodfill") == {"bot": "floodfill"}

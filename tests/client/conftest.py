@@ -57,8 +57,9 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str, tim
         raise AssertionError(f"{what} never happened") from None
 
 
-async def create_room_via_form(app: GameNightApp, pilot: Pilot, game: str, seats: list[str],
-                               options: dict[str, object] | None = None) -> str:
+async def create_room_via_form(
+    app: GameNightApp, pilot: Pilot, game: str, seats: list[str], options: dict[str, object] | None = None
+) -> str:
     """From the lobby: open the form (c), pick the game, fill options and seats, submit; returns the room code."""
     from textual.widgets import Input, Select, Switch
 
@@ -71,20 +72,25 @@ async def create_room_via_form(app: GameNightApp, pilot: Pilot, game: str, seats
     form = app.screen
     form.query_one("#game", Select).value = game
     specs = app.lobby.games[game].options
-    await wait_for(pilot, lambda: form.game.name == game and all(form.query(f"#opt-{o.name}") for o in specs),
-                   f"the {game} fields")
+    await wait_for(
+        pilot, lambda: form.game.name == game and all(form.query(f"#opt-{o.name}") for o in specs), f"the {game} fields"
+    )
     for name, value in (options or {}).items():
         field = form.query_one(f"#opt-{name}")
         if isinstance(field, Input):
             field.value = str(value)
         elif isinstance(field, (Select, Switch)):
             field.value = value
-    await wait_for(pilot, lambda: len(form.query(".seat")) == app.lobby.games[game].seat_count(form._raw_values()),
-                   "the seat rows")
+    await wait_for(
+        pilot, lambda: len(form.query(".seat")) == app.lobby.games[game].seat_count(form._raw_values()), "the seat rows"
+    )
     await pilot.pause()
     for selector, choice in zip(form.query(".seat").results(Select), seats, strict=True):
         selector.value = choice
     await pilot.press("ctrl+s")
-    await wait_for(pilot, lambda: app.room is not None and any(isinstance(s, GameScreen) for s in app.screen_stack),
-                   "the game screen")
+    await wait_for(
+        pilot,
+        lambda: app.room is not None and any(isinstance(s, GameScreen) for s in app.screen_stack),
+        "the game screen",
+    )
     return app.room.code

@@ -129,10 +129,18 @@ async def test_tron_replay_draws_each_tick_in_the_arena():
     game = Tron()
     options = game.validate_options({"width": 10, "height": 8, "seed": 11})
     ticks = ["E W", "E W", "N S", "N S"]
-    record = {"game_id": 4, "game": "tron", "options": options, "moves": ticks,
-              "players": [{"seat": 0, "label": "player 1", "name": "dan", "ai": False},
-                          {"seat": 1, "label": "player 2", "name": "chaser", "ai": True}],
-              "result": {"winner": None, "winners": [], "reason": "crash"}, "finished_at": 0}
+    record = {
+        "game_id": 4,
+        "game": "tron",
+        "options": options,
+        "moves": ticks,
+        "players": [
+            {"seat": 0, "label": "player 1", "name": "dan", "ai": False},
+            {"seat": 1, "label": "player 2", "name": "chaser", "ai": True},
+        ],
+        "result": {"winner": None, "winners": [], "reason": "crash"},
+        "finished_at": 0,
+    }
     frames = replay_frames(record)
     state = game.initial_state(options)
     start_view = game.view(state)

@@ -119,8 +119,9 @@ def test_killed_client_leaves_no_orphan_server(tmp_path):
         print(server.pid, flush=True)
         time.sleep(60)
     """)
-    client = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                              cwd=Path(__file__).resolve().parents[2])
+    client = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2]
+    )
     try:
         pid = int(client.stdout.readline())
         assert not _gone(pid, within=0.2)
@@ -133,12 +134,15 @@ def test_killed_client_leaves_no_orphan_server(tmp_path):
         client.stdout.close()
 
 
-@pytest.mark.parametrize(("typed", "url"), [
-    ("friend.example", "ws://friend.example:8765"),
-    ("friend.example:9000", "ws://friend.example:9000"),
-    ("ws://friend.example:8765", "ws://friend.example:8765"),
-    ("wss://games.example/gn", "wss://games.example/gn"),
-])
+@pytest.mark.parametrize(
+    ("typed", "url"),
+    [
+        ("friend.example", "ws://friend.example:8765"),
+        ("friend.example:9000", "ws://friend.example:9000"),
+        ("ws://friend.example:8765", "ws://friend.example:8765"),
+        ("wss://games.example/gn", "wss://games.example/gn"),
+    ],
+)
 def test_server_addresses(typed, url):
     """A bare host means ws:// on the server's default port; ws:// and wss:// URLs are kept as given."""
     assert server_url(typed) == url

@@ -31,10 +31,18 @@ from gamenight.server.room_options import describe
 
 def _info(code: str, status: str = "waiting", **options) -> RoomInfo:
     """A room summary message with two seats."""
-    seats = [{"seat": 0, "label": "black", "kind": "human", "name": "ann", "connected": True},
-             {"seat": 1, "label": "white", "kind": "open", "name": None, "connected": False}]
-    return RoomInfo(room=code, game="othello", options=options, seats=[SeatSummary.from_plain(s) for s in seats],
-                    spectators=0, status=RoomStatus(status))
+    seats = [
+        {"seat": 0, "label": "black", "kind": "human", "name": "ann", "connected": True},
+        {"seat": 1, "label": "white", "kind": "open", "name": None, "connected": False},
+    ]
+    return RoomInfo(
+        room=code,
+        game="othello",
+        options=options,
+        seats=[SeatSummary.from_plain(s) for s in seats],
+        spectators=0,
+        status=RoomStatus(status),
+    )
 
 
 def test_lobby_follows_pushed_rooms():
@@ -54,8 +62,14 @@ def test_options_summary_shows_only_changes():
     lobby.set_games([describe(Othello()), describe(Tron())])
     lobby.update(_info("AAAAA", size=10, first="black", ai_ms=1000))
     assert options_summary(lobby.rooms["AAAAA"], lobby.games["othello"]) == "size 10"
-    tron = RoomInfo(room="T", game="tron", options={"players": 3, "seed": 99, "tick_ms": 150}, seats=[],
-                    spectators=0, status="waiting")
+    tron = RoomInfo(
+        room="T",
+        game="tron",
+        options={"players": 3, "seed": 99, "tick_ms": 150},
+        seats=[],
+        spectators=0,
+        status="waiting",
+    )
     lobby.update(tron)
     assert options_summary(lobby.rooms["T"], lobby.games["tron"]) == "players 3"
 
@@ -70,8 +84,9 @@ def test_seat_count_follows_the_players_option():
 
 def test_plan_joins_before_seating_ais():
     """Creating a room sits me down first, then seats each AI or bot in its own seat."""
-    plan = RoomPlan("tron", {}, False, (SeatPlan(AI, level=2), SeatPlan(ME), SeatPlan(BOT, bot="chaser"),
-                                        SeatPlan(OPEN)))
+    plan = RoomPlan(
+        "tron", {}, False, (SeatPlan(AI, level=2), SeatPlan(ME), SeatPlan(BOT, bot="chaser"), SeatPlan(OPEN))
+    )
     assert plan.follow_up("ROOM1") == [
         Join(room="ROOM1", role="player", seat=1),
         AddAi(room="ROOM1", seat=0, level=2),
@@ -83,14 +98,14 @@ def test_plan_joins_before_seating_ais():
 
 def test_quick_game_is_me_against_level_three():
     """The `n` fast path: default Othello, me first, AI level 3 second."""
-    assert quick_game_plan().follow_up("R") == [Join(room="R", role="player", seat=0),
-                                                AddAi(room="R", seat=1, level=3)]
+    assert quick_game_plan().follow_up("R") == [Join(room="R", role="player", seat=0), AddAi(room="R", seat=1, level=3)]
 
 
 def test_result_lines():
     """Results name the winner, the score and why; resignations say who resigned."""
-    othello = GameDescription("othello", "Othello", seats=("black", "white"),
-                              reasons=(ReasonText("discs", "most discs", "equal discs"),))
+    othello = GameDescription(
+        "othello", "Othello", seats=("black", "white"), reasons=(ReasonText("discs", "most discs", "equal discs"),)
+    )
     session = RoomSession("R", "player", 0, games={"othello": othello})
     session.summary = Lobby().update(_info("R"))
     assert describe_result(Result.of((0,), "discs", (40, 24)), session) == "black (you) wins 40-24 (most discs)"
@@ -135,8 +150,10 @@ def test_pentago_preview_turns_like_the_server():
                 if move not in game.legal_moves(state, state.turn):
                     continue
                 after = game.view(game.apply(state, {state.turn: move}))["board"]
-                placed = [r if i != cell // 6 else r[:cell % 6] + "BW"[state.turn] + r[cell % 6 + 1:]
-                          for i, r in enumerate(rows)]
+                placed = [
+                    r if i != cell // 6 else r[: cell % 6] + "BW"[state.turn] + r[cell % 6 + 1 :]
+                    for i, r in enumerate(rows)
+                ]
                 q = QUADRANTS.index(quadrant)
                 assert turn_rows(placed, q, direction == "cw") == after
                 row, col = turned_cell(cell // 6, cell % 6, q, direction == "cw")

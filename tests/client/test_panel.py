@@ -21,10 +21,12 @@ def _render(renderable, width: int = WIDTH) -> list[str]:
 def _session(seats: list[dict], scores: list[int] | None) -> RoomSession:
     """My session (seat 0) in an Othello room with these seats and disc counts."""
     session = RoomSession("K7QXM", "player", 0)
-    session.summary = RoomSummary.from_plain({"room": "K7QXM", "game": "othello", "status": "playing", "seats": seats,
-                                              "options": {}})
-    session.state = State(room="K7QXM", seq=3, game="othello", status="playing", view={"scores": scores},
-                          to_move=[1], legal=[], moves=[])
+    session.summary = RoomSummary.from_plain(
+        {"room": "K7QXM", "game": "othello", "status": "playing", "seats": seats, "options": {}}
+    )
+    session.state = State(
+        room="K7QXM", seq=3, game="othello", status="playing", view={"scores": scores}, to_move=[1], legal=[], moves=[]
+    )
     return session
 
 
@@ -34,7 +36,7 @@ def _seat(seat: int, label: str, name: str, kind: str = "human", **more) -> dict
 
 
 def test_scores_have_their_own_aligned_column():
-    """"AI level 3" with 4 discs reads "AI level 3 ... 4", never "AI level 34"; scores line up on the right."""
+    """ "AI level 3" with 4 discs reads "AI level 3 ... 4", never "AI level 34"; scores line up on the right."""
     session = _session([_seat(0, "black", "ann"), _seat(1, "white", "AI level 3", kind="ai", level=3)], [12, 4])
     lines = _render(players_text(session))
     assert "AI level 34" not in lines[1] and "AI level 3 " in lines[1]
@@ -53,8 +55,9 @@ def test_dropped_player_shows_disconnected_and_the_stand_in():
     """A dropped human reads "disconnected"; with an AI playing for them, "AI standing in"."""
     waiting = _session([_seat(0, "black", "ann"), _seat(1, "white", "bob", connected=False)], [2, 2])
     assert "disconnected" in _render(players_text(waiting))[2]
-    covered = _session([_seat(0, "black", "ann"),
-                        _seat(1, "white", "bob", connected=False, stand_in="AI level 3")], [2, 2])
+    covered = _session(
+        [_seat(0, "black", "ann"), _seat(1, "white", "bob", connected=False, stand_in="AI level 3")], [2, 2]
+    )
     assert [line.strip() for line in _render(players_text(covered))[2:]] == ["disconnected", "AI standing in"]
     back = _session([_seat(0, "black", "ann"), _seat(1, "white", "bob")], [2, 2])
     assert len(_render(players_text(back))) == 2
@@ -65,6 +68,6 @@ def test_move_columns_highlight_the_current_move():
     moves = ["f5", "d6", "c3", "d3", "c4", "f4", "f6"]
     text = moves_columns(moves, width=28, current=5)
     assert text.plain.split("\n") == ["1. f5  2. d6  3. c3  4. d3", "5. c4  6. f4  7. f6"]
-    marked = [text.plain[span.start:span.end] for span in text.spans if "reverse" in str(span.style)]
+    marked = [text.plain[span.start : span.end] for span in text.spans if "reverse" in str(span.style)]
     assert marked == ["5. c4"]
     assert moves_line_of(moves, 28, 5) == 1 and moves_line_of(moves, 28, 4) == 0

@@ -17,18 +17,27 @@ GAMES_DESCRIBED = {name: describe(game) for name, game in GAMES.items()}
 
 def _record(game: Any, options: dict[str, Any], moves: list[str], result: dict[str, Any]) -> dict[str, Any]:
     """A replay record as `get_game` returns it."""
-    return {"game_id": 5, "game": game.name, "options": game.validate_options(options), "moves": moves,
-            "players": [{"seat": 0, "label": "black", "name": "ann", "ai": False},
-                        {"seat": 1, "label": "white", "name": "bob", "ai": False}],
-            "result": result, "finished_at": 0}
+    return {
+        "game_id": 5,
+        "game": game.name,
+        "options": game.validate_options(options),
+        "moves": moves,
+        "players": [
+            {"seat": 0, "label": "black", "name": "ann", "ai": False},
+            {"seat": 1, "label": "white", "name": "bob", "ai": False},
+        ],
+        "result": result,
+        "finished_at": 0,
+    }
 
 
 def test_tron_steps_fold_the_tick_deltas_like_live_ticks():
     """Every step of a Tron replay draws exactly the position the rules reach after that many ticks."""
     game = Tron()
     ticks = ["E W", "S N", "S N", "W E"]
-    record = _record(game, {"width": 12, "height": 10, "seed": 3}, ticks, {"winner": None, "winners": [],
-                                                                           "reason": "crash"})
+    record = _record(
+        game, {"width": 12, "height": 10, "seed": 3}, ticks, {"winner": None, "winners": [], "reason": "crash"}
+    )
     replay = Replay(record, replay_frames(record))
     state = game.initial_state(record["options"])
     letters = {"N": 1, "E": 2, "S": 3, "W": 4}
@@ -55,10 +64,18 @@ def test_steps_are_clamped_and_described():
 
 def test_history_entry_texts():
     """A listed game reads: players in seat order, who won and why."""
-    entry = HistoryEntry.from_wire({"game_id": 9, "game": "othello", "finished_at": 0,
-                                    "players": [{"seat": 0, "label": "black", "name": "ann", "ai": False},
-                                                {"seat": 1, "label": "white", "name": "AI level 5", "ai": True}],
-                                    "result": {"winner": 0, "winners": [0], "reason": "discs", "scores": [40, 24]}})
+    entry = HistoryEntry.from_wire(
+        {
+            "game_id": 9,
+            "game": "othello",
+            "finished_at": 0,
+            "players": [
+                {"seat": 0, "label": "black", "name": "ann", "ai": False},
+                {"seat": 1, "label": "white", "name": "AI level 5", "ai": True},
+            ],
+            "result": {"winner": 0, "winners": [0], "reason": "discs", "scores": [40, 24]},
+        }
+    )
     assert entry.players_text() == "ann · AI level 5"
     assert entry.result_text(GAMES_DESCRIBED) == "black (ann) wins 40-24 (most discs)"
 

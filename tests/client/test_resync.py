@@ -32,8 +32,9 @@ async def test_dropped_connection_resumes_into_the_same_seat(make_app, game_serv
         session = app.session_id
         await game_server.connections[session].close()
         await wait_for(pilot, lambda: any("reconnecting" in s for s in seen), "the reconnecting notice")
-        await wait_for(pilot, lambda: app.sub_title.startswith("connected") and app.room.syncing is False,
-                       "the reconnection")
+        await wait_for(
+            pilot, lambda: app.sub_title.startswith("connected") and app.room.syncing is False, "the reconnection"
+        )
         assert app.session_id == session and app.room.code == code and app.room.seat == 0
         assert isinstance(app.screen, GameScreen) and app.room.my_turn
         await bob.close()

@@ -37,8 +37,11 @@ async def test_reopening_gamenight_puts_you_back_in_your_seat(tmp_path):
     with _server(tmp_path) as server:  # a new run: a new port, the same database
         again = GameNightApp(server.url, "ann", save_name=False, session_key=LOCAL_SERVER)
         async with again.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: isinstance(again.screen, GameScreen) and again.room.state is not None,
-                           "the game screen, opened by itself")
+            await wait_for(
+                pilot,
+                lambda: isinstance(again.screen, GameScreen) and again.room.state is not None,
+                "the game screen, opened by itself",
+            )
             room = again.room
             assert room.code == code and room.seat == 0 and room.playing
             assert list(room.state.moves) == moves
@@ -61,4 +64,3 @@ async def test_a_stale_saved_token_is_replaced_by_a_fresh_session(tmp_path):
             assert app.connection is not None and not app.connection.resumed
             assert saved_token(LOCAL_SERVER) == app.connection.token != "token-of-a-forgotten-server"
     assert saved_token("ws://friend.example:8765") == "friends-token"
-

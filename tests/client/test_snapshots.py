@@ -76,8 +76,13 @@ class BoardApp(App[None]):
 def test_othello_board(snap_compare):
     """An 8x8 Othello position: discs, legal-move dots, the last move, the flipped disc and the cursor."""
     game, state = othello_state(OTHELLO_OPENING)
-    position = Position(view=game.view(state), legal=legal_of(game, state, state.turn), can_move=True,
-                        last_move=OTHELLO_OPENING[-1], seat=state.turn)
+    position = Position(
+        view=game.view(state),
+        legal=legal_of(game, state, state.turn),
+        can_move=True,
+        last_move=OTHELLO_OPENING[-1],
+        seat=state.turn,
+    )
     assert snap_compare(BoardApp(OthelloBoard(), position), terminal_size=(60, 30))
 
 
@@ -93,8 +98,13 @@ def test_othello_board_10x10_small_terminal(snap_compare):
 def test_pentago_board_turn_preview(snap_compare):
     """Pentago: a square chosen (c4, by keys), quadrant 3 picked and turned anticlockwise, previewed."""
     game, state = pentago_state(PENTAGO_OPENING)
-    position = Position(view=game.view(state), legal=legal_of(game, state, state.turn), can_move=True,
-                        last_move=PENTAGO_OPENING[-1], seat=state.turn)
+    position = Position(
+        view=game.view(state),
+        legal=legal_of(game, state, state.turn),
+        can_move=True,
+        last_move=PENTAGO_OPENING[-1],
+        seat=state.turn,
+    )
     app = BoardApp(PentagoBoard(), position)
     assert snap_compare(app, press=["down", "enter", "3", "left"], terminal_size=(50, 22))
 
@@ -139,30 +149,66 @@ def test_tron_arena_after_deltas(snap_compare):
 
 def welcome(rooms: list[dict[str, Any]]) -> Welcome:
     """A welcome listing the real games (with their real option descriptions)."""
-    return Welcome(protocol=PROTOCOL_VERSION, session="s1", server="gamenight/test",
-                   games=[describe(g) for g in (Othello(), Pentago(), Tron())], token="t",
-                   rooms=[RoomSummary.from_plain(r) for r in rooms])
+    return Welcome(
+        protocol=PROTOCOL_VERSION,
+        session="s1",
+        server="gamenight/test",
+        games=[describe(g) for g in (Othello(), Pentago(), Tron())],
+        token="t",
+        rooms=[RoomSummary.from_plain(r) for r in rooms],
+    )
 
 
-def room_summary(code: str, game: str, status: str, seats: list[tuple[str, str, str | None]],
-                 options: dict[str, Any] | None = None, spectators: int = 0) -> dict[str, Any]:
+def room_summary(
+    code: str,
+    game: str,
+    status: str,
+    seats: list[tuple[str, str, str | None]],
+    options: dict[str, Any] | None = None,
+    spectators: int = 0,
+) -> dict[str, Any]:
     """A room as the server summarises it; seats are (label, kind, name)."""
     return {
-        "room": code, "game": game, "options": options or {}, "status": status, "spectators": spectators,
-        "private": False, "host": "ann",
-        "seats": [{"seat": i, "label": label, "kind": kind, "name": name, "level": 3 if kind == "ai" else None,
-                   "bot": None, "connected": kind != "open"} for i, (label, kind, name) in enumerate(seats)],
+        "room": code,
+        "game": game,
+        "options": options or {},
+        "status": status,
+        "spectators": spectators,
+        "private": False,
+        "host": "ann",
+        "seats": [
+            {
+                "seat": i,
+                "label": label,
+                "kind": kind,
+                "name": name,
+                "level": 3 if kind == "ai" else None,
+                "bot": None,
+                "connected": kind != "open",
+            }
+            for i, (label, kind, name) in enumerate(seats)
+        ],
     }
 
 
 LOBBY_ROOMS = [
-    room_summary("K7QXM", "othello", "waiting", [("black", "human", "bob"), ("white", "open", None)],
-                 {"size": 10, "first": "black"}),
-    room_summary("P2WZD", "pentago", "playing", [("black", "human", "eve"), ("white", "ai", "AI level 3")],
-                 spectators=2),
-    room_summary("T9RNC", "tron", "waiting",
-                 [("player 1", "human", "dan"), ("player 2", "open", None), ("player 3", "open", None)],
-                 {"players": 3, "tick_ms": 100, "seed": 5}),
+    room_summary(
+        "K7QXM",
+        "othello",
+        "waiting",
+        [("black", "human", "bob"), ("white", "open", None)],
+        {"size": 10, "first": "black"},
+    ),
+    room_summary(
+        "P2WZD", "pentago", "playing", [("black", "human", "eve"), ("white", "ai", "AI level 3")], spectators=2
+    ),
+    room_summary(
+        "T9RNC",
+        "tron",
+        "waiting",
+        [("player 1", "human", "dan"), ("player 2", "open", None), ("player 3", "open", None)],
+        {"players": 3, "tick_ms": 100, "seed": 5},
+    ),
 ]
 
 
@@ -187,11 +233,27 @@ def test_game_screen_80x24(snap_compare):
         await app.dispatch(Joined(room="K7QXM", role="player", seat=0))
         await app.dispatch(RoomInfo.of(RoomSummary.from_plain(summary)))
         moves = list(OTHELLO_OPENING)
-        await app.dispatch(State(room="K7QXM", seq=len(moves) + 1, game="othello", status="playing",
-                                 view=game.view(state), to_move=[state.turn], legal=list(legal_of(game, state, 0)),
-                                 last_move=moves[-1], moves=moves))
-        await app.dispatch(Event(room="K7QXM", kind="move", seq=len(moves) + 1,
-                                 data={"seat": 1, "move": moves[-1], "ai": {"depth": 6, "nodes": 12345, "score": -3}}))
+        await app.dispatch(
+            State(
+                room="K7QXM",
+                seq=len(moves) + 1,
+                game="othello",
+                status="playing",
+                view=game.view(state),
+                to_move=[state.turn],
+                legal=list(legal_of(game, state, 0)),
+                last_move=moves[-1],
+                moves=moves,
+            )
+        )
+        await app.dispatch(
+            Event(
+                room="K7QXM",
+                kind="move",
+                seq=len(moves) + 1,
+                data={"seat": 1, "move": moves[-1], "ai": {"depth": 6, "nodes": 12345, "score": -3}},
+            )
+        )
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=play)
@@ -200,21 +262,41 @@ def test_game_screen_80x24(snap_compare):
 # -- history and replays, offline ------------------------------------------------------------------------
 
 
-def finished_game(game_id: int, game: str, players: list[tuple[str, str, bool]], result: dict[str, Any],
-                  finished_at: float) -> dict[str, Any]:
+def finished_game(
+    game_id: int, game: str, players: list[tuple[str, str, bool]], result: dict[str, Any], finished_at: float
+) -> dict[str, Any]:
     """A `games` entry as the server lists it; players are (label, name, ai)."""
-    return {"game_id": game_id, "game": game, "result": result, "finished_at": finished_at,
-            "players": [{"seat": i, "label": label, "name": name, "ai": ai}
-                        for i, (label, name, ai) in enumerate(players)]}
+    return {
+        "game_id": game_id,
+        "game": game,
+        "result": result,
+        "finished_at": finished_at,
+        "players": [{"seat": i, "label": label, "name": name, "ai": ai} for i, (label, name, ai) in enumerate(players)],
+    }
 
 
 HISTORY = [
-    finished_game(3, "tron", [("player 1", "dan", False), ("player 2", "floodfill", True)],
-                  {"winner": 0, "winners": [0], "reason": "crash"}, 1795305600.0),
-    finished_game(2, "pentago", [("black", "eve", False), ("white", "AI level 3", True)],
-                  {"winner": None, "winners": [], "reason": "full"}, 1795302000.0),
-    finished_game(1, "othello", [("black", "ann", False), ("white", "bob", False)],
-                  {"winner": 0, "winners": [0], "reason": "discs", "scores": [40, 24]}, 1795298400.0),
+    finished_game(
+        3,
+        "tron",
+        [("player 1", "dan", False), ("player 2", "floodfill", True)],
+        {"winner": 0, "winners": [0], "reason": "crash"},
+        1795305600.0,
+    ),
+    finished_game(
+        2,
+        "pentago",
+        [("black", "eve", False), ("white", "AI level 3", True)],
+        {"winner": None, "winners": [], "reason": "full"},
+        1795302000.0,
+    ),
+    finished_game(
+        1,
+        "othello",
+        [("black", "ann", False), ("white", "bob", False)],
+        {"winner": 0, "winners": [0], "reason": "discs", "scores": [40, 24]},
+        1795298400.0,
+    ),
 ]
 
 
@@ -245,11 +327,21 @@ def test_history_screen(snap_compare, monkeypatch):
 
 def othello_record(moves: tuple[str, ...]) -> dict[str, Any]:
     """A replay record of a (resigned) Othello game with these moves, as `get_game` returns it."""
-    return {"format": "gamenight-replay", "version": 1, "game_id": 17, "game": "othello",
-            "options": Othello().validate_options({}), "moves": list(moves), "transcript": "".join(moves),
-            "players": [{"seat": 0, "label": "black", "name": "ann", "ai": False},
-                        {"seat": 1, "label": "white", "name": "AI level 3", "ai": True}],
-            "result": {"winner": 1, "winners": [1], "reason": "resign"}, "finished_at": 1795305600.0}
+    return {
+        "format": "gamenight-replay",
+        "version": 1,
+        "game_id": 17,
+        "game": "othello",
+        "options": Othello().validate_options({}),
+        "moves": list(moves),
+        "transcript": "".join(moves),
+        "players": [
+            {"seat": 0, "label": "black", "name": "ann", "ai": False},
+            {"seat": 1, "label": "white", "name": "AI level 3", "ai": True},
+        ],
+        "result": {"winner": 1, "winners": [1], "reason": "resign"},
+        "finished_at": 1795305600.0,
+    }
 
 
 def test_replay_viewer(snap_compare):

@@ -22,9 +22,14 @@ def _options(name: str, rng: random.Random) -> dict:
     if name == "othello":
         raw = {"size": rng.choice([6, 8, 10]), "first": rng.choice(["black", "white"])}
     if name == "tron":
-        raw = rng.choice([{"map": "random", "width": 12, "height": 12, "seed": rng.randrange(1000)},
-                          {"map": "joust"}, {"map": "u"},
-                          {"map": "random", "width": 14, "height": 14, "players": 4, "seed": rng.randrange(1000)}])
+        raw = rng.choice(
+            [
+                {"map": "random", "width": 12, "height": 12, "seed": rng.randrange(1000)},
+                {"map": "joust"},
+                {"map": "u"},
+                {"map": "random", "width": 14, "height": 14, "players": 4, "seed": rng.randrange(1000)},
+            ]
+        )
     return game.validate_options(raw)
 
 

@@ -16,9 +16,12 @@ from gamenight.protocol.messages import CLIENT_MESSAGES, Error, Join, MakeMove, 
 
 def test_round_trip_keeps_every_field():
     """A message decodes to an equal message, including the request id and renamed wire keys."""
-    for msg in (Join(room="ABCDE", role="spectator", id=4), MakeMove(room="X", move="d3", seq=7),
-                State(room="X", seq=3, game="othello", status="playing", view={"board": ["."]}, legal=["d3"]),
-                Error(code="illegal_move", message="no", id=9)):
+    for msg in (
+        Join(room="ABCDE", role="spectator", id=4),
+        MakeMove(room="X", move="d3", seq=7),
+        State(room="X", seq=3, game="othello", status="playing", view={"board": ["."]}, legal=["d3"]),
+        Error(code="illegal_move", message="no", id=9),
+    ):
         assert decode(encode(msg)) == msg
 
 
@@ -28,15 +31,18 @@ def test_join_uses_as_on_the_wire():
     assert wire["as"] == "spectator" and "role" not in wire
 
 
-@pytest.mark.parametrize("raw", [
-    {"type": "move", "room": "R"},
-    {"type": "move", "room": "R", "move": 5},
-    {"type": "hello", "protocol": "1", "name": "x"},
-    {"type": "hello", "protocol": True, "name": "x"},
-    {"type": "join", "room": None},
-    {"type": 3},
-    {"kind": "move"},
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"type": "move", "room": "R"},
+        {"type": "move", "room": "R", "move": 5},
+        {"type": "hello", "protocol": "1", "name": "x"},
+        {"type": "hello", "protocol": True, "name": "x"},
+        {"type": "join", "room": None},
+        {"type": 3},
+        {"kind": "move"},
+    ],
+)
 def test_wrong_or_missing_fields_are_rejected(raw):
     """Missing, null or wrongly typed fields raise ProtocolError (bools are not ints)."""
     with pytest.raises(ProtocolError):
@@ -64,10 +70,14 @@ def test_random_bytes_never_escape_as_other_errors(data):
         decode(data)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10),
-                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
-                    max_leaves=20),
-       st.sampled_from([cls.type for cls in CLIENT_MESSAGES]))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10),
+        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+        max_leaves=20,
+    ),
+    st.sampled_from([cls.type for cls in CLIENT_MESSAGES]),
+)
 def test_random_values_under_a_real_type(value, type_):
     """Random fields under a real message type either validate or raise ProtocolError."""
     raw = {"type": type_, "room": value, "move": value, "name": value, "protocol": value, "game": value}
@@ -80,9 +90,18 @@ def test_a_busy_lobby_welcome_fits_what_clients_accept():
     from gamenight.protocol.codec import MAX_SERVER_FRAME
     from gamenight.protocol.messages import Welcome
 
-    room = {"room": "ABCDE", "game": "othello", "options": {"size": 8, "first": "black", "ai_ms": 1000},
-            "seats": [{"seat": i, "label": "black", "kind": "human", "name": "somebody", "connected": True}
-                      for i in range(2)], "spectators": 0, "status": "playing", "private": False, "host": "x"}
+    room = {
+        "room": "ABCDE",
+        "game": "othello",
+        "options": {"size": 8, "first": "black", "ai_ms": 1000},
+        "seats": [
+            {"seat": i, "label": "black", "kind": "human", "name": "somebody", "connected": True} for i in range(2)
+        ],
+        "spectators": 0,
+        "status": "playing",
+        "private": False,
+        "host": "x",
+    }
     frame = encode(Welcome(protocol=1, session="s", server="g", games=[], token="t", rooms=[room] * 1000))
     assert MAX_FRAME < len(frame) < MAX_SERVER_FRAME
     with pytest.raises(ProtocolError):

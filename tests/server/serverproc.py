@@ -20,9 +20,23 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         """Start the server and wait until it prints the port it listens on."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", str(self.db), "--log-level", "warning",
-             "--ai-workers", "1", *self.extra],
-            stdout=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-m",
+                "gamenight.server",
+                "--port",
+                "0",
+                "--db",
+                str(self.db),
+                "--log-level",
+                "warning",
+                "--ai-workers",
+                "1",
+                *self.extra,
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert "listening on" in line, f"server did not start: {line!r}"

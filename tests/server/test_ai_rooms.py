@@ -93,6 +93,7 @@ async def test_ai_stands_in_for_a_dropped_player(peers, url):
 
 async def test_a_failing_ai_falls_back_and_the_game_goes_on(peers, game_server, monkeypatch):
     """When the AI worker fails, the room plays a quick fallback move for the seat instead of stalling."""
+
     def broken(turn):
         raise RuntimeError("worker died")
 
@@ -108,13 +109,16 @@ async def test_a_failing_ai_falls_back_and_the_game_goes_on(peers, game_server, 
     assert len(state.moves) == 1
 
 
-@pytest.mark.parametrize(("request_fields", "code"), [
-    ({"level": 9}, "bad_options"),
-    ({"bot": "deep-blue"}, "bad_options"),
-    ({"bot": "chaser"}, "bad_options"),
-    ({}, "bad_options"),
-    ({"level": 2, "bot": "classic"}, "bad_options"),
-])
+@pytest.mark.parametrize(
+    ("request_fields", "code"),
+    [
+        ({"level": 9}, "bad_options"),
+        ({"bot": "deep-blue"}, "bad_options"),
+        ({"bot": "chaser"}, "bad_options"),
+        ({}, "bad_options"),
+        ({"level": 2, "bot": "classic"}, "bad_options"),
+    ],
+)
 async def test_add_ai_checks_its_arguments(peers, request_fields, code):
     """Bad AI levels, unknown bots, bots of another game, and neither/both are refused with `bad_options`."""
     host: Peer = await peers("host")

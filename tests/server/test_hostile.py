@@ -19,16 +19,41 @@ from tests.peer import Peer, seat_pair
 from tests.server.serverproc import ServerProcess
 
 _values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=30)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=30)
     | st.binary(max_size=30),
     lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=10), kids, max_size=5),
     max_leaves=25,
 )
-_typed = st.builds(lambda t, fields: {**fields, "type": t},
-                   st.sampled_from([cls.type for cls in CLIENT_MESSAGES] + ["welcome", "state", "nope"]),
-                   st.dictionaries(st.sampled_from(["room", "move", "seq", "id", "game", "options", "as", "seat",
-                                                    "text", "protocol", "name", "level", "bot", "game_id"]),
-                                   _values, max_size=6))
+_typed = st.builds(
+    lambda t, fields: {**fields, "type": t},
+    st.sampled_from([cls.type for cls in CLIENT_MESSAGES] + ["welcome", "state", "nope"]),
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "room",
+                "move",
+                "seq",
+                "id",
+                "game",
+                "options",
+                "as",
+                "seat",
+                "text",
+                "protocol",
+                "name",
+                "level",
+                "bot",
+                "game_id",
+            ]
+        ),
+        _values,
+        max_size=6,
+    ),
+)
 _frames = st.one_of(
     st.binary(max_size=300),
     _values.map(lambda v: msgpack.packb(v, use_bin_type=True)),

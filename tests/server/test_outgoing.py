@@ -45,16 +45,25 @@ async def test_a_players_messages_arrive_in_the_order_decided(peers):
     await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
     await alice.send(MakeMove(room=code, move=state.legal[1], seq=state.seq))
     await alice.expect("error")
-    kinds = [(type(m).__name__, getattr(m, "kind", None) or getattr(m, "code", None)) for m in alice.seen
-             if isinstance(m, Event | State | Error)]
+    kinds = [
+        (type(m).__name__, getattr(m, "kind", None) or getattr(m, "code", None))
+        for m in alice.seen
+        if isinstance(m, Event | State | Error)
+    ]
     assert kinds == [("Event", "move"), ("State", None), ("Error", "not_your_turn")]
 
 
 async def test_one_bad_decision_does_not_lose_the_others(tmp_path):
     """If one decision's records cannot be stored, the other rooms' moves of the same flush still are."""
     store = Store(str(tmp_path / "g.db"))
-    store.write([RoomSaved("A", "othello", {}, {}, "ann", False), RoomSaved("B", "othello", {}, {}, "bo", False),
-                 GameStarted("A", 1), GameStarted("B", 1)])
+    store.write(
+        [
+            RoomSaved("A", "othello", {}, {}, "ann", False),
+            RoomSaved("B", "othello", {}, {}, "bo", False),
+            GameStarted("A", 1),
+            GameStarted("B", 1),
+        ]
+    )
     store.write([MoveRecorded("A", 1, 0, "f5")])
     outgoing = Outgoing(store)
     outgoing.add_records([MoveRecorded("A", 1, 0, "d6")])  # ply 0 of room A again: refused by the schema

@@ -12,8 +12,11 @@ import pytest
 
 def _start() -> tuple[subprocess.Popen[str], int]:
     """Start the server on a free port and read the port it prints."""
-    proc = subprocess.Popen([sys.executable, "-m", "gamenight.server", "--port", "0", "--log-level", "warning"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gamenight.server", "--port", "0", "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert "listening on ws://" in line, line

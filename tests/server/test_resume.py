@@ -27,8 +27,9 @@ async def test_wait_policy_holds_the_seat_and_resume_returns_it(peers, url):
     await alice.close()
     lost = await bob.expect("event", kind="left")
     assert lost.data["connection"] == "lost"
-    held = await bob.wait(lambda m: m.type == "room" and m.room == code and m.seats[0].name == "alice"
-                          and not m.seats[0].connected)
+    held = await bob.wait(
+        lambda m: m.type == "room" and m.room == code and m.seats[0].name == "alice" and not m.seats[0].connected
+    )
     assert held.seats[0].kind == "human"
     back = await Peer.connect(url, "alice", resume=token)
     assert back.welcome.session == alice.welcome.session

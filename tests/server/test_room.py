@@ -36,7 +36,7 @@ def test_a_move_is_recorded_before_it_is_announced():
     room, alice, bob = _game(lobby)
     out = lobby.handle(alice, MakeMove(room=room.code, move="d3", seq=room.seq), 1.0)
     assert out.records == [MoveRecorded(room.code, 1, 0, "d3")]
-    (to, state), = _sent(out, "state")
+    ((to, state),) = _sent(out, "state")
     assert to == {alice, bob} and state.last_move == "d3" and state.to_move == [1]
 
 
@@ -44,15 +44,16 @@ def test_guards_run_in_order():
     """Game over is reported before turn, turn before staleness, staleness before legality."""
     lobby = Lobby()
     room, alice, bob = _game(lobby)
-    assert _sent(lobby.handle(bob, MakeMove(room=room.code, move="zz", seq=0), 0.0), "error")[0][1].code \
-        == "not_your_turn"
-    assert _sent(lobby.handle(alice, MakeMove(room=room.code, move="zz", seq=0), 0.0), "error")[0][1].code \
-        == "stale"
-    assert _sent(lobby.handle(alice, MakeMove(room=room.code, move="zz", seq=room.seq), 0.0), "error")[0][1].code \
+    assert (
+        _sent(lobby.handle(bob, MakeMove(room=room.code, move="zz", seq=0), 0.0), "error")[0][1].code == "not_your_turn"
+    )
+    assert _sent(lobby.handle(alice, MakeMove(room=room.code, move="zz", seq=0), 0.0), "error")[0][1].code == "stale"
+    assert (
+        _sent(lobby.handle(alice, MakeMove(room=room.code, move="zz", seq=room.seq), 0.0), "error")[0][1].code
         == "illegal_move"
+    )
     lobby.handle(alice, Resign(room=room.code), 0.0)
-    assert _sent(lobby.handle(bob, MakeMove(room=room.code, move="zz", seq=0), 0.0), "error")[0][1].code \
-        == "game_over"
+    assert _sent(lobby.handle(bob, MakeMove(room=room.code, move="zz", seq=0), 0.0), "error")[0][1].code == "game_over"
 
 
 def test_resign_finishes_and_records_the_game():
@@ -95,13 +96,17 @@ def test_empty_rooms_close_after_grace_but_held_games_stay():
 def test_restore_replays_the_log_and_holds_seats():
     """A stored room is rebuilt by replaying its moves, seats held for their token hashes."""
     lobby = Lobby()
-    stored = StoredRoom("ABCDE", "othello", {"size": 8, "first": "black"},
-                        {"ai_ms": 1000, "ai_pace_ms": 0, "countdown_ms": 0, "ai_level": 3, "on_disconnect": "wait",
-                         "grace_s": 60},
-                        "alice", False, 1,
-                        seats=[SeatSaved("ABCDE", 0, "alice", "h0", None, None),
-                               SeatSaved("ABCDE", 1, "bob", "h1", None, None)],
-                        moves=["d3", "c3", "c4"])
+    stored = StoredRoom(
+        "ABCDE",
+        "othello",
+        {"size": 8, "first": "black"},
+        {"ai_ms": 1000, "ai_pace_ms": 0, "countdown_ms": 0, "ai_level": 3, "on_disconnect": "wait", "grace_s": 60},
+        "alice",
+        False,
+        1,
+        seats=[SeatSaved("ABCDE", 0, "alice", "h0", None, None), SeatSaved("ABCDE", 1, "bob", "h1", None, None)],
+        moves=["d3", "c3", "c4"],
+    )
     lobby.restore([stored], now=5.0)
     room = lobby.rooms["ABCDE"]
     assert room.moves == ["d3", "c3", "c4"] and room.status == "playing" and room.game.to_move(room.state) == {1}

@@ -36,8 +36,10 @@ def test_database_of_the_first_schema_is_upgraded_in_place(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
     db.executescript(f"{MIGRATIONS[0]}; PRAGMA user_version = 1;")
-    db.execute("INSERT INTO rooms (code, game, options, room_options, host_name, private, created_at)"
-               " VALUES ('OLD01', 'othello', '{}', '{}', 'ann', 0, 0)")
+    db.execute(
+        "INSERT INTO rooms (code, game, options, room_options, host_name, private, created_at)"
+        " VALUES ('OLD01', 'othello', '{}', '{}', 'ann', 0, 0)"
+    )
     db.commit()
     db.close()
     store = Store(str(path))
@@ -60,8 +62,9 @@ def test_a_failed_batch_writes_nothing(tmp_path):
 def test_history_filters_by_player_and_game(tmp_path):
     """list_games finds games by player name and by game, newest first."""
     store = Store(str(tmp_path / "h.db"))
-    for i, (game, names) in enumerate([("othello", ["ann", "bo"]), ("pentago", ["ann", "cy"]),
-                                       ("othello", ["cy", "bo"])]):
+    for i, (game, names) in enumerate(
+        [("othello", ["ann", "bo"]), ("pentago", ["ann", "cy"]), ("othello", ["cy", "bo"])]
+    ):
         players = [{"seat": s, "name": n} for s, n in enumerate(names)]
         store.write([GameFinished(f"R{i}", 1, game, {}, players, {"winner": 0, "reason": "x"}, ["a"], "a")])
     assert [g["game"] for g in store.list_games(player="ann")] == ["pentago", "othello"]
@@ -104,10 +107,15 @@ async def test_finished_game_is_listed_fetched_and_exported(tmp_path):
         await bob.close()
     finally:
         await server.stop()
-    out = subprocess.run([sys.executable, "-m", "gamenight.server", "--db", str(db), "export", str(game_id)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "gamenight.server", "--db", str(db), "export", str(game_id)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     exported = json.loads(out.stdout)
     assert exported == record
-    missing = subprocess.run([sys.executable, "-m", "gamenight.server", "--db", str(db), "export", "999"],
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-m", "gamenight.server", "--db", str(db), "export", "999"], capture_output=True, text=True
+    )
     assert missing.returncode == 1 and "no finished game" in missing.stderr

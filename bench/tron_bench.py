@@ -1,0 +1,171 @@
+"""Tron level 5's own figures: how much of the budget it uses, how deep it looks, whether it is ever late,
+and how well its endgame filler fills small rooms against an exhaustive search.
+
+Usage (from the repository root):
+    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150]
+    python -m bench.tron_bench fill --positions 200 --ms 100
+
+`games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
+and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
+budget, the median depth and nodes, and how many moves overran the budget and the live room's tick
+(`--tick-ms`; a live room gives the AI `tick_ms - 40` ms, and a move later than the tick would make the
+server play its fallback move). `fill` puts a lone rider in random small walled rooms (8-40 open squares)
+and compares the endgame search's ride, at `--ms`, with the longest ride an exhaustive search finds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+from bench.match import _move, parse_player, summary
+from gamenight.server.ai import tron_ai
+from gamenight.server.games.tron import Tron, TronState, load_map, match_maps, new_state, official_maps
+
+GAME = Tron()
+AI_TICK_MARGIN_MS = 40
+"""As in server/room.py: a live room asks its AI for a move this long before the tick."""
+
+
+def play(b: str, index: int, ms: int, maps: tuple[str, ...]) -> tuple[float, list[dict[str, Any]]]:
+    """One game of level 5 against `b` (level 5 in seat index % 2); its score and level 5's per-move records."""
+    name = maps[(index // 2) % len(maps)]
+    state = new_state(official_maps()[name])
+    seat = index % 2
+    player = parse_player(b)
+    records = []
+    while state.result is None:
+        started = time.perf_counter()
+        move, info = tron_ai.choose_level(state, seat, 5, ms, random.Random(index * 7919 + state.tick))
+        spent = (time.perf_counter() - started) * 1000
+        records.append({"phase": info["phase"], "ms": spent, "depth": info["depth"], "nodes": info["nodes"]})
+        other = GAME.parse_move(state, _move("tron", state, 1 - seat, ms, index * 31 + state.tick, player))
+        state = GAME.apply(state, {seat: move, 1 - seat: other})
+    result = state.result
+    score = 0.5 if result.is_draw else 1.0 if seat in result.winners else 0.0
+    return score, records
+
+
+def games(b: str, count: int, ms: int, tick_ms: int) -> None:
+    """Play the games and print the score and the per-phase figures."""
+    maps = match_maps()
+    scores, records = [], []
+    for index in range(count):
+        score, moves = play(b, index, ms, maps)
+        scores.append(score)
+        records.extend(moves)
+        print(f"game {index:3d} ({maps[(index // 2) % len(maps)]}, seat {index % 2}): 5 scores {score}", flush=True)
+    stats = summary(scores)
+    print(
+        f"level 5 vs {b}, {count} games at {ms} ms: +{stats['wins']} ={stats['draws']} -{stats['losses']}"
+        f" score {100 * stats['score']:.1f}%"
+    )
+    live = tick_ms - AI_TICK_MARGIN_MS
+    for phase in ("contact", "apart"):
+        chosen = [r for r in records if r["phase"] == phase]
+        if not chosen:
+            continue
+        times = [r["ms"] for r in chosen]
+        print(
+            f"  {phase}: {len(chosen)} moves; time per move median {statistics.median(times):.1f} ms"
+            f" ({100 * statistics.median(times) / ms:.0f}% of {ms}), mean {statistics.fmean(times):.1f} ms"
+            f" ({100 * statistics.fmean(times) / ms:.0f}%), max {max(times):.1f} ms;"
+            f" depth median {statistics.median(r['depth'] for r in chosen)},"
+            f" nodes median {statistics.median(r['nodes'] for r in chosen)}"
+        )
+    over = sum(r["ms"] > ms for r in records)
+    late = sum(r["ms"] > tick_ms for r in records)
+    print(f"  moves over the budget ({ms} ms): {over} of {len(records)}; later than a {tick_ms} ms tick: {late}")
+    if ms != live:
+        print(f"  (a live room at tick_ms {tick_ms} gives the AI {live} ms: run with --ms {live} for that figure)")
+
+
+def small_room(rng: random.Random) -> TronState:
+    """A lone rider (seat 0) in a small walled box with random inner walls; seat 1 shut away in a corner."""
+    width, height = rng.randint(4, 8), rng.randint(4, 7)
+    wall_share = rng.uniform(0.1, 0.35)
+    rows = [["#"] * (width + 2)]
+    rows += [["#", *("#" if rng.random() < wall_share else " " for _ in range(width)), "#"] for _ in range(height)]
+    rows.append(["#"] * (width + 2))
+    cells = [(x, y) for y in range(1, height + 1) for x in range(1, width + 1) if rows[y][x] == " "]
+    x, y = rng.choice(cells)
+    rows[y][x] = "1"
+    rows[0][0] = "2"
+    return new_state(load_map("\n".join([f"{width + 2} {height + 2}", *("".join(row) for row in rows)]) + "\n"))
+
+
+def longest_ride(free: int, stride: int, head: int, memo: dict[tuple[int, int], int]) -> int:
+    """The most squares a lone rider can ride from `head` through `free`, by trying every path (memoised)."""
+    key = (free, head)
+    if key not in memo:
+        steps = (-stride, 1, stride, -1)
+        memo[key] = max(
+            (1 + longest_ride(free ^ 1 << (head + s), stride, head + s, memo) for s in steps if free >> (head + s) & 1),
+            default=0,
+        )
+    return memo[key]
+
+
+def fill(positions: int, ms: int, seed: int) -> None:
+    """Compare the endgame search at `ms` with the exhaustive longest ride on random small rooms."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    rng = random.Random(seed)
+    done = optimal = 0
+    found_ms: list[float] = []
+    short: list[tuple[int, int, int]] = []
+    while done < positions:
+        state = small_room(rng)
+        grid = tron_ai.grid_of(state)
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        if not 8 <= region.bit_count() <= 40:
+            continue
+        done += 1
+        best = longest_ride(region, grid.stride, grid.heads[0], {})
+        started = time.perf_counter()
+        search = tron_ai.fill_search(region, grid.stride, grid.heads[0], started + ms / 1000)
+        spent = (time.perf_counter() - started) * 1000
+        if len(search.best) == best:
+            optimal += 1
+            found_ms.append(spent)
+        else:
+            short.append((region.bit_count(), best, len(search.best)))
+    print(
+        f"{positions} rooms of 8-40 squares, {ms} ms each: the longest ride found in {optimal}"
+        f" ({100 * optimal / positions:.1f}%); search time median {statistics.median(found_ms):.1f} ms,"
+        f" max {max(found_ms):.1f} ms (it stops early once a ride meets the bound)"
+    )
+    for squares, best, got in short:
+        print(f"  short: {squares} squares, longest {best}, found {got}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run one of the two figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("games", "fill"))
+    parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
+    parser.add_argument("--games", type=int, default=46)
+    parser.add_argument("--ms", type=int, default=100)
+    parser.add_argument("--tick-ms", type=int, default=150)
+    parser.add_argument("--positions", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--no-chambers",
+        action="store_true",
+        help="experiment: level 5 (and the voronoi bot) count plain Voronoi territory",
+    )
+    args = parser.parse_args(argv)
+    if args.no_chambers:
+        tron_ai.VoronoiEngine.chambers = False
+    if args.what == "games":
+        games(args.b, args.games, args.ms, args.tick_ms)
+    else:
+        fill(args.positions, args.ms, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
