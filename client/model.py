@@ -1,8 +1,11 @@
-"""What the client knows, kept apart from how it is drawn: the games on offer, the lobby, and your room.
+"""What the client knows, kept apart from how it is drawn: the games on offer, the lobby, your room, and
+the texts people read about them (results, events, whose turn it is).
 
-Everything here is plain data built from protocol messages, with no Textual and no network, so the
-screens only draw it and the tests can check it directly. Nothing here knows any game's rules: the
-games and their options come from `welcome.games`, positions from `state.view`.
+Plain data over the protocol's own typed payloads (`GameDescription`, `RoomSummary`, `SeatSummary`,
+`Result` from `protocol.vocab`), with no Textual and no network, so the screens only draw it and the
+tests can check it directly. Nothing here knows any game's rules or words: the games, their options
+and their result reasons come from `welcome.games`, positions from `state.view`. `client.state` applies
+the server's messages to these objects.
 """
 
 from __future__ import annotations
@@ -11,215 +14,43 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gamenight.protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
+from gamenight.protocol.messages import AddAi, Event, Join, Message, State
+from gamenight.protocol.vocab import (
+    EndReason,
+    EventKind,
+    GameDescription,
+    Result,
+    Role,
+    RoomStatus,
+    RoomSummary,
+    SeatKind,
+)
 
 AI_LEVELS = (1, 2, 3, 4, 5)
 DEFAULT_AI_LEVEL = 3
-DEFAULT_SEATS = 2
-SEATS_OPTION = "players"  # an option with this name sets the seat count (Tron)
-
-WAITING, PLAYING, PAUSED, FINISHED, CLOSED = "waiting", "playing", "paused", "finished", "closed"
-PLAYER, SPECTATOR = "player", "spectator"
-
-REASONS: dict[str, str] = {
-    "discs": "most discs",
-    "five": "five in a row",
-    "five_both": "both made five in a row",
-    "full": "the board filled up without a five",
-    "crash": "the last one riding",
-    "resign": "resignation",
-    "forfeit": "forfeit",
-}
-
-DRAW_REASONS: dict[str, str] = {"discs": "equal discs", "crash": "the last riders crashed together"}
-
-
-# -- games and their options --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class OptionField:
-    """One option of a game as `welcome.games` describes it, enough to build and check a form field."""
-
-    name: str
-    kind: str  # "int", "str", "bool" or "choice"
-    default: Any
-    help: str = ""
-    choices: tuple[Any, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> OptionField:
-        """Build from one entry of a game's `options` list."""
-        choices = raw.get("choices")
-        return cls(
-            name=str(raw.get("name", "")), kind=str(raw.get("type", "str")), default=raw.get("default"),
-            help=str(raw.get("help", "")), choices=tuple(choices) if isinstance(choices, list) else None,
-            minimum=raw.get("min"), maximum=raw.get("max"),
-        )
-
-    def parse(self, text: str) -> Any:
-        """The value typed into a text field (int or str options); ValueError saying what is allowed."""
-        text = text.strip()
-        if self.kind != "int":
-            return text
-        if not text:
-            if self.default is None:
-                return None
-            raise ValueError(f"{self.name} needs a number")
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"{self.name} must be a whole number") from None
-        if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"{self.name} must be at least {self.minimum}")
-        if self.maximum is not None and value > self.maximum:
-            raise ValueError(f"{self.name} must be at most {self.maximum}")
-        return value
-
-
-@dataclass(frozen=True, slots=True)
-class GameInfo:
-    """A game on offer: its wire name, title, whether it is simultaneous, and its options."""
-
-    name: str
-    title: str
-    simultaneous: bool = False
-    options: tuple[OptionField, ...] = ()
-    bot_names: tuple[str, ...] = ()  # the named AI opponents the server offers for this game
-    seat_labels: tuple[str, ...] = ()  # the seats with the default options, e.g. ("black", "white")
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> GameInfo:
-        """Build from one entry of `welcome.games`."""
-        options = tuple(OptionField.from_wire(o) for o in raw.get("options", []) if isinstance(o, Mapping))
-        name = str(raw.get("name", "?"))
-        return cls(name=name, title=str(raw.get("title", name)), simultaneous=bool(raw.get("simultaneous")),
-                   options=options, bot_names=_strings(raw.get("bots")), seat_labels=_strings(raw.get("seats")))
-
-    def option(self, name: str) -> OptionField | None:
-        """The option called `name`, if the game has one."""
-        return next((o for o in self.options if o.name == name), None)
-
-    def seat_count(self, values: Mapping[str, Any]) -> int:
-        """How many seats a room with these option values will have."""
-        default = len(self.seat_labels) or DEFAULT_SEATS
-        spec = self.option(SEATS_OPTION)
-        if spec is None:
-            return default
-        value = values.get(SEATS_OPTION, spec.default)
-        return value if isinstance(value, int) and value > 0 else default
-
-    def bots(self) -> tuple[str, ...]:
-        """Named bots that play this game."""
-        return self.bot_names
-
-    def seat_label(self, index: int) -> str:
-        """A seat's label as the server names it ("black"); "player 3" past the listed ones."""
-        return self.seat_labels[index] if index < len(self.seat_labels) else f"player {index + 1}"
-
-
-def _strings(raw: Any) -> tuple[str, ...]:
-    """A wire list of names as a tuple of strings (anything else as none)."""
-    return tuple(str(item) for item in raw) if isinstance(raw, list) else ()
 
 
 # -- the lobby ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SeatInfo:
-    """One seat of a room as the lobby lists it."""
-
-    seat: int
-    label: str
-    kind: str = "open"  # "open", "human" or "ai"
-    name: str | None = None
-    level: int | None = None
-    bot: str | None = None
-    connected: bool = False
-    stand_in: str | None = None  # the AI playing for a dropped human, e.g. "AI level 3"
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> SeatInfo:
-        """Build from one entry of a room summary's `seats`."""
-        stand_in = raw.get("stand_in")
-        return cls(
-            seat=int(raw.get("seat", 0)), label=str(raw.get("label", "")), kind=str(raw.get("kind", "open")),
-            name=raw.get("name"), level=raw.get("level"), bot=raw.get("bot"), connected=bool(raw.get("connected")),
-            stand_in=str(stand_in) if stand_in else None,
-        )
-
-    @property
-    def open(self) -> bool:
-        """True when nobody sits here."""
-        return self.kind == "open"
-
-    def who(self) -> str:
-        """Who sits here, for people: a name, "AI level 3", or "open"."""
-        return "open" if self.open else (self.name or "?")
-
-
-@dataclass(frozen=True, slots=True)
-class RoomSummary:
-    """A room as the lobby sees it (a `room` message or an entry of `rooms`)."""
-
-    room: str
-    game: str
-    options: Mapping[str, Any]
-    seats: tuple[SeatInfo, ...]
-    spectators: int = 0
-    status: str = WAITING
-    private: bool = False
-    host: str | None = None
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> RoomSummary:
-        """Build from a plain summary map."""
-        seats = tuple(SeatInfo.from_wire(s) for s in raw.get("seats", []) if isinstance(s, Mapping))
-        return cls(
-            room=str(raw.get("room", "")), game=str(raw.get("game", "")), options=dict(raw.get("options") or {}),
-            seats=seats, spectators=int(raw.get("spectators", 0)), status=str(raw.get("status", WAITING)),
-            private=bool(raw.get("private")), host=raw.get("host"),
-        )
-
-    @classmethod
-    def from_message(cls, info: RoomInfo) -> RoomSummary:
-        """Build from a `room` message."""
-        return cls.from_wire({
-            "room": info.room, "game": info.game, "options": info.options, "seats": info.seats,
-            "spectators": info.spectators, "status": info.status, "private": info.private, "host": info.host,
-        })
-
-    def seat(self, index: int | None) -> SeatInfo | None:
-        """The seat with this index, if it exists."""
-        if index is None:
-            return None
-        return next((s for s in self.seats if s.seat == index), None)
 
 
 class Lobby:
     """The games on offer and the rooms the server lists, kept up to date from its messages."""
 
     def __init__(self) -> None:
-        self.games: dict[str, GameInfo] = {}
+        self.games: dict[str, GameDescription] = {}
         self.rooms: dict[str, RoomSummary] = {}
 
-    def set_games(self, games: Iterable[Any]) -> None:
+    def set_games(self, games: Iterable[GameDescription]) -> None:
         """Take the games of a `welcome`."""
-        infos = (GameInfo.from_wire(g) for g in games if isinstance(g, Mapping))
-        self.games = {g.name: g for g in infos}
+        self.games = {g.name: g for g in games}
 
-    def set_rooms(self, rooms: Iterable[Any]) -> None:
+    def set_rooms(self, rooms: Iterable[RoomSummary]) -> None:
         """Replace the room list (from `welcome.rooms` or `rooms`)."""
-        summaries = (RoomSummary.from_wire(r) for r in rooms if isinstance(r, Mapping))
-        self.rooms = {s.room: s for s in summaries if s.status != CLOSED}
+        self.rooms = {s.room: s for s in rooms if s.status != RoomStatus.CLOSED}
 
-    def update(self, info: RoomInfo) -> RoomSummary:
-        """Apply a pushed `room` message: add or change the room, or drop it once closed."""
-        summary = RoomSummary.from_message(info)
-        if summary.status == CLOSED:
+    def update(self, summary: RoomSummary) -> RoomSummary:
+        """Apply a pushed room summary: add or change the room, or drop it once closed."""
+        if summary.status == RoomStatus.CLOSED:
             self.rooms.pop(summary.room, None)
         else:
             self.rooms[summary.room] = summary
@@ -231,12 +62,12 @@ class Lobby:
         return info.title if info else game
 
 
-def options_summary(summary: RoomSummary, game: GameInfo | None) -> str:
+def options_summary(summary: RoomSummary, game: GameDescription | None) -> str:
     """The options that differ from their defaults, e.g. "size 10, first white"; "standard" if none."""
     if game is None:
         return ", ".join(f"{k} {v}" for k, v in sorted(summary.options.items())) or "standard"
     changed = [
-        f"{spec.name} {_shown(summary.options[spec.name])}"
+        f"{spec.title} {_shown(summary.options[spec.name])}"
         for spec in game.options
         # An option without a default (a random seed) is filled in by the server for every room.
         if spec.default is not None and spec.name in summary.options and summary.options[spec.name] != spec.default
@@ -289,7 +120,7 @@ class RoomPlan:
         """The requests that fill the new room: my join (seat or spectator) first, then each AI."""
         mine = self.my_seat
         requests: list[Message] = [
-            Join(room=room, role=PLAYER, seat=mine) if mine is not None else Join(room=room, role=SPECTATOR)
+            Join(room=room, role=Role.PLAYER, seat=mine) if mine is not None else Join(room=room, role=Role.SPECTATOR)
         ]
         for index, seat in enumerate(self.seats):
             if seat.kind == AI:
@@ -307,14 +138,25 @@ def quick_game_plan() -> RoomPlan:
 # -- the room you are in --------------------------------------------------------------------------------
 
 
-class RoomSession:
-    """The room this client is in: your role and seat, the room's summary and its latest game state."""
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One line of a room's log: an event told for people, or a chat line."""
 
-    def __init__(self, code: str, role: str, seat: int | None, host: bool = False) -> None:
+    text: str
+    style: str = ""
+
+
+class RoomSession:
+    """A room this client is in (or a finished game it replays): your role and seat, the game's description,
+    the room's summary, its latest game state, and the log of what happened."""
+
+    def __init__(self, code: str, role: Role, seat: int | None, host: bool = False,
+                 description: GameDescription | None = None) -> None:
         self.code = code
         self.role = role
         self.seat = seat
         self.host = host
+        self.description = description  # the game's description from the welcome (its reason texts, ...)
         self.summary: RoomSummary | None = None
         self.state: State | None = None
         self.ai_info: dict[int, dict[str, Any]] = {}
@@ -323,6 +165,7 @@ class RoomSession:
         self.seq = 0  # the latest seq seen, from a state or a tick
         self.syncing = False  # a sync was sent; replayed events are expected until its state arrives
         self.countdown_ms: int | None = None  # the wait before a live game's next tick, when it is starting
+        self.log: list[LogLine] = []
         self._events_seen: set[tuple[int, str, str]] = set()
 
     @property
@@ -330,24 +173,34 @@ class RoomSession:
         """The room's game (its wire name)."""
         if self.state is not None:
             return self.state.game
-        return self.summary.game if self.summary else ""
+        if self.summary is not None:
+            return self.summary.game
+        return self.description.name if self.description else ""
 
     @property
-    def status(self) -> str:
-        """waiting, playing or finished."""
+    def status(self) -> RoomStatus:
+        """waiting, playing, paused or finished."""
         if self.state is not None:
             return self.state.status
-        return self.summary.status if self.summary else WAITING
+        return self.summary.status if self.summary else RoomStatus.WAITING
 
     @property
     def playing(self) -> bool:
         """True when you hold a seat (rather than watch)."""
-        return self.role == PLAYER and self.seat is not None
+        return self.role == Role.PLAYER and self.seat is not None
 
     @property
     def my_turn(self) -> bool:
         """True when the game runs and your seat is among those to move."""
-        return self.playing and self.status == PLAYING and self.state is not None and self.seat in self.state.to_move
+        return (self.playing and self.status == RoomStatus.PLAYING and self.state is not None
+                and self.seat in self.state.to_move)
+
+    @property
+    def live(self) -> bool:
+        """True for a simultaneous game (Tron), whose moves carry no seq."""
+        if self.description is not None:
+            return self.description.simultaneous
+        return self.state is not None and self.state.next_tick_ms is not None
 
     def apply_state(self, state: State) -> bool:
         """Take a full state; True if it starts a new game (the first one seen, or a rematch)."""
@@ -357,9 +210,9 @@ class RoomSession:
         self.syncing = False
         before = previous.status if previous is not None else None
         # A live game counts down before its first tick and again when it resumes after a pause.
-        first_tick = state.view.get("tick") == 0 or before == PAUSED
-        self.countdown_ms = state.next_tick_ms if state.status == PLAYING and first_tick else None
-        started = state.status == PLAYING and before in (None, WAITING, FINISHED)
+        first_tick = state.view.get("tick") == 0 or before == RoomStatus.PAUSED
+        self.countdown_ms = state.next_tick_ms if state.status == RoomStatus.PLAYING and first_tick else None
+        started = state.status == RoomStatus.PLAYING and before in (None, RoomStatus.WAITING, RoomStatus.FINISHED)
         if started:
             self.games_started += 1
             self.ai_info.clear()
@@ -375,11 +228,11 @@ class RoomSession:
 
     def apply_event(self, event: Event) -> bool:
         """Remember what an event tells (the AI's search figures); False for a replay of one already seen."""
-        key = (event.seq, event.kind, repr(sorted(event.data.items())))
+        key = (event.seq, str(event.kind), repr(sorted(event.data.items())))
         if self.syncing and key in self._events_seen:
             return False
         self._events_seen.add(key)
-        if event.kind == "move" and isinstance(event.data.get("ai"), Mapping):
+        if event.kind == EventKind.MOVE and isinstance(event.data.get("ai"), Mapping):
             seat = event.data.get("seat")
             if isinstance(seat, int):
                 self.ai_info[seat] = dict(event.data["ai"])
@@ -403,24 +256,35 @@ class RoomSession:
 
     def can_host(self) -> bool:
         """True when you may seat or remove AIs (you created the room and it has not started)."""
-        return self.host and self.status == WAITING
+        return self.host and self.status == RoomStatus.WAITING
+
+    def ai_seats(self) -> list[int]:
+        """The seats an AI holds, in seat order."""
+        return [s.seat for s in self.summary.seats if s.kind == SeatKind.AI] if self.summary else []
 
 
-def describe_result(result: Mapping[str, Any], session: RoomSession) -> str:
+# -- texts for people -------------------------------------------------------------------------------------
+
+
+def reason_text(reason: str, game: GameDescription | None, draw: bool = False) -> str:
+    """What a result reason means, in the game's own words (`GameDescription.reasons`); the raw word if the
+    game does not describe it. A draw uses the reason's draw text when it has one."""
+    texts = game.reason(reason) if game is not None else None
+    if texts is None:
+        return reason
+    return (texts.draw or texts.win) if draw else texts.win
+
+
+def describe_result(result: Result, session: RoomSession) -> str:
     """One line saying who won and why, e.g. "black (ann) wins 40-24 (most discs)"."""
-    winners = [w for w in result.get("winners", []) if isinstance(w, int)]
-    reason = str(result.get("reason", ""))
-    why = REASONS.get(reason, reason)
-    scores = result.get("scores")
-    score = "-".join(str(s) for s in scores) if isinstance(scores, list) and scores else ""
-    loser = result.get("loser")
-    if reason in ("resign", "forfeit") and isinstance(loser, int):
-        verb = "resigned" if reason == "resign" else "forfeited"
-        return f"{session.who(loser)} {verb}; " + _winners_text(winners, session, "")
-    if len(winners) == 1:
-        return _winners_text(winners, session, score) + (f" ({why})" if why else "")
+    winners = list(result.winners)
+    reason = result.reason
+    score = "-".join(str(s) for s in result.scores) if result.scores else ""
+    if reason in (EndReason.RESIGN, EndReason.FORFEIT) and result.loser is not None:
+        verb = "resigned" if reason == EndReason.RESIGN else "forfeited"
+        return f"{session.who(result.loser)} {verb}; " + _winners_text(winners, session, "")
+    why = reason_text(reason, session.description, draw=not winners)
     if not winners:
-        why = DRAW_REASONS.get(reason, why)
         return "Draw" + (f" {score}" if score else "") + (f": {why}" if why else "")
     return _winners_text(winners, session, score) + (f" ({why})" if why else "")
 
@@ -435,37 +299,41 @@ def _winners_text(winners: list[int], session: RoomSession, score: str) -> str:
     return "shared by " + ", ".join(session.who(w) for w in winners) + tail
 
 
-def headline(result: Mapping[str, Any], session: RoomSession) -> str:
+def headline(result: Result, session: RoomSession) -> str:
     """The game-over title: "You won!", "You lost", "Draw", "Shared win" (for players), else "Game over"."""
-    winners = [w for w in result.get("winners", []) if isinstance(w, int)]
-    if not winners:
+    if not result.winners:
         return "Draw"
     if not session.playing:
         return "Game over"
-    if session.seat not in winners:
+    if session.seat not in result.winners:
         return "You lost"
-    return "You won!" if len(winners) == 1 else "Shared win"
+    return "You won!" if len(result.winners) == 1 else "Shared win"
 
 
-SEAT_EVENTS: dict[str, str] = {"pass": "has no move and passes", "crash": "crashed", "rematch": "wants a rematch"}
+SEAT_EVENTS: dict[str, str] = {
+    EventKind.PASS: "has no move and passes", EventKind.CRASH: "crashed", EventKind.REMATCH: "wants a rematch",
+}
 """Events the log tells as "<who> <what>", by kind."""
 
 
 def describe_event(event: Event, session: RoomSession) -> str | None:
-    """A line for the room's log, or None for events the log does not show (moves, chat)."""
+    """A line for the room's log, or None for events the log does not show (moves)."""
     data = event.data
     seat = data.get("seat") if isinstance(data.get("seat"), int) else None
-    if event.kind == "joined":
+    if event.kind == EventKind.CHAT:
+        return f"{data.get('name', '?')}: {data.get('text', '')}"
+    if event.kind == EventKind.JOINED:
         what = "is back" if data.get("resumed") else "sits down"
         return f"{data.get('name') or '?'} {what} as {session.label(seat)}"
-    if event.kind == "left":
+    if event.kind == EventKind.LEFT:
         return f"{session.label(seat)} {'lost the connection' if data.get('connection') == 'lost' else 'left'}"
     if event.kind in SEAT_EVENTS:
         return f"{session.who(seat)} {SEAT_EVENTS[event.kind]}"
-    if event.kind == "retired":
-        return f"{session.who(seat)} {'forfeits' if data.get('reason') == 'forfeit' else 'resigns'} and drops out"
-    if event.kind == "game_over":
-        return "Game over: " + describe_result(data, session)
+    if event.kind == EventKind.RETIRED:
+        verb = "forfeits" if data.get("reason") == EndReason.FORFEIT else "resigns"
+        return f"{session.who(seat)} {verb} and drops out"
+    if event.kind == EventKind.GAME_OVER:
+        return "Game over: " + describe_result(Result.from_plain(data), session)
     return None
 
 
@@ -488,17 +356,17 @@ def ai_info_text(info: Mapping[str, Any]) -> str:
 
 def status_text(session: RoomSession) -> str:
     """What the room is waiting for, in one line: whose turn, who is missing, or the result."""
-    if session.status == WAITING:
+    if session.status == RoomStatus.WAITING:
         seats = session.summary.seats if session.summary else ()
         filled = sum(1 for s in seats if not s.open)
         return f"Waiting for players: {filled} of {len(seats)} seats filled" if seats else "Waiting for players"
     state = session.state
     if state is None:
         return ""
-    if state.status == PAUSED:
+    if state.status == RoomStatus.PAUSED:
         return "Paused until every player is back"
-    if state.status == FINISHED:
-        return describe_result(state.result or {}, session)
+    if state.status == RoomStatus.FINISHED:
+        return describe_result(state.result, session) if state.result is not None else "Game over"
     if len(state.to_move) > 1 or state.next_tick_ms is not None:  # a live game: all riders move at once
         return "Ride! Steer with the arrows or WASD" if session.my_turn else "Watching the riders"
     if session.my_turn:
