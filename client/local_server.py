@@ -19,6 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -55,7 +56,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _preexec() -> object:
+def _preexec() -> Callable[[], object] | None:
     """The preexec_fn for this platform (None where prctl does not exist)."""
     if not sys.platform.startswith("linux"):
         return None
@@ -90,7 +91,7 @@ class LocalServer:
         self._log = self._open_log()
         self.process = subprocess.Popen(
             self.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log or subprocess.DEVNULL,
-            preexec_fn=_preexec(), close_fds=True,  # type: ignore[arg-type]
+            preexec_fn=_preexec(), close_fds=True,
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + self.start_timeout

@@ -17,7 +17,8 @@ from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from gamenight.client.widgets.board import BLANK, DISC, DOT, Grid, MoveChosen, Position, StyledBoard, fit_grid
+from gamenight.client.messages import MoveChosen
+from gamenight.client.widgets.board import BLANK, DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid
 
 FILES = "abcdefghij"
 LABEL_W = 3  # rank numbers up to "10" and a space
@@ -173,3 +174,7 @@ class OthelloBoard(StyledBoard, can_focus=True):
     def on_blur(self) -> None:
         """Hide the cursor."""
         self.refresh()
+
+
+BOARD = BoardSpec(OthelloBoard, chips=((" ● ", "#0b0b0b", "#2e7d46"), (" ● ", "#f4f4f4", "#2e7d46")))
+"""Othello's entry in the board registry: black and white discs on the green board."""

@@ -21,7 +21,8 @@ from textual.geometry import Offset, Region
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from gamenight.client.widgets.board import CELL_SIZES, DISC, MoveChosen, Position, StyledBoard
+from gamenight.client.messages import MoveChosen
+from gamenight.client.widgets.board import CELL_SIZES, DISC, BoardSpec, Position, StyledBoard
 
 SIZE = 6
 FILES = "abcdef"
@@ -428,3 +429,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
     def on_blur(self) -> None:
         """Hide the cursor."""
         self.refresh()
+
+
+BOARD = BoardSpec(PentagoBoard, chips=((" ● ", "#0b0b0b", "#8c2f26"), (" ● ", "#f4f4f4", "#8c2f26")))
+"""Pentago's entry in the board registry: black and white marbles on the red board."""

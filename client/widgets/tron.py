@@ -10,7 +10,7 @@ scrolls to follow your rider.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -20,8 +20,11 @@ from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
-from gamenight.client.widgets.board import MoveChosen, Position
+from gamenight.client.messages import MoveChosen
+from gamenight.client.widgets.board import BoardSpec, Position
+from gamenight.protocol.vocab import RoomStatus
 
 EMPTY, WALL = 0, 255
 NORTH, EAST, SOUTH, WEST = 1, 2, 3, 4
@@ -120,7 +123,7 @@ class TronArena(ScrollView, can_focus=True):
         self.grid = TronGrid(0, 0, bytearray(), [], [], [], 0)
         self.countdown_until: float | None = None  # monotonic time of the first tick
         self.sent: int | None = None  # the direction already asked for this tick
-        self._timer = None
+        self._timer: Timer | None = None
 
     # -- state in ----------------------------------------------------------------------------------------
     def watch_position(self, position: Position) -> None:
@@ -308,7 +311,7 @@ class TronArena(ScrollView, can_focus=True):
 
     def overlay_text(self) -> str:
         """The countdown ("Get ready: 3", ...), "Paused", or "" while the riders move."""
-        if self.position.status == "paused":
+        if self.position.status == RoomStatus.PAUSED:
             return "Paused: waiting for every player to come back"
         if self.countdown_until is None:
             return ""
@@ -318,3 +321,18 @@ class TronArena(ScrollView, can_focus=True):
     def _refresh_overlay(self) -> None:
         """Redraw the overlay's line."""
         self.refresh(Region(0, self.size.height // 2, self.size.width, 1))
+
+
+def fold_deltas(view: Mapping[str, Any], deltas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A full view with tick deltas applied in order (how a replay draws a tick)."""
+    grid = TronGrid.from_view(view)
+    for delta in deltas:
+        grid.apply(delta)
+    return grid.to_view()
+
+
+BOARD = BoardSpec(TronArena, fold=fold_deltas, chips=(
+    ("   ", "#000000", "#1fb5d6"), ("   ", "#000000", "#f08c24"),
+    ("   ", "#000000", "#6cc04a"), ("   ", "#000000", "#d04fc4"),
+))
+"""Tron's entry in the board registry: each rider's trail colour; replays fold the tick deltas."""
