@@ -16,6 +16,7 @@ from typing import Any
 
 from gamenight.protocol.messages import AddAi, Event, Join, Message, State
 from gamenight.protocol.vocab import (
+    END_REASONS,
     EndReason,
     EventKind,
     GameDescription,
@@ -267,9 +268,11 @@ class RoomSession:
 
 
 def reason_text(reason: str, game: GameDescription | None, draw: bool = False) -> str:
-    """What a result reason means, in the game's own words (`GameDescription.reasons`); the raw word if the
-    game does not describe it. A draw uses the reason's draw text when it has one."""
+    """What a result reason means, in the game's own words (`GameDescription.reasons`), else in the protocol's
+    words for the reasons every game shares (resign, forfeit); the raw word if neither describes it. A draw
+    uses the reason's draw text when it has one."""
     texts = game.reason(reason) if game is not None else None
+    texts = texts or next((r for r in END_REASONS if r.reason == reason), None)
     if texts is None:
         return reason
     return (texts.draw or texts.win) if draw else texts.win

@@ -34,6 +34,7 @@ ALL_GAMES = "*"
 HISTORY_LIMIT = 100
 # The result is the widest column, so it goes last: a narrow terminal cuts it, not the date.
 COLUMNS = (("id", "#"), ("game", "Game"), ("date", "Finished"), ("players", "Players"), ("result", "Result"))
+ID_WIDTH = 4  # game ids get a fixed column (up to 9999), so "2" never runs into "Othello"
 NO_GAMES = "No finished games here yet. Finish a game (or change the filters) and it shows up."
 MOVES_WIDTH = 30  # the move list's width before the first layout
 FAST_STEP = 10  # moves skipped by PageUp / PageDown
@@ -67,7 +68,7 @@ class HistoryScreen(GameNightScreen):
             yield Switch(value=False, id="history-mine")
         table: DataTable[Text | str] = DataTable(id="games", cursor_type="row", zebra_stripes=True)
         for key, label in COLUMNS:
-            table.add_column(label, key=key)
+            table.add_column(label, key=key, width=ID_WIDTH if key == "id" else None)
         yield table
         yield Static(NO_GAMES, id="no-games")
         yield Footer()

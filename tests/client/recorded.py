@@ -39,13 +39,22 @@ def game_plain(game: Any, **more: Any) -> dict[str, Any]:
     return {**plain, **more}
 
 
-OTHELLO_REASONS = [{"reason": "discs", "win": "most discs", "draw": "equal discs"},
-                   {"reason": "resign", "win": "resignation"}, {"reason": "forfeit", "win": "forfeit"}]
+END_REASONS = [{"reason": "resign", "win": "resignation"}, {"reason": "forfeit", "win": "forfeit"}]
+OTHELLO_REASONS = [{"reason": "discs", "win": "most discs", "draw": "equal discs"}, *END_REASONS]
+REASONS = {  # what each game's description will say of its reasons (the server in this branch sends none yet)
+    "othello": OTHELLO_REASONS,
+    "pentago": [{"reason": "five", "win": "five in a row"}, {"reason": "five_both", "win": "both made five in a row"},
+                {"reason": "full", "win": "the board filled up without a five"}, *END_REASONS],
+    "tron": [{"reason": "crash", "win": "the last one riding", "draw": "the last riders crashed together"},
+             *END_REASONS],
+}
 
 
-def games(**extra: dict[str, Any]) -> list[dict[str, Any]]:
-    """The real games as plain maps; `extra[name]` adds fields to that game's entry."""
-    return [game_plain(g, **extra.get(g.name, {})) for g in (Othello(), Pentago(), Tron())]
+def games(reasons: bool = False, **extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """The real games as plain maps (with their result reasons if asked); `extra[name]` adds fields to that
+    game's entry."""
+    return [game_plain(g, **({"reasons": REASONS[g.name]} if reasons else {}), **extra.get(g.name, {}))
+            for g in (Othello(), Pentago(), Tron())]
 
 
 def welcome(rooms: Iterable[dict[str, Any]] = (), session: str = "s1", game_list: list[dict[str, Any]] | None = None,

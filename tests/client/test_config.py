@@ -41,6 +41,6 @@ async def test_first_start_asks_the_name_once(url, private_config):
         await wait_for(pilot, lambda: isinstance(app.screen, NameScreen), "the name question")
         assert app.connection is None
         await pilot.press(*"Zoe", "enter")
-        await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         assert app.connection is not None and app.connection.name == "Zoe"
     assert saved_name() == "Zoe"

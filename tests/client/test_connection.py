@@ -82,7 +82,7 @@ async def test_hello_welcome_and_numbered_requests(url):
         listed = await connection.request(ListRooms())
         assert isinstance(created, RoomInfo) and isinstance(listed, Rooms)
         assert created.id is not None and listed.id == created.id + 1
-        assert created.room in {r["room"] for r in listed.rooms}
+        assert created.room in {r.room for r in listed.rooms}
 
 
 async def test_error_reply_is_returned_and_posted(url):

@@ -6,10 +6,12 @@ from typing import Any
 
 from gamenight.client.model import Lobby
 from gamenight.client.replay import HistoryEntry, Replay
+from gamenight.client.widgets.tron import fold_deltas
+from gamenight.protocol.vocab import GameDescription
 from gamenight.server.games.othello import Othello
 from gamenight.server.games.tron import Tron
 from gamenight.server.lobby import replay_frames
-from gamenight.server.room_options import describe
+from tests.client.recorded import OTHELLO_REASONS, game_plain
 
 
 def _record(game: Any, options: dict[str, Any], moves: list[str], result: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +28,7 @@ def test_tron_steps_fold_the_tick_deltas_like_live_ticks():
     ticks = ["E W", "S N", "S N", "W E"]
     record = _record(game, {"width": 12, "height": 10, "seed": 3}, ticks, {"winner": None, "winners": [],
                                                                            "reason": "crash"})
-    replay = Replay(record, replay_frames(record))
+    replay = Replay(record, replay_frames(record), fold=fold_deltas)
     state = game.initial_state(record["options"])
     letters = {"N": 1, "E": 2, "S": 3, "W": 4}
     for step, joint in enumerate(["", *ticks]):
@@ -51,20 +53,23 @@ def test_steps_are_clamped_and_described():
 
 
 def test_history_entry_texts():
-    """A listed game reads: players in seat order, who won and why."""
+    """A listed game reads: players in seat order, who won and why (in the game's words when it gives them)."""
     entry = HistoryEntry.from_wire({"game_id": 9, "game": "othello", "finished_at": 0,
                                     "players": [{"seat": 0, "label": "black", "name": "ann", "ai": False},
                                                 {"seat": 1, "label": "white", "name": "AI level 5", "ai": True}],
                                     "result": {"winner": 0, "winners": [0], "reason": "discs", "scores": [40, 24]}})
     assert entry.players_text() == "ann · AI level 5"
-    assert entry.result_text() == "black (ann) wins 40-24 (most discs)"
+    othello = GameDescription.from_plain(game_plain(Othello(), reasons=OTHELLO_REASONS))
+    assert entry.result_text(othello) == "black (ann) wins 40-24 (most discs)"
+    assert entry.result_text() == "black (ann) wins 40-24 (discs)"
 
 
 def test_games_bring_their_bots_and_seat_labels():
     """The create form's bots and seat names come from `welcome.games`, not from a list in the client."""
     lobby = Lobby()
-    lobby.set_games([{**describe(Othello()), "bots": ["classic", "quantum"]}, describe(Tron())])
+    lobby.set_games(GameDescription.from_plain(g) for g in [game_plain(Othello(), bots=["classic", "quantum"]),
+                                                              game_plain(Tron())])
     othello, tron = lobby.games["othello"], lobby.games["tron"]
-    assert othello.bots() == ("classic", "quantum") and tron.bots() == ()
+    assert othello.bots == ("classic", "quantum") and tron.bots == ()
     assert othello.seat_label(1) == "white" and tron.seat_label(2) == "player 3"
     assert tron.seat_count({"players": 3}) == 3 and othello.seat_count({}) == 2

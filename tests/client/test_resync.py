@@ -26,16 +26,16 @@ async def test_dropped_connection_resumes_into_the_same_seat(make_app, game_serv
         code = await create_room_via_form(app, pilot, "othello", [ME, OPEN])
         bob = await Peer.connect(url, "bob")
         await bob.request(Join, room=code, seat=1)
-        await wait_for(pilot, lambda: app.room.my_turn, "the start")
+        await wait_for(pilot, lambda: app.model.room.my_turn, "the start")
         seen: list[str] = []
         app.watch(app, "sub_title", lambda title: seen.append(title), init=False)
-        session = app.session_id
+        session = app.model.session_id
         await game_server.connections[session].close()
         await wait_for(pilot, lambda: any("reconnecting" in s for s in seen), "the reconnecting notice")
-        await wait_for(pilot, lambda: app.sub_title.startswith("connected") and app.room.syncing is False,
+        await wait_for(pilot, lambda: app.sub_title.startswith("connected") and app.model.room.syncing is False,
                        "the reconnection")
-        assert app.session_id == session and app.room.code == code and app.room.seat == 0
-        assert isinstance(app.screen, GameScreen) and app.room.my_turn
+        assert app.model.session_id == session and app.model.room.code == code and app.model.room.seat == 0
+        assert isinstance(app.screen, GameScreen) and app.model.room.my_turn
         await bob.close()
 
 
@@ -47,12 +47,12 @@ async def test_tick_gap_asks_for_a_sync(make_app, url):
         code = await create_room_via_form(app, pilot, "tron", [ME, OPEN], {"countdown_ms": 10000})
         bob = await Peer.connect(url, "bob")
         await bob.request(Join, room=code, seat=1)
-        await wait_for(pilot, lambda: app.room.state is not None, "the start")
-        before = app.room.state
-        await app.dispatch(Tick(room=code, seq=before.seq + 3, delta={"tick": 3, "heads": [], "alive": []}))
-        assert app.room.syncing and app.room.seq == before.seq
-        await wait_for(pilot, lambda: app.room.state is not before, "the state sent back")
-        assert not app.room.syncing and app.room.state.seq == before.seq
+        await wait_for(pilot, lambda: app.model.room.state is not None, "the start")
+        before = app.model.room.state
+        await app.receive(Tick(room=code, seq=before.seq + 3, delta={"tick": 3, "heads": [], "alive": []}))
+        assert app.model.room.syncing and app.model.room.seq == before.seq
+        await wait_for(pilot, lambda: app.model.room.state is not before, "the state sent back")
+        assert not app.model.room.syncing and app.model.room.state.seq == before.seq
         await bob.close()
 
 
@@ -60,10 +60,10 @@ async def test_server_error_becomes_a_notification(make_app):
     """Joining a room code that does not exist shows the server's reason, and the app carries on."""
     app = make_app("ann")
     async with app.run_test(size=(100, 36)) as pilot:
-        await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         await pilot.press("o")
         await pilot.press(*"ZZZZZ", "enter")
         await wait_for(pilot, lambda: app._notifications, "a notification")
         notice = list(app._notifications)[-1]
         assert notice.severity == "error" and "ZZZZZ" in notice.message
-        assert app.room is None and app.screen is app.lobby_screen
+        assert app.model.room is None and app.screen is app.lobby_screen

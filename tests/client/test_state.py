@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gamenight.client.model import describe_result
 from gamenight.client.state import ClientState
-from gamenight.protocol.messages import Games, GameRecord, ListGames, Sync
+from gamenight.protocol.messages import GameRecord, Games, ListGames, Sync
 from gamenight.protocol.vocab import Result, Role, RoomStatus
 from tests.client.recorded import (
     OTHELLO_REASONS,
