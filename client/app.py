@@ -322,7 +322,7 @@ class GameNightApp(App[None]):
         if self.model.room is not None:
             self._send(Resign(room=self.model.room.code))
 
-    def on_leave(self, _: ui.Leave) -> None:
+    def on_leave_room(self, _: ui.LeaveRoom) -> None:
         """Leave the room (the reply takes us back to the lobby)."""
         if self.model.room is not None:
             self._send(Leave(room=self.model.room.code))

@@ -114,5 +114,5 @@ class Resign(Message):
     """Concede the game (already confirmed)."""
 
 
-class Leave(Message):
+class LeaveRoom(Message):
     """Leave the room (already confirmed); the reply takes you back to the lobby."""

@@ -18,7 +18,7 @@ from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
 
-from gamenight.client.messages import AddAi, Leave, ModelChanged, Rematch, RemoveAi, Resign, SendChat
+from gamenight.client.messages import AddAi, LeaveRoom, ModelChanged, Rematch, RemoveAi, Resign, SendChat
 from gamenight.client.model import RoomSession, describe_result, headline, status_text
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
@@ -177,7 +177,7 @@ class GameScreen(GameNightScreen):
         if choice == REMATCH:
             self.action_rematch()
         elif choice == LOBBY:
-            self.post_message(Leave())
+            self.post_message(LeaveRoom())
 
     # -- input ------------------------------------------------------------------------------------------------
     @on(Input.Submitted, "#chat")
@@ -254,9 +254,9 @@ class GameScreen(GameNightScreen):
             self.app.push_screen(ConfirmScreen("Leaving resigns the game. Leave?", yes="Leave", no="Stay"),
                                  self._leave)
         else:
-            self.post_message(Leave())
+            self.post_message(LeaveRoom())
 
     def _leave(self, yes: bool | None) -> None:
         """Leave if confirmed."""
         if yes:
-            self.post_message(Leave())
+            self.post_message(LeaveRoom())

@@ -101,7 +101,7 @@ async def test_history_game_filter_and_my_resigned_game(make_app):
                        "the AI's answer")
         app.post_message(ui.Resign())
         await wait_for(pilot, lambda: app.model.room.status == "finished", "the end of the game")
-        app.post_message(ui.Leave())
+        app.post_message(ui.LeaveRoom())
         await wait_for(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
 
         await pilot.press("h")
