@@ -50,11 +50,22 @@ REASONS = {  # what each game's description will say of its reasons (the server 
 }
 
 
-def games(reasons: bool = False, **extra: dict[str, Any]) -> list[dict[str, Any]]:
-    """The real games as plain maps (with their result reasons if asked); `extra[name]` adds fields to that
-    game's entry."""
-    return [game_plain(g, **({"reasons": REASONS[g.name]} if reasons else {}), **extra.get(g.name, {}))
-            for g in (Othello(), Pentago(), Tron())]
+OPTION_LABELS = {  # labels as option specs will carry them (the server in this branch sends none yet)
+    "ai_ms": "AI thinking time", "ai_pace_ms": "AI move pace", "countdown_ms": "Countdown",
+    "ai_level": "Stand-in AI level", "on_disconnect": "If a player drops", "grace_s": "Grace period",
+}
+
+
+def games(reasons: bool = False, labels: bool = False, **extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """The real games as plain maps (with their result reasons and option labels if asked); `extra[name]`
+    adds fields to that game's entry."""
+    entries = []
+    for game in (Othello(), Pentago(), Tron()):
+        entry = game_plain(game, **({"reasons": REASONS[game.name]} if reasons else {}))
+        if labels:
+            entry["options"] = [{**o, "label": OPTION_LABELS.get(o["name"], "")} for o in entry["options"]]
+        entries.append({**entry, **extra.get(game.name, {})})
+    return entries
 
 
 def welcome(rooms: Iterable[dict[str, Any]] = (), session: str = "s1", game_list: list[dict[str, Any]] | None = None,

@@ -190,6 +190,24 @@ def test_game_screen_80x24(snap_compare):
     assert snap_compare(app, terminal_size=(80, 24), run_before=play)
 
 
+def test_create_form_with_option_labels(snap_compare):
+    """The create-room form heads each option with its label ("AI thinking time", not "ai_ms") on one line,
+    with its field and help beside it, and one seat selector per seat."""
+    from gamenight.client.screens.create import CreateRoomScreen
+
+    app = fake_app(FakeConnection(on_connect=[welcome(game_list=games(reasons=True, labels=True))]))
+
+    async def open_form(pilot) -> None:
+        while not app.model.lobby.games:
+            await pilot.pause(0.02)
+        await pilot.press("c")
+        while not (isinstance(app.screen, CreateRoomScreen) and app.screen.query(".seat")):
+            await pilot.pause(0.02)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 36), run_before=open_form)
+
+
 # -- history and replays, offline ------------------------------------------------------------------------
 
 
