@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from gamenight.client.app import GameNightApp
 from gamenight.client.replay import Replay
-from gamenight.client.widgets.board import Position
+from gamenight.client.widgets.board import Position, show_position
 from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.client.widgets.pentago import PentagoBoard
 from gamenight.client.widgets.tron import TronArena, TronGrid
@@ -69,7 +69,7 @@ class BoardApp(App[None]):
         yield self.board
 
     def on_mount(self) -> None:
-        self.board.position = self.start  # type: ignore[attr-defined]
+        show_position(self.board, self.start)
         self.board.focus()
 
 
@@ -121,15 +121,16 @@ def test_tron_arena_after_deltas(snap_compare):
     """Tron: walls, two trails and heads, drawn from a full state and then three tick deltas."""
     game, state, later = tron_states()
     position = Position(view=game.view(state), can_move=True, seat=0, status="playing")
-    app = BoardApp(TronArena(), position)
+    arena = TronArena()
+    app = BoardApp(arena, position)
 
     async def ticks(pilot) -> None:
         before = state
         for joint in LATER_TICKS:
             after = game.apply(before, dict(enumerate(joint)))
-            app.board.apply_delta(game.delta(before, after))  # type: ignore[attr-defined]
+            arena.apply_delta(game.delta(before, after))
             before = after
-        assert app.board.grid.cells == TronGrid.from_view(game.view(later)).cells  # type: ignore[attr-defined]
+        assert arena.grid.cells == TronGrid.from_view(game.view(later)).cells
 
     assert snap_compare(app, terminal_size=(40, 14), run_before=ticks)
 

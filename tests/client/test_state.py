@@ -160,3 +160,22 @@ def test_a_replayed_finish_is_announced_once_the_sync_state_arrives():
     changes = state.apply(finished)
     assert changes.result is not None and changes.result.reason == "forfeit"
     assert state.room.status == RoomStatus.FINISHED
+
+
+def test_a_pass_is_logged_and_announced():
+    """A seat with no move passes: the log says who, and a notice tells it at once."""
+    state, _ = seated_othello()
+    state.room.apply_state(othello_state(CODE, 3, ["f5", "d6"]))
+    changes = state.apply(wire("event", room=CODE, kind="pass", seq=5, data={"seat": 1}))
+    assert state.room.log[-1].text == "white (AI level 3) has no move and passes"
+    assert [n.text for n in changes.notices] == ["white (AI level 3) has no move and passes"] and changes.log
+
+
+def test_chat_lines_go_to_the_log_once_even_when_replayed():
+    """Chat is logged as "name: text"; the same event replayed by a sync is not logged twice."""
+    state, _ = seated_othello()
+    chat = wire("event", room=CODE, kind="chat", seq=3, data={"name": "bob", "text": "hi"})
+    state.apply(chat)
+    state.syncing()
+    assert not state.apply(chat).log
+    assert [line.text for line in state.room.log].count("bob: hi") == 1
