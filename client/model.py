@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gamenight.protocol.errors import ProtocolError
 from gamenight.protocol.messages import AddAi, Event, Join, Message, State
 from gamenight.protocol.vocab import (
     END_REASONS,
@@ -267,6 +268,14 @@ class RoomSession:
 # -- texts for people -------------------------------------------------------------------------------------
 
 
+def read_result(raw: object) -> Result | None:
+    """A plain result map (a `game_over` event's data, a record's `result`) as a `Result`; None if it is not one."""
+    try:
+        return Result.from_plain(raw)
+    except ProtocolError:
+        return None
+
+
 def reason_text(reason: str, game: GameDescription | None, draw: bool = False) -> str:
     """What a result reason means, in the game's own words (`GameDescription.reasons`), else in the protocol's
     words for the reasons every game shares (resign, forfeit); the raw word if neither describes it. A draw
@@ -336,7 +345,8 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
         verb = "forfeits" if data.get("reason") == EndReason.FORFEIT else "resigns"
         return f"{session.who(seat)} {verb} and drops out"
     if event.kind == EventKind.GAME_OVER:
-        return "Game over: " + describe_result(Result.from_plain(data), session)
+        result = read_result(data)
+        return "Game over: " + describe_result(result, session) if result is not None else "Game over"
     return None
 
 

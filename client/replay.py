@@ -13,8 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gamenight.client.model import RoomSession, describe_result
-from gamenight.protocol.errors import ProtocolError
+from gamenight.client.model import RoomSession, describe_result, read_result
 from gamenight.protocol.vocab import GameDescription, Result, Role, RoomStatus, RoomSummary, SeatKind, SeatSummary
 
 DATE_FORMAT = "%Y-%m-%d %H:%M"
@@ -29,14 +28,6 @@ def finished_on(timestamp: object) -> str:
     if not isinstance(timestamp, (int, float)) or isinstance(timestamp, bool):
         return "?"
     return time.strftime(DATE_FORMAT, time.localtime(timestamp))
-
-
-def read_result(raw: object) -> Result | None:
-    """A record's `result` map as a `Result`, or None if it is missing or not one."""
-    try:
-        return Result.from_plain(raw)
-    except ProtocolError:
-        return None
 
 
 def players_session(game: str, players: Sequence[Any], description: GameDescription | None = None) -> RoomSession:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event
+from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event, read_result
 from gamenight.client.replay import HistoryEntry
 from gamenight.protocol.messages import (
     Error,
@@ -219,7 +219,7 @@ class ClientState:
         if msg.kind == EventKind.PASS and text:
             changes.notices.append(Notice(text, timeout=4))
         if msg.kind == EventKind.GAME_OVER and not room.syncing:
-            changes.result = Result.from_plain(msg.data)
+            changes.result = read_result(msg.data)
             changes.room = True
         elif msg.kind in (EventKind.MOVE, EventKind.JOINED, EventKind.LEFT):
             changes.room = True

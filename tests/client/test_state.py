@@ -179,3 +179,11 @@ def test_chat_lines_go_to_the_log_once_even_when_replayed():
     state.syncing()
     assert not state.apply(chat).log
     assert [line.text for line in state.room.log].count("bob: hi") == 1
+
+
+def test_a_game_over_without_a_readable_result_is_still_logged():
+    """A game_over event whose data is not a result logs "Game over" and announces nothing, rather than failing."""
+    state, _ = seated_othello()
+    state.room.apply_state(othello_state(CODE, 3, ["f5", "d6"]))
+    changes = state.apply(wire("event", room=CODE, kind="game_over", seq=6, data={"why": "?"}))
+    assert state.room.log[-1].text == "Game over" and changes.result is None
