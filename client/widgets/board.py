@@ -130,7 +130,9 @@ class TextBoard(Vertical):
         """The note, the rows of text and the move line."""
         yield Static(FALLBACK_NOTE, id="text-board-note")
         yield Static(id="text-board-rows")
-        yield Input(placeholder="type a move and press Enter", id="text-board-move")
+        move = Input(placeholder="type a move and press Enter", id="text-board-move")
+        move.display = False  # until a position says you may move
+        yield move
 
     def watch_position(self, position: Position) -> None:
         """Draw the rows of the view's board (or the whole view if it has none)."""

@@ -177,9 +177,10 @@ async def test_a_game_without_a_board_is_shown_as_text_and_moves_are_typed():
         server.push(wire("state", room="G1", seq=4, game="go", status="playing", view={"board": ["..", ".x"]},
                          to_move=[0], legal=["a1", "b1"]))
         await wait_for(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.query(TextBoard), "the room")
-        await wait_for(pilot, lambda: app.screen.query_one("#text-board-move", Input).display, "the move line")
+        rows = app.screen.query_one("#text-board-rows", Static)
+        await wait_for(pilot, lambda: str(rows.render()) == "..\n.x", "the position as text")
+        assert app.screen.query_one("#text-board-move", Input).display
         assert str(app.screen.query_one("#text-board-note", Static).render()) == FALLBACK_NOTE
-        assert str(app.screen.query_one("#text-board-rows", Static).render()) == "..\n.x"
         app.screen.query_one("#text-board-move", Input).focus()
         await pilot.press("a", "1", "enter")
         await wait_for(pilot, lambda: server.sent_of(MakeMove), "the typed move")
