@@ -37,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="gamenight",
         description="Play board and arcade games with friends in your terminal. With no URL, a private "
-                    "server is started on this machine and you can play against the AI at once.",
+        "server is started on this machine and you can play against the AI at once.",
     )
     parser.add_argument("url", nargs="?", type=server_url, help="a friend's server, e.g. ws://friend.example:8765")
     parser.add_argument("--name", help="the name other players see (default: the one you gave last time)")

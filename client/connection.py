@@ -16,7 +16,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from textual.message import Message as TextualMessage
 from websockets.asyncio.client import ClientConnection, connect
@@ -88,11 +88,56 @@ class ConnectionChanged(TextualMessage):
         self.status = status
 
 
+Post = Callable[[TextualMessage], Any]
+"""Where a connection hands what it receives (the app's `post_message`)."""
+
+
+class ServerLink(Protocol):
+    """What the app needs of a connection: the real `Connection`, or a test's scripted stand-in."""
+
+    name: str
+    token: str | None
+    resumed: bool
+
+    @property
+    def connected(self) -> bool:
+        """True between a welcome and the loss of the connection."""
+        ...
+
+    def send(self, message: Message) -> int:
+        """Queue a request and return its id; NotConnected if there is no connection."""
+        ...
+
+    async def request(self, message: Message, timeout: float = ..., quiet: bool = False) -> Message:
+        """Send a request and wait for its reply."""
+        ...
+
+    async def run(self) -> None:
+        """Connect and stay connected until closed."""
+        ...
+
+    async def close(self) -> None:
+        """Stop."""
+        ...
+
+
+Connect = Callable[[str, str, Post, str | None], ServerLink]
+"""Makes the app's connection: (url, name, post, saved resume token)."""
+
+
 class Connection:
     """A client connection that keeps itself open: hello, read, dispatch, and reconnect with backoff."""
 
-    def __init__(self, url: str, name: str, post: Callable[[TextualMessage], Any], *,
-                 first_retry: float = FIRST_RETRY_S, max_retry: float = MAX_RETRY_S, token: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        post: Post,
+        *,
+        first_retry: float = FIRST_RETRY_S,
+        max_retry: float = MAX_RETRY_S,
+        token: str | None = None,
+    ) -> None:
         self.url = url
         self.name = name
         self.post = post
@@ -148,8 +193,13 @@ class Connection:
             self._set_status(ConnectionStatus(CONNECTING if self.welcomes == 0 else RECONNECTING, self.url))
             detail = ""
             try:
-                async with connect(self.url, max_size=MAX_INCOMING, open_timeout=OPEN_TIMEOUT_S,
-                                   ping_interval=PING_INTERVAL_S, compression=None) as ws:
+                async with connect(
+                    self.url,
+                    max_size=MAX_INCOMING,
+                    open_timeout=OPEN_TIMEOUT_S,
+                    ping_interval=PING_INTERVAL_S,
+                    compression=None,
+                ) as ws:
                     self._ws = ws
                     if await self._greet(ws):
                         delay = self.first_retry
@@ -210,7 +260,9 @@ class Connection:
         while True:
             frame = await ws.recv()
             try:
-                return decode(frame, MAX_SERVER_FRAME)  # type: ignore[arg-type]
+                if isinstance(frame, str):
+                    raise ProtocolError("frames must be binary msgpack, not text")
+                return decode(frame, MAX_SERVER_FRAME)
             except ProtocolError as exc:
                 log.warning("ignoring a frame from the server: %s", exc)
 
@@ -266,3 +318,8 @@ def _taken_over(exc: ConnectionClosed) -> bool:
     """True when the server closed us because a newer connection resumed this session."""
     frame = exc.rcvd
     return frame is not None and frame.code == NORMAL_CLOSURE and frame.reason == TAKEN_OVER
+
+
+def open_connection(url: str, name: str, post: Post, token: str | None) -> Connection:
+    """The app's real connection to `url`."""
+    return Connection(url, name, post, token=token)

@@ -19,6 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -55,7 +56,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _preexec() -> object:
+def _preexec() -> Callable[[], object] | None:
     """The preexec_fn for this platform (None where prctl does not exist)."""
     if not sys.platform.startswith("linux"):
         return None
@@ -66,8 +67,9 @@ def _preexec() -> object:
 class LocalServer:
     """Start, check and stop one child server process. Use as a context manager, or call start/stop."""
 
-    def __init__(self, command: list[str] | None = None, *, log_path: Path | None = None,
-                 start_timeout: float = START_TIMEOUT_S) -> None:
+    def __init__(
+        self, command: list[str] | None = None, *, log_path: Path | None = None, start_timeout: float = START_TIMEOUT_S
+    ) -> None:
         self.command = command or server_command()
         self.log_path = log_path
         self.start_timeout = start_timeout
@@ -89,8 +91,12 @@ class LocalServer:
         """Start the child, wait until it answers /healthz, and return its websocket URL."""
         self._log = self._open_log()
         self.process = subprocess.Popen(
-            self.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log or subprocess.DEVNULL,
-            preexec_fn=_preexec(), close_fds=True,  # type: ignore[arg-type]
+            self.command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._log or subprocess.DEVNULL,
+            preexec_fn=_preexec(),
+            close_fds=True,
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + self.start_timeout
@@ -170,8 +176,9 @@ class LocalServer:
         self.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.stop()
 
 

@@ -1,8 +1,11 @@
-"""What the client knows, kept apart from how it is drawn: the games on offer, the lobby, and your room.
+"""What the client knows, kept apart from how it is drawn: the games on offer, the lobby, your room, and
+the texts people read about them (results, events, whose turn it is).
 
-Everything here is plain data built from protocol messages, with no Textual and no network, so the
-screens only draw it and the tests can check it directly. Nothing here knows any game's rules: the
-games and their options come from `welcome.games`, positions from `state.view`.
+Plain data over the protocol's own typed payloads (`GameDescription`, `RoomSummary`, `SeatSummary`,
+`Result` from `protocol.vocab`), with no Textual and no network, so the screens only draw it and the
+tests can check it directly. Nothing here knows any game's rules or words: the games, their options
+and their result reasons come from `welcome.games`, positions from `state.view`. `client.state` applies
+the server's messages to these objects.
 """
 
 from __future__ import annotations
@@ -11,13 +14,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gamenight.protocol.messages import AddAi, Event, Join, Message, RoomInfo, State
-from gamenight.protocol.vocab import EndReason, GameDescription, Result, Role, RoomStatus, RoomSummary
+from gamenight.protocol.errors import ProtocolError
+from gamenight.protocol.messages import AddAi, Event, Join, Message, State
+from gamenight.protocol.vocab import (
+    END_REASONS,
+    EndReason,
+    EventKind,
+    GameDescription,
+    Result,
+    Role,
+    RoomStatus,
+    RoomSummary,
+    SeatKind,
+)
 
 AI_LEVELS = (1, 2, 3, 4, 5)
 DEFAULT_AI_LEVEL = 3
-WAITING, PLAYING, PAUSED, FINISHED, CLOSED = RoomStatus  # the protocol's words, under the client's short names
-PLAYER, SPECTATOR = Role
 
 
 # -- the lobby ------------------------------------------------------------------------------------------
@@ -36,12 +48,11 @@ class Lobby:
 
     def set_rooms(self, rooms: Iterable[RoomSummary]) -> None:
         """Replace the room list (from `welcome.rooms` or `rooms`)."""
-        self.rooms = {s.room: s for s in rooms if s.status != CLOSED}
+        self.rooms = {s.room: s for s in rooms if s.status != RoomStatus.CLOSED}
 
-    def update(self, info: RoomInfo) -> RoomSummary:
-        """Apply a pushed `room` message: add or change the room, or drop it once closed."""
-        summary = info.summary
-        if summary.status == CLOSED:
+    def update(self, summary: RoomSummary) -> RoomSummary:
+        """Apply a pushed room summary: add or change the room, or drop it once closed."""
+        if summary.status == RoomStatus.CLOSED:
             self.rooms.pop(summary.room, None)
         else:
             self.rooms[summary.room] = summary
@@ -58,7 +69,7 @@ def options_summary(summary: RoomSummary, game: GameDescription | None) -> str:
     if game is None:
         return ", ".join(f"{k} {v}" for k, v in sorted(summary.options.items())) or "standard"
     changed = [
-        f"{spec.name} {_shown(summary.options[spec.name])}"
+        f"{spec.title} {_shown(summary.options[spec.name])}"
         for spec in game.options
         # An option without a default (a random seed) is filled in by the server for every room.
         if spec.default is not None and spec.name in summary.options and summary.options[spec.name] != spec.default
@@ -111,7 +122,7 @@ class RoomPlan:
         """The requests that fill the new room: my join (seat or spectator) first, then each AI."""
         mine = self.my_seat
         requests: list[Message] = [
-            Join(room=room, role=PLAYER, seat=mine) if mine is not None else Join(room=room, role=SPECTATOR)
+            Join(room=room, role=Role.PLAYER, seat=mine) if mine is not None else Join(room=room, role=Role.SPECTATOR)
         ]
         for index, seat in enumerate(self.seats):
             if seat.kind == AI:
@@ -129,16 +140,26 @@ def quick_game_plan() -> RoomPlan:
 # -- the room you are in --------------------------------------------------------------------------------
 
 
-class RoomSession:
-    """The room this client is in: your role and seat, the room's summary and its latest game state."""
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One line of a room's log: an event told for people, or a chat line."""
 
-    def __init__(self, code: str, role: str, seat: int | None, host: bool = False,
-                 games: Mapping[str, GameDescription] | None = None) -> None:
+    text: str
+    style: str = ""
+
+
+class RoomSession:
+    """A room this client is in (or a finished game it replays): your role and seat, the game's description,
+    the room's summary, its latest game state, and the log of what happened."""
+
+    def __init__(
+        self, code: str, role: Role, seat: int | None, host: bool = False, description: GameDescription | None = None
+    ) -> None:
         self.code = code
-        self.games = games or {}  # the games on offer, for their seat labels and result texts
         self.role = role
         self.seat = seat
         self.host = host
+        self.description = description  # the game's description from the welcome (its reason texts, ...)
         self.summary: RoomSummary | None = None
         self.state: State | None = None
         self.ai_info: dict[int, dict[str, Any]] = {}
@@ -147,6 +168,7 @@ class RoomSession:
         self.seq = 0  # the latest seq seen, from a state or a tick
         self.syncing = False  # a sync was sent; replayed events are expected until its state arrives
         self.countdown_ms: int | None = None  # the wait before a live game's next tick, when it is starting
+        self.log: list[LogLine] = []
         self._events_seen: set[tuple[int, str, str]] = set()
 
     @property
@@ -154,29 +176,38 @@ class RoomSession:
         """The room's game (its wire name)."""
         if self.state is not None:
             return self.state.game
-        return self.summary.game if self.summary else ""
+        if self.summary is not None:
+            return self.summary.game
+        return self.description.name if self.description else ""
 
     @property
-    def description(self) -> GameDescription | None:
-        """How the server described the room's game, if it did."""
-        return self.games.get(self.game)
-
-    @property
-    def status(self) -> str:
-        """waiting, playing or finished."""
+    def status(self) -> RoomStatus:
+        """waiting, playing, paused or finished."""
         if self.state is not None:
             return self.state.status
-        return self.summary.status if self.summary else WAITING
+        return self.summary.status if self.summary else RoomStatus.WAITING
 
     @property
     def playing(self) -> bool:
         """True when you hold a seat (rather than watch)."""
-        return self.role == PLAYER and self.seat is not None
+        return self.role == Role.PLAYER and self.seat is not None
 
     @property
     def my_turn(self) -> bool:
         """True when the game runs and your seat is among those to move."""
-        return self.playing and self.status == PLAYING and self.state is not None and self.seat in self.state.to_move
+        return (
+            self.playing
+            and self.status == RoomStatus.PLAYING
+            and self.state is not None
+            and self.seat in self.state.to_move
+        )
+
+    @property
+    def live(self) -> bool:
+        """True for a simultaneous game (Tron), whose moves carry no seq."""
+        if self.description is not None:
+            return self.description.simultaneous
+        return self.state is not None and self.state.next_tick_ms is not None
 
     def apply_state(self, state: State) -> bool:
         """Take a full state; True if it starts a new game (the first one seen, or a rematch)."""
@@ -186,9 +217,9 @@ class RoomSession:
         self.syncing = False
         before = previous.status if previous is not None else None
         # A live game counts down before its first tick and again when it resumes after a pause.
-        first_tick = state.view.get("tick") == 0 or before == PAUSED
-        self.countdown_ms = state.next_tick_ms if state.status == PLAYING and first_tick else None
-        started = state.status == PLAYING and before in (None, WAITING, FINISHED)
+        first_tick = state.view.get("tick") == 0 or before == RoomStatus.PAUSED
+        self.countdown_ms = state.next_tick_ms if state.status == RoomStatus.PLAYING and first_tick else None
+        started = state.status == RoomStatus.PLAYING and before in (None, RoomStatus.WAITING, RoomStatus.FINISHED)
         if started:
             self.games_started += 1
             self.ai_info.clear()
@@ -204,11 +235,11 @@ class RoomSession:
 
     def apply_event(self, event: Event) -> bool:
         """Remember what an event tells (the AI's search figures); False for a replay of one already seen."""
-        key = (event.seq, event.kind, repr(sorted(event.data.items())))
+        key = (event.seq, str(event.kind), repr(sorted(event.data.items())))
         if self.syncing and key in self._events_seen:
             return False
         self._events_seen.add(key)
-        if event.kind == "move" and isinstance(event.data.get("ai"), Mapping):
+        if event.kind == EventKind.MOVE and isinstance(event.data.get("ai"), Mapping):
             seat = event.data.get("seat")
             if isinstance(seat, int):
                 self.ai_info[seat] = dict(event.data["ai"])
@@ -223,7 +254,7 @@ class RoomSession:
         return f"seat {seat + 1}" if seat is not None else "?"
 
     def who(self, seat: int | None) -> str:
-        """"black (ann)", or just "black" when the seat's occupant is not known."""
+        """ "black (ann)", or just "black" when the seat's occupant is not known."""
         info = self.summary.seat(seat) if self.summary else None
         name = info.name if info and not info.open else None
         if self.playing and seat == self.seat:
@@ -232,28 +263,51 @@ class RoomSession:
 
     def can_host(self) -> bool:
         """True when you may seat or remove AIs (you created the room and it has not started)."""
-        return self.host and self.status == WAITING
+        return self.host and self.status == RoomStatus.WAITING
+
+    def ai_seats(self) -> list[int]:
+        """The seats an AI holds, in seat order."""
+        return [s.seat for s in self.summary.seats if s.kind == SeatKind.AI] if self.summary else []
+
+
+# -- texts for people -------------------------------------------------------------------------------------
+
+
+def read_result(raw: object) -> Result | None:
+    """A plain result map (a `game_over` event's data, a record's `result`) as a `Result`; None if it is not one."""
+    try:
+        return Result.from_plain(raw)
+    except ProtocolError:
+        return None
+
+
+def reason_text(reason: str, game: GameDescription | None, draw: bool = False) -> str:
+    """What a result reason means, in the game's own words (`GameDescription.reasons`), else in the protocol's
+    words for the reasons every game shares (resign, forfeit); the raw word if neither describes it. A draw
+    uses the reason's draw text when it has one."""
+    texts = game.reason(reason) if game is not None else None
+    texts = texts or next((r for r in END_REASONS if r.reason == reason), None)
+    if texts is None:
+        return reason
+    return (texts.draw or texts.win) if draw else texts.win
 
 
 def describe_result(result: Result, session: RoomSession) -> str:
-    """One line saying who won and why, e.g. "black (ann) wins 40-24 (most discs)"; the reason's words are the
-    ones the server gives with the game (the raw reason if it gave none)."""
+    """One line saying who won and why, e.g. "black (ann) wins 40-24 (most discs)"."""
     winners = list(result.winners)
     reason = result.reason
-    texts = session.description.reason(reason) if session.description else None
-    why = texts.win if texts else reason
     score = "-".join(str(s) for s in result.scores) if result.scores else ""
     if reason in (EndReason.RESIGN, EndReason.FORFEIT) and result.loser is not None:
         verb = "resigned" if reason == EndReason.RESIGN else "forfeited"
         return f"{session.who(result.loser)} {verb}; " + _winners_text(winners, session, "")
+    why = reason_text(reason, session.description, draw=not winners)
     if not winners:
-        why = texts.draw or why if texts else why
         return "Draw" + (f" {score}" if score else "") + (f": {why}" if why else "")
     return _winners_text(winners, session, score) + (f" ({why})" if why else "")
 
 
 def _winners_text(winners: list[int], session: RoomSession, score: str) -> str:
-    """"black (ann) wins 40-24", "shared by player 1, player 3", or "nobody wins"."""
+    """ "black (ann) wins 40-24", "shared by player 1, player 3", or "nobody wins"."""
     tail = f" {score}" if score else ""
     if len(winners) == 1:
         return f"{session.who(winners[0])} wins{tail}"
@@ -264,35 +318,42 @@ def _winners_text(winners: list[int], session: RoomSession, score: str) -> str:
 
 def headline(result: Result, session: RoomSession) -> str:
     """The game-over title: "You won!", "You lost", "Draw", "Shared win" (for players), else "Game over"."""
-    winners = list(result.winners)
-    if not winners:
+    if not result.winners:
         return "Draw"
     if not session.playing:
         return "Game over"
-    if session.seat not in winners:
+    if session.seat not in result.winners:
         return "You lost"
-    return "You won!" if len(winners) == 1 else "Shared win"
+    return "You won!" if len(result.winners) == 1 else "Shared win"
 
 
-SEAT_EVENTS: dict[str, str] = {"pass": "has no move and passes", "crash": "crashed", "rematch": "wants a rematch"}
+SEAT_EVENTS: dict[str, str] = {
+    EventKind.PASS: "has no move and passes",
+    EventKind.CRASH: "crashed",
+    EventKind.REMATCH: "wants a rematch",
+}
 """Events the log tells as "<who> <what>", by kind."""
 
 
 def describe_event(event: Event, session: RoomSession) -> str | None:
-    """A line for the room's log, or None for events the log does not show (moves, chat)."""
+    """A line for the room's log, or None for events the log does not show (moves)."""
     data = event.data
     seat = data.get("seat") if isinstance(data.get("seat"), int) else None
-    if event.kind == "joined":
+    if event.kind == EventKind.CHAT:
+        return f"{data.get('name', '?')}: {data.get('text', '')}"
+    if event.kind == EventKind.JOINED:
         what = "is back" if data.get("resumed") else "sits down"
         return f"{data.get('name') or '?'} {what} as {session.label(seat)}"
-    if event.kind == "left":
+    if event.kind == EventKind.LEFT:
         return f"{session.label(seat)} {'lost the connection' if data.get('connection') == 'lost' else 'left'}"
     if event.kind in SEAT_EVENTS:
         return f"{session.who(seat)} {SEAT_EVENTS[event.kind]}"
-    if event.kind == "retired":
-        return f"{session.who(seat)} {'forfeits' if data.get('reason') == 'forfeit' else 'resigns'} and drops out"
-    if event.kind == "game_over":
-        return "Game over: " + describe_result(Result.from_plain(data), session)
+    if event.kind == EventKind.RETIRED:
+        verb = "forfeits" if data.get("reason") == EndReason.FORFEIT else "resigns"
+        return f"{session.who(seat)} {verb} and drops out"
+    if event.kind == EventKind.GAME_OVER:
+        result = read_result(data)
+        return "Game over: " + describe_result(result, session) if result is not None else "Game over"
     return None
 
 
@@ -315,17 +376,17 @@ def ai_info_text(info: Mapping[str, Any]) -> str:
 
 def status_text(session: RoomSession) -> str:
     """What the room is waiting for, in one line: whose turn, who is missing, or the result."""
-    if session.status == WAITING:
+    if session.status == RoomStatus.WAITING:
         seats = session.summary.seats if session.summary else ()
         filled = sum(1 for s in seats if not s.open)
         return f"Waiting for players: {filled} of {len(seats)} seats filled" if seats else "Waiting for players"
     state = session.state
     if state is None:
         return ""
-    if state.status == PAUSED:
+    if state.status == RoomStatus.PAUSED:
         return "Paused until every player is back"
-    if state.status == FINISHED:
-        return describe_result(state.result, session) if state.result else "Game over"
+    if state.status == RoomStatus.FINISHED:
+        return describe_result(state.result, session) if state.result is not None else "Game over"
     if len(state.to_move) > 1 or state.next_tick_ms is not None:  # a live game: all riders move at once
         return "Ride! Steer with the arrows or WASD" if session.my_turn else "Watching the riders"
     if session.my_turn:

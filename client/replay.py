@@ -2,24 +2,25 @@
 
 Plain data built from `games` and `game` messages, with no Textual: a `HistoryEntry` per listed game,
 and a `Replay` that knows the record, its frames and which move is shown. The server replays the rules
-(`game.frames`): a full view per move, or for Tron one tick's delta, which is folded here onto the
-start's grid exactly as live ticks are.
+(`game.frames`): a full view per move, or for a live game one tick's delta, which the game's board module
+folds onto the last full view (the `fold` a `Replay` is given), exactly as live ticks are.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gamenight.client.model import SPECTATOR, RoomSession, describe_result
-from gamenight.client.widgets.tron import TronGrid
-from gamenight.protocol.errors import ProtocolError
-from gamenight.protocol.vocab import GameDescription, Result, RoomSummary, SeatKind, SeatSummary
+from gamenight.client.model import RoomSession, describe_result, read_result
+from gamenight.protocol.vocab import GameDescription, Result, Role, RoomStatus, RoomSummary, SeatKind, SeatSummary
 
 DATE_FORMAT = "%Y-%m-%d %H:%M"
-FULL_VIEW_KEY = "board"  # a frame with a board is a whole position; one without is a Tron tick's delta
+FULL_VIEW_KEY = "board"  # a frame with a board is a whole position; one without is a live tick's delta
+
+Fold = Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], Mapping[str, Any]]
+"""A full view with some deltas applied in order, as a full view again (a live game's replay frames)."""
 
 
 def finished_on(timestamp: object) -> str:
@@ -29,24 +30,21 @@ def finished_on(timestamp: object) -> str:
     return time.strftime(DATE_FORMAT, time.localtime(timestamp))
 
 
-def _result(raw: Any) -> Result:
-    """A stored game's result map as the protocol's `Result` (an unreadable one as a result with no reason)."""
-    try:
-        return Result.from_plain(raw)
-    except ProtocolError:
-        return Result((), "")
-
-
-def players_session(game: str, players: Sequence[Any],
-                    games: Mapping[str, GameDescription] | None = None) -> RoomSession:
+def players_session(game: str, players: Sequence[Any], description: GameDescription | None = None) -> RoomSession:
     """A watcher's session of a finished game's seats, so results read "black (ann) wins 40-24"."""
     seats = tuple(
-        SeatSummary(seat=int(p.get("seat", index)), label=str(p.get("label", "")), name=p.get("name"),
-                 kind=SeatKind.AI if p.get("ai") else SeatKind.HUMAN, connected=True)
-        for index, p in enumerate(players) if isinstance(p, Mapping)
+        SeatSummary(
+            seat=int(p.get("seat", index)),
+            label=str(p.get("label", "")),
+            name=p.get("name"),
+            kind=SeatKind.AI if p.get("ai") else SeatKind.HUMAN,
+            connected=True,
+        )
+        for index, p in enumerate(players)
+        if isinstance(p, Mapping)
     )
-    session = RoomSession("", SPECTATOR, None, games=games)
-    session.summary = RoomSummary(room="", game=game, options={}, seats=seats, status="finished")
+    session = RoomSession("", Role.SPECTATOR, None, description=description)
+    session.summary = RoomSummary(room="", game=game, options={}, seats=seats, status=RoomStatus.FINISHED)
     return session
 
 
@@ -57,7 +55,7 @@ class HistoryEntry:
     game_id: int
     game: str
     players: tuple[Mapping[str, Any], ...]
-    result: Result
+    result: Result | None
     finished_at: float | None
 
     @classmethod
@@ -65,17 +63,23 @@ class HistoryEntry:
         """Build from one entry of a `games` message."""
         players = tuple(p for p in raw.get("players") or [] if isinstance(p, Mapping))
         stamp = raw.get("finished_at")
-        return cls(game_id=int(raw.get("game_id", 0)), game=str(raw.get("game", "")), players=players,
-                   result=_result(raw.get("result")),
-                   finished_at=float(stamp) if isinstance(stamp, (int, float)) else None)
+        return cls(
+            game_id=int(raw.get("game_id", 0)),
+            game=str(raw.get("game", "")),
+            players=players,
+            result=read_result(raw.get("result")),
+            finished_at=float(stamp) if isinstance(stamp, (int, float)) else None,
+        )
 
     def players_text(self) -> str:
         """Who played, in seat order: "ann · AI level 3"."""
         return " · ".join(str(p.get("name") or "?") for p in self.players)
 
-    def result_text(self, games: Mapping[str, GameDescription] | None = None) -> str:
-        """Who won and why: "white (bob) wins (resignation)" (`games`: the server's descriptions, for the why)."""
-        return describe_result(self.result, players_session(self.game, self.players, games))
+    def result_text(self, description: GameDescription | None = None) -> str:
+        """Who won and why: "white (bob) wins (resignation)", in the words of the game's description."""
+        if self.result is None:
+            return "?"
+        return describe_result(self.result, players_session(self.game, self.players, description))
 
     def date_text(self) -> str:
         """When it ended, in local time."""
@@ -85,16 +89,22 @@ class HistoryEntry:
 class Replay:
     """A finished game being stepped through: step 0 is the start, step n the position after move n."""
 
-    def __init__(self, record: Mapping[str, Any], frames: Sequence[Any],
-                 games: Mapping[str, GameDescription] | None = None) -> None:
+    def __init__(
+        self,
+        record: Mapping[str, Any],
+        frames: Sequence[Any],
+        description: GameDescription | None = None,
+        fold: Fold | None = None,
+    ) -> None:
         self.record = record
-        self.frames = [f for f in frames if isinstance(f, Mapping)]
+        self.frames: list[Mapping[str, Any]] = [f for f in frames if isinstance(f, Mapping)]
         self.game = str(record.get("game", ""))
         self.game_id = record.get("game_id")
         self.moves = [str(m) for m in record.get("moves") or []]
         players = record.get("players")
-        self.session = players_session(self.game, players if isinstance(players, list) else [], games)
-        self.result = _result(record.get("result"))
+        self.session = players_session(self.game, players if isinstance(players, list) else [], description)
+        self.result = read_result(record.get("result"))
+        self.fold = fold
         # A record whose frames are missing or short can still be stepped through as far as they go.
         self.last = max(0, min(len(self.moves), len(self.frames) - 1))
         self.step = 0
@@ -130,10 +140,9 @@ class Replay:
         start = max((i for i in range(step + 1) if FULL_VIEW_KEY in self.frames[i]), default=None)
         if start is None:
             return self.frames[step]
-        grid = TronGrid.from_view(self.frames[start])
-        for frame in self.frames[start + 1:step + 1]:
-            grid.apply(frame)
-        return grid.to_view()
+        if self.fold is None:  # no board module folds this game's deltas: the last full position
+            return self.frames[start]
+        return self.fold(self.frames[start], self.frames[start + 1 : step + 1])
 
     def status_text(self) -> str:
         """Where the replay is: "Start", "Move 12 of 60: f5", or the end with its result."""
@@ -145,4 +154,4 @@ class Replay:
 
     def result_text(self) -> str:
         """Who won and why."""
-        return describe_result(self.result, self.session)
+        return describe_result(self.result, self.session) if self.result is not None else "no result recorded"

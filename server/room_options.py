@@ -22,25 +22,25 @@ ROOM_OPTIONS: tuple[OptionSpec, ...] = (
         "thinking time per move of the strongest AI level, in ms",
         minimum=50,
         maximum=10000,
-        label="AI thinking time (ms)",
+        label="AI thinking time",
     ),
     OptionSpec(
         "ai_pace_ms",
         OptionKind.INT,
         500,
-        "least time between two AI moves, so people can follow them",
+        "least time between two AI moves in ms, so people can follow them",
         minimum=0,
         maximum=5000,
-        label="Pause between AI moves (ms)",
+        label="AI move pace",
     ),
     OptionSpec(
         "countdown_ms",
         OptionKind.INT,
         3000,
-        "pause before a live game's first tick (and after a pause)",
+        "pause in ms before a live game's first tick (and after a pause)",
         minimum=0,
         maximum=10000,
-        label="Countdown before a live game (ms)",
+        label="Countdown",
     ),
     OptionSpec(
         "ai_level",
@@ -57,7 +57,7 @@ ROOM_OPTIONS: tuple[OptionSpec, ...] = (
         "wait",
         "what happens to a dropped player's seat: " + "; ".join(f"{p.name}: {p.help}" for p in POLICIES.values()),
         choices=tuple(POLICIES),
-        label="When a player drops",
+        label="If a player drops",
     ),
     OptionSpec(
         "grace_s",
@@ -66,7 +66,7 @@ ROOM_OPTIONS: tuple[OptionSpec, ...] = (
         "seconds a dropped player has to come back before forfeiting",
         minimum=1,
         maximum=3600,
-        label="Grace period before forfeit (s)",
+        label="Grace period",
     ),
 )
 _ROOM_NAMES = frozenset(spec.name for spec in ROOM_OPTIONS)

@@ -1,19 +1,16 @@
-"""The base of the client's full screens: typed access to the app they belong to."""
+"""The base of the client's full screens: the client state they draw, handed down when they are made."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from textual.screen import Screen
 
-if TYPE_CHECKING:
-    from gamenight.client.app import GameNightApp
+from gamenight.client.state import ClientState
 
 
 class GameNightScreen(Screen[None]):
-    """A screen of the gamenight app; `gamenight` is `app` with its real type, for the type checker."""
+    """A screen of the gamenight app. It reads `model` (never changes it) and redraws on `ModelChanged`;
+    what the user does is posted up as one of `client.messages`' requests."""
 
-    @property
-    def gamenight(self) -> GameNightApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def __init__(self, model: ClientState) -> None:
+        super().__init__()
+        self.model = model

@@ -1,7 +1,8 @@
 """The create-room form, built only from the server's description of each game and its options.
 
 No game has code here: an option's type (int, str, bool, choice), choices, bounds, default and help
-decide its field. The seat list offers, per seat: open, me, an AI level, or a named bot of that game.
+decide its field, and its title (its label, else its name) heads the row; the name stays the wire key.
+The seat list offers, per seat: open, me, an AI level, or a named bot of that game.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from gamenight.client.model import (
     RoomPlan,
     SeatPlan,
 )
-from gamenight.protocol.vocab import GameDescription, OptionSpec
+from gamenight.protocol.vocab import GameDescription, OptionError, OptionKind, OptionSpec
 
 
 def seat_choices(game: GameDescription) -> list[tuple[str, str]]:
@@ -56,7 +57,7 @@ def seat_plan(value: str) -> SeatPlan:
 def option_widget(spec: OptionSpec) -> Widget:
     """The field for one option: a switch, a selector of the allowed values, or a text input."""
     field_id = f"opt-{spec.name}"
-    if spec.kind == "bool":
+    if spec.kind == OptionKind.BOOL:
         return Switch(value=bool(spec.default), id=field_id)
     if spec.choices:
         options = [(str(choice), choice) for choice in spec.choices]
@@ -64,8 +65,22 @@ def option_widget(spec: OptionSpec) -> Widget:
         return Select(options, value=value, allow_blank=False, id=field_id, compact=True)
     text = "" if spec.default is None else str(spec.default)
     placeholder = "random" if spec.default is None else spec.kind
-    return Input(text, placeholder=placeholder, type="integer" if spec.kind == "int" else "text", id=field_id,
-                 compact=True)
+    return Input(
+        text,
+        placeholder=placeholder,
+        type="integer" if spec.kind == OptionKind.INT else "text",
+        id=field_id,
+        compact=True,
+    )
+
+
+def option_value(spec: OptionSpec, widget: Widget) -> Any:
+    """The value an option's field holds, checked; OptionError (a ValueError) saying what is wrong."""
+    if isinstance(widget, Input):
+        return spec.parse_text(widget.value)
+    if isinstance(widget, (Switch, Select)):
+        return spec.check(widget.value)
+    raise OptionError(f"{spec.title} has no field")
 
 
 class CreateRoomScreen(ModalScreen[RoomPlan | None]):
@@ -88,8 +103,13 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
             yield Label("Open a room", classes="dialog-title")
             with Horizontal(classes="form-row"):
                 yield Label("Game", classes="form-label")
-                yield Select([(g.title, g.name) for g in self.games.values()], value=self.game.name,
-                             allow_blank=False, id="game", compact=True)
+                yield Select(
+                    [(g.title, g.name) for g in self.games.values()],
+                    value=self.game.name,
+                    allow_blank=False,
+                    id="game",
+                    compact=True,
+                )
             with VerticalScroll(id="create-fields"):
                 yield Vertical(id="options")
                 yield Label("Seats", classes="form-heading")
@@ -114,14 +134,20 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
             await self._build_seats()
 
     async def _build_options(self) -> None:
-        """One row per option of the chosen game: name, field, help."""
+        """One row per option of the chosen game: its title, field, help."""
         container = self.query_one("#options", Vertical)
         await container.remove_children()
         rows = []
         for spec in self.game.options:
             help_text = spec.help + (f" ({spec.minimum}-{spec.maximum})" if spec.minimum is not None else "")
-            rows.append(Horizontal(Label(spec.title, classes="form-label"), option_widget(spec),
-                                   Static(help_text, classes="form-help"), classes="form-row"))
+            rows.append(
+                Horizontal(
+                    Label(spec.title, classes="form-label"),
+                    option_widget(spec),
+                    Static(help_text, classes="form-help"),
+                    classes="form-row",
+                )
+            )
         await container.mount_all(rows)
 
     async def _build_seats(self) -> None:
@@ -145,22 +171,19 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         values: dict[str, Any] = {}
         for spec in self.game.options:
             matches = self.query(f"#opt-{spec.name}")
-            widget = matches.first() if matches else None
-            if isinstance(widget, (Switch, Select)):
-                values[spec.name] = widget.value
-            elif isinstance(widget, Input):
-                try:
-                    values[spec.name] = spec.parse_text(widget.value)
-                except ValueError:
-                    continue
+            if not matches:
+                continue
+            try:
+                values[spec.name] = option_value(spec, matches.first())
+            except ValueError:
+                continue
         return values
 
     def plan(self) -> RoomPlan:
         """The room the form describes; ValueError naming the first bad field."""
         options: dict[str, Any] = {}
         for spec in self.game.options:
-            widget = self.query_one(f"#opt-{spec.name}")
-            value = spec.parse_text(widget.value) if isinstance(widget, Input) else widget.value  # type: ignore[attr-defined]
+            value = option_value(spec, self.query_one(f"#opt-{spec.name}"))
             # Defaults are left for the server to fill in, so a room lists only what was changed.
             if value is not None and value != spec.default:
                 options[spec.name] = value

@@ -1,13 +1,14 @@
 """The game screen: the board, the players and the move list, chat, and the room's controls.
 
-The app keeps the room's truth in a `RoomSession` and tells this screen when it changed; the screen
-draws it and turns what the user does (a `MoveChosen` from the board, a key, a button) into requests.
+The client state keeps the room's truth in a `RoomSession`; the app posts `ModelChanged` when it changed
+and this screen redraws from it. What the user does (a `MoveChosen` from the board, a key, a button)
+goes up as a request message (`Resign`, `Rematch`, `Leave`, ...); the board's moves bubble up as they are.
 Spectators get the same screen without move input.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -17,23 +18,20 @@ from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
 
-from gamenight.client.model import FINISHED, PLAYING, RoomSession, describe_result, headline, status_text
+from gamenight.client.messages import AddAi, LeaveRoom, ModelChanged, Rematch, RemoveAi, Resign, SendChat
+from gamenight.client.model import RoomSession, describe_result, headline, status_text
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
-from gamenight.client.widgets.board import MoveChosen, Position, TextBoard
-from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.client.state import ClientState
+from gamenight.client.widgets import board_spec
+from gamenight.client.widgets.board import Position, apply_delta, show_position
 from gamenight.client.widgets.panel import ai_text, moves_text, players_text
-from gamenight.client.widgets.pentago import PentagoBoard
-from gamenight.client.widgets.tron import TronArena
-from gamenight.protocol.vocab import Result
+from gamenight.protocol.messages import Tick
+from gamenight.protocol.vocab import Result, RoomStatus, SeatKind
 
-if TYPE_CHECKING:
-    from gamenight.protocol.messages import Tick
-
-BOARDS: dict[str, type[Widget]] = {"othello": OthelloBoard, "pentago": PentagoBoard, "tron": TronArena}
 # Which actions make sense in which room status, for whom; the footer and buttons follow this table.
 HOST_ACTIONS = {"add_ai", "remove_ai"}
-PLAYER_ACTIONS = {"rematch": FINISHED, "resign": PLAYING}
+PLAYER_ACTIONS = {"rematch": RoomStatus.FINISHED, "resign": RoomStatus.PLAYING}
 CONTROLS = ("add_ai", "remove_ai", "rematch", "resign", "leave")
 MOVES_WIDTH = 30  # the move list's width before the first layout
 
@@ -52,10 +50,12 @@ class GameScreen(GameNightScreen):
         Binding("escape", "focus_board", show=False),
     ]
 
-    def __init__(self, session: RoomSession) -> None:
-        super().__init__()
+    def __init__(self, model: ClientState, session: RoomSession) -> None:
+        super().__init__(model)
         self.session = session
         self.board: Widget | None = None
+        self.shown_seq: int | None = None  # the seq of the position the board shows (a state's or a tick's)
+        self.logged = 0  # how many of the session's log lines the log shows
 
     def compose(self) -> ComposeResult:
         """Header, board area, side panel (status, players, AI, moves, log, chat, controls), footer."""
@@ -83,6 +83,23 @@ class GameScreen(GameNightScreen):
         """Draw what the room holds so far."""
         await self.refresh_view()
 
+    async def on_model_changed(self, event: ModelChanged) -> None:
+        """Redraw what changed in this room: the board for a new state, the delta for a tick, the panel, the
+        log; announce a result."""
+        changes = event.changes
+        if self.model.room is not self.session:
+            return  # the room is being closed; this screen goes away
+        if changes.board:
+            await self.refresh_view()
+        elif changes.room:
+            self.refresh_panel()
+        if changes.tick is not None:
+            self.show_tick(changes.tick)
+        if changes.log:
+            self.show_log()
+        if changes.result is not None:
+            self.show_game_over(changes.result)
+
     def on_resize(self) -> None:
         """The move list's columns follow the panel's width."""
         self.refresh_panel()
@@ -92,14 +109,17 @@ class GameScreen(GameNightScreen):
         """Redraw everything from the session: board, texts, controls, title."""
         session = self.session
         await self._ensure_board()
-        if self.board is not None and session.state is not None:
-            self.board.position = self._position()  # type: ignore[attr-defined]
+        # A live board may have drawn ticks past this state: it is shown again only once a newer state came.
+        if self.board is not None and session.state is not None and session.state.seq >= (self.shown_seq or 0):
+            show_position(self.board, self._position())
+            self.shown_seq = session.state.seq
         self.refresh_panel()
+        self.show_log()
 
     def refresh_panel(self) -> None:
         """Redraw the side panel and the controls (not the board)."""
         session = self.session
-        title = self.gamenight.lobby.title(session.game) if session.game else "room"
+        title = self.model.lobby.title(session.game) if session.game else "room"
         watching = "" if session.playing else " · watching"
         self.title = f"{title} · room {session.code}{watching}"
         self.query_one("#status", Static).update(Text(status_text(session), style="bold"))
@@ -116,7 +136,7 @@ class GameScreen(GameNightScreen):
         """Mount the board for the room's game once the game is known."""
         if self.board is not None or not self.session.game:
             return
-        self.board = BOARDS.get(self.session.game, TextBoard)(id="board")
+        self.board = board_spec(self.session.game).widget(id="board")
         await self.query_one("#board-area", Container).mount(self.board)
         self.board.focus()
 
@@ -126,46 +146,53 @@ class GameScreen(GameNightScreen):
         state = session.state
         assert state is not None
         return Position(
-            view=state.view, legal=tuple(str(m) for m in state.legal) if session.my_turn else (),
-            can_move=session.my_turn, last_move=state.last_move,
-            seat=session.seat if session.playing else None, status=state.status, countdown_ms=session.countdown_ms,
+            view=state.view,
+            legal=tuple(str(m) for m in state.legal) if session.my_turn else (),
+            can_move=session.my_turn,
+            last_move=state.last_move,
+            seat=session.seat if session.playing else None,
+            status=state.status,
+            countdown_ms=session.countdown_ms,
         )
 
-    def apply_tick(self, tick: Tick) -> None:
-        """A live game's tick: the arena redraws only what moved."""
-        if isinstance(self.board, TronArena):
-            self.board.apply_delta(tick.delta)
+    def show_tick(self, tick: Tick) -> None:
+        """A live game's tick: the arena redraws only what moved (a tick the board is past is skipped)."""
+        if self.board is None or self.shown_seq is None or tick.seq != self.shown_seq + 1:
+            return
+        if apply_delta(self.board, tick.delta):
+            self.shown_seq = tick.seq
 
-    def add_log(self, text: str, style: str = "") -> None:
-        """Add a line to the room's log (events and chat)."""
-        self.query_one("#log", RichLog).write(Text(text, style=style))
+    def show_log(self) -> None:
+        """Add the session's new log lines (events and chat) to the room's log."""
+        lines = self.session.log[self.logged :]
+        log = self.query_one("#log", RichLog)
+        for line in lines:
+            log.write(Text(line.text, style=line.style))
+        self.logged += len(lines)
 
     def show_game_over(self, result: Result) -> None:
         """The result dialog, with a rematch button for players."""
         session = self.session
-        self.app.push_screen(GameOverScreen(headline(result, session), describe_result(result, session),
-                                            session.playing), self._after_game_over)
+        self.app.push_screen(
+            GameOverScreen(headline(result, session), describe_result(result, session), session.playing),
+            self._after_game_over,
+        )
 
     def _after_game_over(self, choice: str | None) -> None:
         """Carry out the game-over dialog's choice."""
         if choice == REMATCH:
             self.action_rematch()
         elif choice == LOBBY:
-            self.gamenight.leave_room()
+            self.post_message(LeaveRoom())
 
     # -- input ------------------------------------------------------------------------------------------------
-    def on_move_chosen(self, event: MoveChosen) -> None:
-        """The board picked a move: send it."""
-        event.stop()
-        self.gamenight.send_move(event.text)
-
     @on(Input.Submitted, "#chat")
     def _chat(self, event: Input.Submitted) -> None:
         """Send a chat line."""
         event.stop()
         text = event.value.strip()
         if text:
-            self.gamenight.send_chat(text)
+            self.post_message(SendChat(text))
         event.input.value = ""
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -184,7 +211,7 @@ class GameScreen(GameNightScreen):
             seats = session.summary.seats if session.summary else ()
             if action == "add_ai":
                 return any(s.open for s in seats)
-            return any(s.kind == "ai" for s in seats)
+            return any(s.kind == SeatKind.AI for s in seats)
         if action in PLAYER_ACTIONS:
             return session.playing and session.status == PLAYER_ACTIONS[action]
         return True
@@ -205,17 +232,17 @@ class GameScreen(GameNightScreen):
     def action_add_ai(self) -> None:
         """Seat an AI in the first open seat."""
         if self.check_action("add_ai", ()):
-            self.gamenight.add_ai()
+            self.post_message(AddAi())
 
     def action_remove_ai(self) -> None:
         """Free the last AI seat."""
         if self.check_action("remove_ai", ()):
-            self.gamenight.remove_ai()
+            self.post_message(RemoveAi())
 
     def action_rematch(self) -> None:
         """Ask for another game."""
         if self.check_action("rematch", ()):
-            self.gamenight.rematch()
+            self.post_message(Rematch())
 
     def action_resign(self) -> None:
         """Resign, after a confirmation."""
@@ -225,17 +252,16 @@ class GameScreen(GameNightScreen):
     def _resign(self, yes: bool | None) -> None:
         """Resign if confirmed."""
         if yes:
-            self.gamenight.resign()
+            self.post_message(Resign())
 
     def action_leave(self) -> None:
         """Back to the lobby; a seated player in a running game is asked first (leaving resigns)."""
-        if self.session.playing and self.session.status == PLAYING:
-            self.app.push_screen(ConfirmScreen("Leaving resigns the game. Leave?", yes="Leave", no="Stay"),
-                                 self._leave)
+        if self.session.playing and self.session.status == RoomStatus.PLAYING:
+            self.app.push_screen(ConfirmScreen("Leaving resigns the game. Leave?", yes="Leave", no="Stay"), self._leave)
         else:
-            self.gamenight.leave_room()
+            self.post_message(LeaveRoom())
 
     def _leave(self, yes: bool | None) -> None:
         """Leave if confirmed."""
         if yes:
-            self.gamenight.leave_room()
+            self.post_message(LeaveRoom())

@@ -1,42 +1,41 @@
 """The history of finished games (filter by game, or only mine) and the replay viewer that steps through one.
 
-The history asks the server with `list_games`; Enter on a row fetches the game with `get_game`, whose
-frames are the positions after each move, so the viewer draws them with the live boards (read-only)
-and needs no rules of its own.
+The history posts `LoadHistory` (the app sends `list_games`; the list arrives in the client state) and
+`OpenReplay` (the app sends `get_game` and opens the viewer on its reply). A game's frames are the
+positions after each move, so the viewer draws them with the live boards (read-only) and needs no
+rules of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Label, Select, Static, Switch
 
-from gamenight.client.replay import HistoryEntry, Replay
+from gamenight.client.messages import LoadHistory, ModelChanged, OpenReplay
+from gamenight.client.replay import Replay
 from gamenight.client.screens.base import GameNightScreen
-from gamenight.client.widgets.board import Position, TextBoard
-from gamenight.client.widgets.othello import OthelloBoard
+from gamenight.client.state import ClientState
+from gamenight.client.widgets import board_spec
+from gamenight.client.widgets.board import Position, show_position
 from gamenight.client.widgets.panel import moves_columns, moves_line_of, seat_chip, seat_text, seats_table
-from gamenight.client.widgets.pentago import PentagoBoard
-from gamenight.client.widgets.tron import TronArena
-from gamenight.protocol.messages import GameRecord, Games, GetGame, ListGames
-
-if TYPE_CHECKING:
-    pass
+from gamenight.protocol.messages import ListGames
+from gamenight.protocol.vocab import RoomStatus
 
 ALL_GAMES = "*"
 HISTORY_LIMIT = 100
 # The result is the widest column, so it goes last: a narrow terminal cuts it, not the date.
 COLUMNS = (("id", "#"), ("game", "Game"), ("date", "Finished"), ("players", "Players"), ("result", "Result"))
+ID_WIDTH = 4  # game ids get a fixed column (up to 9999), so "2" never runs into "Othello"
 NO_GAMES = "No finished games here yet. Finish a game (or change the filters) and it shows up."
-BOARDS: dict[str, type[Widget]] = {"othello": OthelloBoard, "pentago": PentagoBoard, "tron": TronArena}
 MOVES_WIDTH = 30  # the move list's width before the first layout
 FAST_STEP = 10  # moves skipped by PageUp / PageDown
 
@@ -52,25 +51,25 @@ class HistoryScreen(GameNightScreen):
         Binding("escape,b", "back", "Lobby"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.entries: dict[int, HistoryEntry] = {}
-        self.loaded = False  # set once the first list has arrived (and after every reload)
+    def __init__(self, model: ClientState) -> None:
+        super().__init__(model)
+        self.loaded = False  # set once the list asked for last is shown
         self.asked: ListGames | None = None  # the filters of the list shown (or being fetched)
 
     def compose(self) -> ComposeResult:
         """Header, the filters, the table of games and the footer."""
         yield Header()
-        games = [(info.title, name) for name, info in self.gamenight.lobby.games.items()]
+        games = [(info.title, name) for name, info in self.model.lobby.games.items()]
         with Horizontal(id="history-filters"):
             yield Label("Game", classes="filter-label")
-            yield Select([("all games", ALL_GAMES), *games], value=ALL_GAMES, allow_blank=False,
-                         id="history-game", compact=True)
+            yield Select(
+                [("all games", ALL_GAMES), *games], value=ALL_GAMES, allow_blank=False, id="history-game", compact=True
+            )
             yield Label("only my games", classes="filter-label")
             yield Switch(value=False, id="history-mine")
         table: DataTable[Text | str] = DataTable(id="games", cursor_type="row", zebra_stripes=True)
         for key, label in COLUMNS:
-            table.add_column(label, key=key)
+            table.add_column(label, key=key, width=ID_WIDTH if key == "id" else None)
         yield table
         yield Static(NO_GAMES, id="no-games")
         yield Footer()
@@ -87,31 +86,36 @@ class HistoryScreen(GameNightScreen):
         """The `list_games` request the filters describe."""
         game = self.query_one("#history-game", Select).value
         mine = self.query_one("#history-mine", Switch).value
-        return ListGames(player=self.gamenight.player_name if mine else None,
-                         game=None if game == ALL_GAMES else str(game), limit=HISTORY_LIMIT)
+        return ListGames(
+            player=self.model.name if mine else None, game=None if game == ALL_GAMES else str(game), limit=HISTORY_LIMIT
+        )
 
     def reload(self) -> None:
         """Ask for the games the filters select."""
         self.loaded = False
         self.asked = self.query_message()
-        self._load(self.asked)
+        self.post_message(LoadHistory(self.asked))
 
-    @work(exclusive=True, group="history", exit_on_error=False)
-    async def _load(self, request: ListGames) -> None:
-        """Fetch and show one list (a newer request cancels an older one)."""
-        reply = await self.gamenight.ask(request)
-        if isinstance(reply, Games):
-            self.show_games([HistoryEntry.from_wire(g) for g in reply.games if isinstance(g, dict)])
+    def on_model_changed(self, event: ModelChanged) -> None:
+        """The list asked for arrived: show it."""
+        if event.changes.history and self.model.history.asked == self.asked:
+            self.show_games()
 
-    def show_games(self, entries: list[HistoryEntry]) -> None:
-        """Fill the table."""
-        lobby = self.gamenight.lobby
-        self.entries = {e.game_id: e for e in entries}
+    def show_games(self) -> None:
+        """Fill the table from the client state's history."""
+        lobby = self.model.lobby
+        entries = self.model.history.entries
         table = self.query_one("#games", DataTable)
         table.clear()
         for entry in entries:
-            table.add_row(Text(str(entry.game_id), style="bold"), lobby.title(entry.game), entry.date_text(),
-                          entry.players_text(), entry.result_text(self.app.lobby.games), key=str(entry.game_id))
+            table.add_row(
+                Text(str(entry.game_id), style="bold"),
+                lobby.title(entry.game),
+                entry.date_text(),
+                entry.players_text(),
+                entry.result_text(lobby.games.get(entry.game)),
+                key=str(entry.game_id),
+            )
         self.query_one("#no-games", Static).display = not entries
         self.loaded = True
 
@@ -143,19 +147,12 @@ class HistoryScreen(GameNightScreen):
         if game_id is None:
             self.notify("No game selected", severity="warning")
             return
-        self._open(game_id)
-
-    @work(exclusive=True, group="replay", exit_on_error=False)
-    async def _open(self, game_id: int) -> None:
-        """Fetch one game's record and frames, then show the viewer."""
-        reply = await self.gamenight.ask(GetGame(game_id=game_id))
-        if isinstance(reply, GameRecord):
-            await self.app.push_screen(ReplayScreen(Replay(reply.record, reply.frames, self.app.lobby.games)))
+        self.post_message(OpenReplay(game_id))
 
     def action_next_game(self) -> None:
         """Cycle the game filter: all games, then each game."""
         select = self.query_one("#history-game", Select)
-        values = [ALL_GAMES, *self.gamenight.lobby.games]
+        values = [ALL_GAMES, *self.model.lobby.games]
         current = values.index(select.value) if select.value in values else 0
         select.value = values[(current + 1) % len(values)]
 
@@ -186,15 +183,15 @@ class ReplayScreen(GameNightScreen):
         Binding("escape,b", "back", "History"),
     ]
 
-    def __init__(self, replay: Replay) -> None:
-        super().__init__()
+    def __init__(self, model: ClientState, replay: Replay) -> None:
+        super().__init__(model)
         self.replay = replay
         self.board: Widget | None = None
 
     def compose(self) -> ComposeResult:
         """Header, the board, a side panel (result, players, where we are, the moves) and the footer."""
         yield Header()
-        board = BOARDS.get(self.replay.game, TextBoard)(id="board")
+        board = board_spec(self.replay.game).widget(id="board")
         # Read-only: the board never takes focus (its keys would move a cursor) nor posts moves.
         board.can_focus = False
         board.disabled = True
@@ -214,7 +211,7 @@ class ReplayScreen(GameNightScreen):
     def on_mount(self) -> None:
         """Title and the start position."""
         replay = self.replay
-        self.title = f"Replay of game {replay.game_id} · {self.gamenight.lobby.title(replay.game)}"
+        self.title = f"Replay of game {replay.game_id} · {self.model.lobby.title(replay.game)}"
         self.query_one("#replay-result", Static).update(Text(replay.result_text(), style="bold"))
         self.show_step()
 
@@ -227,8 +224,8 @@ class ReplayScreen(GameNightScreen):
         replay = self.replay
         view = replay.view()
         if self.board is not None:
-            self.board.position = Position(  # type: ignore[attr-defined]
-                view=view, last_move=replay.last_move, status="finished" if replay.at_end else "playing")
+            status = RoomStatus.FINISHED if replay.at_end else RoomStatus.PLAYING
+            show_position(self.board, Position(view=view, last_move=replay.last_move, status=status))
         self.query_one("#players", Static).update(self._players(view))
         self.query_one("#replay-step", Static).update(Text(replay.status_text(), style="italic"))
         self._show_moves()

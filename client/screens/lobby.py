@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,17 +10,21 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Footer, Header, Static
 
-from gamenight.client.model import PLAYER, SPECTATOR, WAITING, options_summary, seats_summary
+from gamenight.client.messages import CreateRoom, JoinRoom, ModelChanged, OpenHistory, QuickGame, RefreshRooms
+from gamenight.client.model import RoomPlan, options_summary, seats_summary
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.create import CreateRoomScreen
 from gamenight.client.screens.dialogs import HelpScreen, RoomCodeScreen
-from gamenight.client.screens.history import HistoryScreen
+from gamenight.protocol.vocab import Role, RoomStatus
 
-if TYPE_CHECKING:
-    pass
-
-COLUMNS = (("room", "Room"), ("game", "Game"), ("status", "Status"), ("seats", "Players"),
-           ("watching", "Watching"), ("options", "Options"))
+COLUMNS = (
+    ("room", "Room"),
+    ("game", "Game"),
+    ("status", "Status"),
+    ("seats", "Players"),
+    ("watching", "Watching"),
+    ("options", "Options"),
+)
 EMPTY_TEXT = "No rooms yet. Press [b]n[/b] for a game against the AI, or [b]c[/b] to open a room for friends."
 
 
@@ -36,7 +40,7 @@ class LobbyScreen(GameNightScreen):
         Binding("h", "history", "History"),
         Binding("r", "refresh", "Refresh", show=False),
         Binding("f1", "help", "Help"),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "app.quit", "Quit"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -62,10 +66,15 @@ class LobbyScreen(GameNightScreen):
         self.refresh_rooms()
         self.query_one("#rooms", DataTable).focus()
 
+    def on_model_changed(self, event: ModelChanged) -> None:
+        """Redraw when the games or rooms changed."""
+        if event.changes.lobby:
+            self.refresh_rooms()
+
     def refresh_rooms(self) -> None:
-        """Redraw the table from the app's lobby, keeping the cursor on the same room."""
-        lobby = self.gamenight.lobby
-        name = self.gamenight.player_name or "?"
+        """Redraw the table from the client state's lobby, keeping the cursor on the same room."""
+        lobby = self.model.lobby
+        name = self.model.name or "?"
         self.query_one("#lobby-intro", Static).update(
             f"Hello [b]{name}[/b] — {len(lobby.rooms)} room(s) open. "
             "Press [b]n[/b] to play Othello against the AI right now."
@@ -73,11 +82,16 @@ class LobbyScreen(GameNightScreen):
         table = self.query_one("#rooms", DataTable)
         selected = self.selected_room()
         table.clear()
-        for summary in sorted(lobby.rooms.values(), key=lambda s: (s.status != WAITING, s.room)):
-            status = Text(summary.status, style="bold" if summary.status == WAITING else "")
+        for summary in sorted(lobby.rooms.values(), key=lambda s: (s.status != RoomStatus.WAITING, s.room)):
+            status = Text(summary.status, style="bold" if summary.status == RoomStatus.WAITING else "")
             table.add_row(
-                Text(summary.room, style="bold"), lobby.title(summary.game), status, seats_summary(summary),
-                str(summary.spectators), options_summary(summary, lobby.games.get(summary.game)), key=summary.room,
+                Text(summary.room, style="bold"),
+                lobby.title(summary.game),
+                status,
+                seats_summary(summary),
+                str(summary.spectators),
+                options_summary(summary, lobby.games.get(summary.game)),
+                key=summary.room,
             )
         if selected in lobby.rooms:
             table.move_cursor(row=table.get_row_index(selected))
@@ -94,32 +108,32 @@ class LobbyScreen(GameNightScreen):
     # -- actions ------------------------------------------------------------------------------------------
     def action_new_game(self) -> None:
         """The fast path: Othello against the AI, now."""
-        self.gamenight.quick_game()
+        self.post_message(QuickGame())
 
     def action_create(self) -> None:
         """Open the create-room form."""
-        games = list(self.gamenight.lobby.games.values())
+        games = list(self.model.lobby.games.values())
         if not games:
             self.notify("Not connected to a server yet", severity="warning")
             return
         self.app.push_screen(CreateRoomScreen(games), self._created)
 
-    def _created(self, plan: object) -> None:
+    def _created(self, plan: RoomPlan | None) -> None:
         """The form closed: create the room it describes (nothing if cancelled)."""
         if plan is not None:
-            self.gamenight.create_room(plan)  # type: ignore[arg-type]
+            self.post_message(CreateRoom(plan))
 
     def action_join(self) -> None:
         """Sit down in the selected room (any free seat; watching if it is full)."""
         code = self._require_selection()
         if code:
-            self.gamenight.join_room(code, PLAYER)
+            self.post_message(JoinRoom(code, Role.PLAYER))
 
     def action_spectate(self) -> None:
         """Watch the selected room."""
         code = self._require_selection()
         if code:
-            self.gamenight.join_room(code, SPECTATOR)
+            self.post_message(JoinRoom(code, Role.SPECTATOR))
 
     def action_code(self) -> None:
         """Ask for a room code and join it."""
@@ -128,26 +142,19 @@ class LobbyScreen(GameNightScreen):
     def _code_given(self, code: str | None) -> None:
         """Join the room whose code was typed."""
         if code:
-            self.gamenight.join_room(code, PLAYER)
+            self.post_message(JoinRoom(code, Role.PLAYER))
 
     def action_history(self) -> None:
         """Open the history of finished games (and their replays)."""
-        if self.gamenight.connection is None or not self.gamenight.connection.connected:
-            self.notify("Not connected to a server yet", severity="warning")
-            return
-        self.app.push_screen(HistoryScreen())
+        self.post_message(OpenHistory())
 
     def action_refresh(self) -> None:
         """Ask the server for the room list again."""
-        self.gamenight.refresh_rooms()
+        self.post_message(RefreshRooms())
 
     def action_help(self) -> None:
         """Show every key."""
         self.app.push_screen(HelpScreen())
-
-    async def action_quit(self) -> None:
-        """Leave the app."""
-        self.app.exit()
 
     def _require_selection(self) -> str | None:
         """The selected room's code, or a hint that there is none."""

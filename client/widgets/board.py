@@ -2,24 +2,28 @@
 
 Boards follow "attributes down, messages up": the game screen sets `position` (built from the latest
 `state`), the board draws it and posts `MoveChosen` with a move in wire notation. A board never holds
-the truth of the game; the server does.
+the truth of the game; the server does. `BoardSpec` is what the registry (`client/widgets/__init__.py`)
+knows of each game's board: its widget, its seat colours, and how its replay folds live deltas.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, cast
 
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Offset, Region
-from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Static
+
+from gamenight.client.messages import MoveChosen
+from gamenight.client.replay import Fold
+from gamenight.protocol.vocab import RoomStatus
 
 
 class StyledBoard(Widget):
@@ -37,14 +41,6 @@ class StyledBoard(Widget):
         return self.get_component_rich_style(f"{self.COMPONENT_PREFIX}--{name}", partial=True)
 
 
-class MoveChosen(Message):
-    """A move picked on a board, in the game's wire notation; the game screen sends it."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-
 @dataclass(frozen=True)
 class Position:
     """What a board draws: the game's view, the legal moves, and whether you may move now."""
@@ -54,7 +50,7 @@ class Position:
     can_move: bool = False
     last_move: str | None = None
     seat: int | None = None
-    status: str = "playing"
+    status: RoomStatus = RoomStatus.PLAYING
     countdown_ms: int | None = None  # a live game about to (re)start: the wait before its next tick
 
 
@@ -125,20 +121,28 @@ def fit_grid(rows: int, cols: int, width: int, height: int, margin_x: int, margi
 
 
 class TextBoard(Vertical):
-    """The fallback for a game this client has no board for: its rows as text and a move line."""
+    """The fallback for a game this client has no board for: a note saying so, the view's board rows as
+    text, and a line to type moves in (shown only when you may move)."""
 
     position: reactive[Position] = reactive(Position, always_update=True)
 
     def compose(self) -> ComposeResult:
-        """The rows of text and the move line."""
+        """The note, the rows of text and the move line."""
+        yield Static(FALLBACK_NOTE, id="text-board-note")
         yield Static(id="text-board-rows")
-        yield Input(placeholder="type a move and press Enter", id="text-board-move")
+        move = Input(placeholder="type a move and press Enter", id="text-board-move")
+        move.display = False  # until a position says you may move
+        yield move
 
     def watch_position(self, position: Position) -> None:
-        """Draw the rows of the view's board."""
-        rows = position.view.get("board", [])
-        text = "\n".join(str(row) for row in rows) if isinstance(rows, list) else str(rows)
+        """Draw the rows of the view's board (or the whole view if it has none)."""
+        rows = position.view.get("board")
+        if isinstance(rows, list):
+            text = "\n".join(str(row) for row in rows)
+        else:
+            text = "\n".join(f"{key}: {value}" for key, value in position.view.items())
         self.query_one("#text-board-rows", Static).update(Text(text))
+        self.query_one("#text-board-move", Input).display = position.can_move
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Send what was typed as a move."""
@@ -146,3 +150,39 @@ class TextBoard(Vertical):
         if event.value.strip():
             self.post_message(MoveChosen(event.value.strip()))
             event.input.value = ""
+
+
+FALLBACK_NOTE = "This client has no board for this game: its position is shown as text, and moves are typed."
+
+Chip = tuple[str, str, str]
+"""A seat's swatch in the side panel: (glyph, colour, background), the player's colour on the board."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoardSpec:
+    """What the client knows of one game's board: the widget that draws it, each seat's chip (its colour on
+    that board), and for a live game the fold that applies tick deltas to a view (for replays)."""
+
+    widget: type[Widget]
+    chips: tuple[Chip, ...] = ()
+    fold: Fold | None = None
+
+
+class Board(Protocol):
+    """What the screens give every board widget (a Textual reactive on each)."""
+
+    position: Position
+
+
+def show_position(board: Widget, position: Position) -> None:
+    """Give a board the position to draw."""
+    cast(Board, board).position = position
+
+
+def apply_delta(board: Widget, delta: Mapping[str, Any]) -> bool:
+    """Hand a live tick's delta to a board that draws deltas; False if this board does not."""
+    method = getattr(board, "apply_delta", None)
+    if method is None:
+        return False
+    method(delta)
+    return True

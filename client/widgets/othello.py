@@ -17,7 +17,8 @@ from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from gamenight.client.widgets.board import BLANK, DISC, DOT, Grid, MoveChosen, Position, StyledBoard, fit_grid
+from gamenight.client.messages import MoveChosen
+from gamenight.client.widgets.board import BLANK, DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid
 
 FILES = "abcdefghij"
 LABEL_W = 3  # rank numbers up to "10" and a space
@@ -43,8 +44,14 @@ class OthelloBoard(StyledBoard, can_focus=True):
 
     COMPONENT_PREFIX = "othello-board"
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "othello-board--light", "othello-board--dark", "othello-board--black", "othello-board--white",
-        "othello-board--hint", "othello-board--cursor", "othello-board--last", "othello-board--flipped",
+        "othello-board--light",
+        "othello-board--dark",
+        "othello-board--black",
+        "othello-board--white",
+        "othello-board--hint",
+        "othello-board--cursor",
+        "othello-board--last",
+        "othello-board--flipped",
         "othello-board--label",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -173,3 +180,7 @@ class OthelloBoard(StyledBoard, can_focus=True):
     def on_blur(self) -> None:
         """Hide the cursor."""
         self.refresh()
+
+
+BOARD = BoardSpec(OthelloBoard, chips=((" ● ", "#0b0b0b", "#2e7d46"), (" ● ", "#f4f4f4", "#2e7d46")))
+"""Othello's entry in the board registry: black and white discs on the green board."""

@@ -5,24 +5,20 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from gamenight.client.model import PLAYING, RoomSession, ai_info_text, numbered_moves
-from gamenight.protocol.vocab import SeatSummary
+from gamenight.client.model import RoomSession, ai_info_text, numbered_moves
+from gamenight.client.widgets import board_spec
+from gamenight.protocol.vocab import RoomStatus, SeatKind, SeatSummary
 
-# Each seat's chip: (glyph, colour, background). These are the players' colours on the board,
-# fixed like the boards themselves so they read the same in dark and light themes.
-SEAT_CHIPS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "othello": ((" ● ", "#0b0b0b", "#2e7d46"), (" ● ", "#f4f4f4", "#2e7d46")),
-    "pentago": ((" ● ", "#0b0b0b", "#8c2f26"), (" ● ", "#f4f4f4", "#8c2f26")),
-    "tron": (("   ", "#000000", "#1fb5d6"), ("   ", "#000000", "#f08c24"),
-             ("   ", "#000000", "#6cc04a"), ("   ", "#000000", "#d04fc4")),
-}
 TURN_MARK = "◀"
 COLUMN_GAP = 2
 
 
 def seat_chip(game: str, seat: int) -> Text:
-    """A small swatch in a seat's colour (plain "[n]" for games without fixed colours)."""
-    chips = SEAT_CHIPS.get(game)
+    """A small swatch in a seat's colour, from the game's board (plain "[n]" for games without fixed colours).
+
+    The colours are the players' colours on the board, fixed like the boards themselves so they read the
+    same in dark and light themes."""
+    chips = board_spec(game).chips
     if not chips or seat >= len(chips):
         return Text(f"[{seat + 1}]")
     glyph, colour, background = chips[seat]
@@ -38,12 +34,16 @@ def players_text(session: RoomSession) -> Table | Text:
         return Text("…", style="dim")
     state = session.state
     scores = state.view.get("scores") if state is not None else None
-    to_move = set(state.to_move) if state is not None and state.status == PLAYING else set()
+    to_move = set(state.to_move) if state is not None and state.status == RoomStatus.PLAYING else set()
     alive = state.view.get("alive") if state is not None else None
     mine = session.seat if session.playing else None
     rows = [
-        (seat_chip(session.game, seat.seat), seat_text(seat, seat.seat == mine, _crashed(alive, seat.seat)),
-         _score(scores, seat.seat), TURN_MARK if seat.seat in to_move and len(to_move) == 1 else "")
+        (
+            seat_chip(session.game, seat.seat),
+            seat_text(seat, seat.seat == mine, _crashed(alive, seat.seat)),
+            _score(scores, seat.seat),
+            TURN_MARK if seat.seat in to_move and len(to_move) == 1 else "",
+        )
         for seat in summary.seats
     ]
     return seats_table(rows)
@@ -58,7 +58,7 @@ def seat_text(seat: SeatSummary, mine: bool, crashed: bool = False) -> Text:
         text.append(" (you)", style="bold")
     if crashed:
         text.append(" ✖", style="bold")
-    if seat.kind == "human" and not seat.connected:
+    if seat.kind == SeatKind.HUMAN and not seat.connected:
         # One short line each: the panel is narrow, and the name column is cut rather than wrapped.
         text.append("\n  disconnected" + ("\n  AI standing in" if seat.stand_in else ""), style="italic")
     return text
@@ -114,7 +114,7 @@ def moves_columns(moves: list[str], width: int, current: int | None = None) -> T
         shown = item if last_in_line else item.ljust(cell)
         if index + 1 == current:
             text.append(item, style="reverse bold")
-            text.append(shown[len(item):])
+            text.append(shown[len(item) :])
         else:
             text.append(shown)
     return text

@@ -21,7 +21,8 @@ from textual.geometry import Offset, Region
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from gamenight.client.widgets.board import CELL_SIZES, DISC, MoveChosen, Position, StyledBoard
+from gamenight.client.messages import MoveChosen
+from gamenight.client.widgets.board import CELL_SIZES, DISC, BoardSpec, Position, StyledBoard
 
 SIZE = 6
 FILES = "abcdef"
@@ -172,9 +173,17 @@ class PentagoBoard(StyledBoard, can_focus=True):
 
     COMPONENT_PREFIX = "pentago-board"
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "pentago-board--quadrant", "pentago-board--quadrant-alt", "pentago-board--turning",
-        "pentago-board--black", "pentago-board--white", "pentago-board--hole", "pentago-board--cursor",
-        "pentago-board--placed", "pentago-board--five", "pentago-board--label", "pentago-board--marker",
+        "pentago-board--quadrant",
+        "pentago-board--quadrant-alt",
+        "pentago-board--turning",
+        "pentago-board--black",
+        "pentago-board--white",
+        "pentago-board--hole",
+        "pentago-board--cursor",
+        "pentago-board--placed",
+        "pentago-board--five",
+        "pentago-board--label",
+        "pentago-board--marker",
         "pentago-board--marker-on",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -325,12 +334,15 @@ class PentagoBoard(StyledBoard, can_focus=True):
         if self.chosen is not None:
             row, col = self.chosen
             mine = "B" if self.position.seat in (0, None) else "W"
-            rows = [r if i != row else r[:col] + mine + r[col + 1:] for i, r in enumerate(rows)]
+            rows = [r if i != row else r[:col] + mine + r[col + 1 :] for i, r in enumerate(rows)]
             if self.quadrant is None:
                 return rows, {self.chosen}, None
             clockwise = self.direction == CW
-            return turn_rows(rows, self.quadrant, clockwise), {turned_cell(row, col, self.quadrant, clockwise)}, \
-                self.quadrant
+            return (
+                turn_rows(rows, self.quadrant, clockwise),
+                {turned_cell(row, col, self.quadrant, clockwise)},
+                self.quadrant,
+            )
         last = parse_move(self.position.last_move)
         if last is not None:
             (row, col), quadrant, clockwise = last
@@ -397,8 +409,9 @@ class PentagoBoard(StyledBoard, can_focus=True):
             segments.append(Segment(DISC[layout.size][line], style + self._part(marble)))
         return segments
 
-    def _background(self, row: int, col: int, marked: set[tuple[int, int]], turning: int | None,
-                    fives: set[str]) -> str:
+    def _background(
+        self, row: int, col: int, marked: set[tuple[int, int]], turning: int | None, fives: set[str]
+    ) -> str:
         """The background of a cell: cursor, marked, five, turning quadrant, or the quadrant's own."""
         if self.has_focus and self.chosen is None and (row, col) == self.cursor:
             return "cursor"
@@ -428,3 +441,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
     def on_blur(self) -> None:
         """Hide the cursor."""
         self.refresh()
+
+
+BOARD = BoardSpec(PentagoBoard, chips=((" ● ", "#0b0b0b", "#8c2f26"), (" ● ", "#f4f4f4", "#8c2f26")))
+"""Pentago's entry in the board registry: black and white marbles on the red board."""

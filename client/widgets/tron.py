@@ -10,7 +10,7 @@ scrolls to follow your rider.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -20,8 +20,11 @@ from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
-from gamenight.client.widgets.board import MoveChosen, Position
+from gamenight.client.messages import MoveChosen
+from gamenight.client.widgets.board import BoardSpec, Position
+from gamenight.protocol.vocab import RoomStatus
 
 EMPTY, WALL = 0, 255
 NORTH, EAST, SOUTH, WEST = 1, 2, 3, 4
@@ -37,8 +40,16 @@ FOLLOW_MARGIN = 4  # squares kept between your rider and the edge of the view wh
 class TronGrid:
     """The arena as the client keeps it: cell values, heads, who is riding, each rider's direction."""
 
-    def __init__(self, width: int, height: int, cells: bytearray, heads: list[tuple[int, int]],
-                 alive: list[bool], dirs: list[int], tick: int) -> None:
+    def __init__(
+        self,
+        width: int,
+        height: int,
+        cells: bytearray,
+        heads: list[tuple[int, int]],
+        alive: list[bool],
+        dirs: list[int],
+        tick: int,
+    ) -> None:
         self.width = width
         self.height = height
         self.cells = cells
@@ -69,10 +80,20 @@ class TronGrid:
     def to_view(self) -> dict[str, Any]:
         """The grid as a full Tron `state.view` again (what a replay hands the arena for each step)."""
         chars = {EMPTY: " ", WALL: "#", **{k: str(k) for k in range(1, MAX_RIDERS + 1)}}
-        board = ["".join(chars.get(v, " ") for v in self.cells[y * self.width:(y + 1) * self.width])
-                 for y in range(self.height)]
-        return {"width": self.width, "height": self.height, "board": board, "heads": [list(h) for h in self.heads],
-                "alive": list(self.alive), "dirs": list(self.dirs), "tick": self.tick, "scores": None}
+        board = [
+            "".join(chars.get(v, " ") for v in self.cells[y * self.width : (y + 1) * self.width])
+            for y in range(self.height)
+        ]
+        return {
+            "width": self.width,
+            "height": self.height,
+            "board": board,
+            "heads": [list(h) for h in self.heads],
+            "alive": list(self.alive),
+            "dirs": list(self.dirs),
+            "tick": self.tick,
+            "scores": None,
+        }
 
     def apply(self, delta: Mapping[str, Any]) -> set[tuple[int, int]]:
         """Add a tick's new heads to the trails; returns the squares whose drawing changed."""
@@ -102,7 +123,10 @@ class TronArena(ScrollView, can_focus=True):
     """The live arena; steering keys post `MoveChosen("N")` etc. for the game screen to send."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "tron-arena--floor", "tron-arena--wall", "tron-arena--dead", "tron-arena--overlay",
+        "tron-arena--floor",
+        "tron-arena--wall",
+        "tron-arena--dead",
+        "tron-arena--overlay",
         *(f"tron-arena--p{k}" for k in range(1, MAX_RIDERS + 1)),
         *(f"tron-arena--head{k}" for k in range(1, MAX_RIDERS + 1)),
     }
@@ -120,7 +144,7 @@ class TronArena(ScrollView, can_focus=True):
         self.grid = TronGrid(0, 0, bytearray(), [], [], [], 0)
         self.countdown_until: float | None = None  # monotonic time of the first tick
         self.sent: int | None = None  # the direction already asked for this tick
-        self._timer = None
+        self._timer: Timer | None = None
 
     # -- state in ----------------------------------------------------------------------------------------
     def watch_position(self, position: Position) -> None:
@@ -163,8 +187,7 @@ class TronArena(ScrollView, can_focus=True):
     def riding(self) -> bool:
         """True while your rider is alive in a running game."""
         seat = self.position.seat
-        return (self.position.can_move and seat is not None and seat < len(self.grid.alive)
-                and self.grid.alive[seat])
+        return self.position.can_move and seat is not None and seat < len(self.grid.alive) and self.grid.alive[seat]
 
     def action_steer(self, direction: int) -> None:
         """Ask to turn; turning straight back (into your own trail) is ignored."""
@@ -216,15 +239,19 @@ class TronArena(ScrollView, can_focus=True):
         """Scroll so that your rider stays in view when the arena is larger than the widget."""
         seat = self.position.seat
         arena = self._arena_size()
-        if seat is None or seat >= len(self.grid.heads) or (arena.width <= self.size.width
-                                                             and arena.height <= self.size.height):
+        if (
+            seat is None
+            or seat >= len(self.grid.heads)
+            or (arena.width <= self.size.width and arena.height <= self.size.height)
+        ):
             return
         region = self._cell_region(*self.grid.heads[seat])
         margin_x, margin_y = FOLLOW_MARGIN * (2 if self.wide else 1), FOLLOW_MARGIN // (1 if self.wide else 2)
         if not self.size.region.shrink((margin_y, margin_x, margin_y, margin_x)).contains_region(region):
             scroll_x, scroll_y = self.scroll_offset
-            self.scroll_to(region.x + scroll_x - self.size.width // 2, region.y + scroll_y - self.size.height // 2,
-                           animate=False)
+            self.scroll_to(
+                region.x + scroll_x - self.size.width // 2, region.y + scroll_y - self.size.height // 2, animate=False
+            )
 
     # -- drawing -----------------------------------------------------------------------------------------
     def _surface(self, name: str) -> Style:
@@ -308,7 +335,7 @@ class TronArena(ScrollView, can_focus=True):
 
     def overlay_text(self) -> str:
         """The countdown ("Get ready: 3", ...), "Paused", or "" while the riders move."""
-        if self.position.status == "paused":
+        if self.position.status == RoomStatus.PAUSED:
             return "Paused: waiting for every player to come back"
         if self.countdown_until is None:
             return ""
@@ -318,3 +345,24 @@ class TronArena(ScrollView, can_focus=True):
     def _refresh_overlay(self) -> None:
         """Redraw the overlay's line."""
         self.refresh(Region(0, self.size.height // 2, self.size.width, 1))
+
+
+def fold_deltas(view: Mapping[str, Any], deltas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A full view with tick deltas applied in order (how a replay draws a tick)."""
+    grid = TronGrid.from_view(view)
+    for delta in deltas:
+        grid.apply(delta)
+    return grid.to_view()
+
+
+BOARD = BoardSpec(
+    TronArena,
+    fold=fold_deltas,
+    chips=(
+        ("   ", "#000000", "#1fb5d6"),
+        ("   ", "#000000", "#f08c24"),
+        ("   ", "#000000", "#6cc04a"),
+        ("   ", "#000000", "#d04fc4"),
+    ),
+)
+"""Tron's entry in the board registry: each rider's trail colour; replays fold the tick deltas."""

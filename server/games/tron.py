@@ -573,7 +573,7 @@ def _option_specs() -> tuple[OptionSpec, ...]:
             f"milliseconds per tick; values outside {TICK_MS_MIN}-{TICK_MS_MAX} are clamped",
             minimum=TICK_MS_MIN,
             maximum=TICK_MS_MAX,
-            label="Tick length (ms)",
+            label="Tick length",
         ),
     )
 

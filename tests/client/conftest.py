@@ -66,12 +66,12 @@ async def create_room_via_form(
     from gamenight.client.screens.create import CreateRoomScreen
     from gamenight.client.screens.game import GameScreen
 
-    await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+    await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
     await pilot.press("c")
     await wait_for(pilot, lambda: isinstance(app.screen, CreateRoomScreen) and app.screen.query(".seat"), "the form")
     form = app.screen
     form.query_one("#game", Select).value = game
-    specs = app.lobby.games[game].options
+    specs = app.model.lobby.games[game].options
     await wait_for(
         pilot, lambda: form.game.name == game and all(form.query(f"#opt-{o.name}") for o in specs), f"the {game} fields"
     )
@@ -81,16 +81,15 @@ async def create_room_via_form(
             field.value = str(value)
         elif isinstance(field, (Select, Switch)):
             field.value = value
-    await wait_for(
-        pilot, lambda: len(form.query(".seat")) == app.lobby.games[game].seat_count(form._raw_values()), "the seat rows"
-    )
+    seat_count = app.model.lobby.games[game].seat_count
+    await wait_for(pilot, lambda: len(form.query(".seat")) == seat_count(form._raw_values()), "the seat rows")
     await pilot.pause()
     for selector, choice in zip(form.query(".seat").results(Select), seats, strict=True):
         selector.value = choice
     await pilot.press("ctrl+s")
     await wait_for(
         pilot,
-        lambda: app.room is not None and any(isinstance(s, GameScreen) for s in app.screen_stack),
+        lambda: app.model.room is not None and any(isinstance(s, GameScreen) for s in app.screen_stack),
         "the game screen",
     )
-    return app.room.code
+    return app.model.room.code

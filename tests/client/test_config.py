@@ -30,17 +30,19 @@ def test_long_names_are_cut_and_control_characters_dropped(private_config):
     assert remember_name("x" * 40 + "\x1b[2J") == "x" * 24
 
 
-async def test_first_start_asks_the_name_once(url, private_config):
-    """With no saved name the app asks for one, saves it, then connects under that name."""
+async def test_first_start_asks_the_name_once(private_config):
+    """With no saved name the app asks for one, saves it, then connects under that name (a scripted
+    connection stands in for the server)."""
     from gamenight.client.app import GameNightApp
     from gamenight.client.screens.dialogs import NameScreen
     from tests.client.conftest import wait_for
+    from tests.client.recorded import FAKE_URL, FakeConnection, welcome
 
-    app = GameNightApp(url, None)
+    app = GameNightApp(FAKE_URL, None, connect=FakeConnection(on_connect=[welcome()]))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, NameScreen), "the name question")
         assert app.connection is None
         await pilot.press(*"Zoe", "enter")
-        await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         assert app.connection is not None and app.connection.name == "Zoe"
     assert saved_name() == "Zoe"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Static
 
+from gamenight.client import messages as ui
 from gamenight.client.screens.history import HistoryScreen, ReplayScreen
 from gamenight.client.screens.lobby import LobbyScreen
 from gamenight.client.widgets.othello import OthelloBoard
@@ -43,7 +44,7 @@ async def test_history_lists_finished_games_and_replays_one_step_by_step(make_ap
     moves = await play_out_othello(url)
     app = make_app("carol")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         await pilot.press("h")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded, "the history")
         history = app.screen
@@ -51,7 +52,7 @@ async def test_history_lists_finished_games_and_replays_one_step_by_step(make_ap
         assert table.row_count == 1
         row = [str(cell) for cell in table.get_row_at(0)]
         assert row[1] == "Othello" and row[3] == "alice · bob"
-        assert "(most discs)" in row[4] or row[4].startswith("Draw")
+        assert row[4].startswith(("black (alice) wins", "white (bob) wins", "Draw"))
 
         # "My games" asks for carol's games: she played none.
         await pilot.press("m")
@@ -92,14 +93,16 @@ async def test_history_game_filter_and_my_resigned_game(make_app):
     """A game I resign shows under "my games" with the resignation; the game filter hides other games."""
     app = make_app("ann")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         await pilot.press("n")
-        await wait_for(pilot, lambda: app.room is not None and app.room.my_turn, "the game against the AI")
+        await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(app.room.state.moves) >= 2 and app.room.my_turn, "the AI's answer")
-        app.resign()
-        await wait_for(pilot, lambda: app.room.status == "finished", "the end of the game")
-        app.leave_room()
+        await wait_for(
+            pilot, lambda: len(app.model.room.state.moves) >= 2 and app.model.room.my_turn, "the AI's answer"
+        )
+        app.post_message(ui.Resign())
+        await wait_for(pilot, lambda: app.model.room.status == "finished", "the end of the game")
+        app.post_message(ui.LeaveRoom())
         await wait_for(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
 
         await pilot.press("h")
@@ -119,12 +122,13 @@ async def test_history_game_filter_and_my_resigned_game(make_app):
 
 
 async def test_tron_replay_draws_each_tick_in_the_arena():
-    """A Tron replay shows the arena after each tick (deltas folded), End shows the crash, Home the start."""
-    from gamenight.client.app import GameNightApp
-    from gamenight.client.replay import Replay
+    """A Tron replay (asked for by id, its record scripted) shows the arena after each tick (deltas folded),
+    End shows the crash, Home the start."""
     from gamenight.client.widgets.tron import TronArena, TronGrid
+    from gamenight.protocol.messages import GameRecord, GetGame
     from gamenight.server.games.tron import Tron
     from gamenight.server.lobby import replay_frames
+    from tests.client.recorded import FakeConnection, answer, fake_app, welcome
 
     game = Tron()
     options = game.validate_options({"width": 10, "height": 8, "seed": 11})
@@ -146,9 +150,19 @@ async def test_tron_replay_draws_each_tick_in_the_arena():
     start_view = game.view(state)
     for joint in ticks:
         state = game.apply(state, {seat: "NESW".index(d) + 1 for seat, d in enumerate(joint.split())})
-    app = GameNightApp(None, "ann")
+    server = FakeConnection(
+        lambda request: (
+            [answer(GameRecord(record=record, frames=frames))]
+            if isinstance(request, GetGame) and request.game_id == 4
+            else []
+        ),
+        on_connect=[welcome()],
+    )
+    app = fake_app(server)
     async with app.run_test(size=SIZE) as pilot:
-        await app.push_screen(ReplayScreen(Replay(record, frames)))
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        app.post_message(ui.OpenReplay(4))
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay viewer")
         await pilot.pause()
         arena = app.screen.query_one(TronArena)
         assert arena.grid.cells == TronGrid.from_view(start_view).cells

@@ -22,27 +22,24 @@ from gamenight.client.model import (
 from gamenight.client.widgets.pentago import QUADRANTS, turn_rows, turned_cell
 from gamenight.client.widgets.tron import TronGrid
 from gamenight.protocol.messages import AddAi, Event, Join, RoomInfo, State
-from gamenight.protocol.vocab import GameDescription, ReasonText, Result, RoomStatus, SeatSummary
+from gamenight.protocol.vocab import GameDescription, Result, Role, RoomStatus, RoomSummary
 from gamenight.server.games.othello import Othello
 from gamenight.server.games.pentago import Pentago, parse_notation
 from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
-from gamenight.server.room_options import describe
+from tests.client.recorded import OTHELLO_REASONS, game_plain, room_info, seat, wire
 
 
-def _info(code: str, status: str = "waiting", **options) -> RoomInfo:
-    """A room summary message with two seats."""
-    seats = [
-        {"seat": 0, "label": "black", "kind": "human", "name": "ann", "connected": True},
-        {"seat": 1, "label": "white", "kind": "open", "name": None, "connected": False},
-    ]
-    return RoomInfo(
-        room=code,
-        game="othello",
-        options=options,
-        seats=[SeatSummary.from_plain(s) for s in seats],
-        spectators=0,
-        status=RoomStatus(status),
-    )
+def _info(code: str, status: str = "waiting", **options) -> RoomSummary:
+    """A room summary with two seats, as a `room` message carries it."""
+    seats = [seat(0, "black", "human", "ann"), seat(1, "white")]
+    message = room_info(code, status=status, seats=seats, options=options)
+    assert isinstance(message, RoomInfo)
+    return message.summary
+
+
+def _games(*games, **extra) -> list[GameDescription]:
+    """The games' descriptions as the welcome brings them."""
+    return [GameDescription.from_plain(game_plain(g, **extra.get(g.name, {}))) for g in games]
 
 
 def test_lobby_follows_pushed_rooms():
@@ -57,27 +54,19 @@ def test_lobby_follows_pushed_rooms():
 
 
 def test_options_summary_shows_only_changes():
-    """The lobby shows options that differ from their defaults (and never the server-drawn seed)."""
+    """The lobby shows options that differ from their defaults by their labels (never the server-drawn seed)."""
     lobby = Lobby()
-    lobby.set_games([describe(Othello()), describe(Tron())])
+    lobby.set_games(_games(Othello(), Tron()))
     lobby.update(_info("AAAAA", size=10, first="black", ai_ms=1000))
-    assert options_summary(lobby.rooms["AAAAA"], lobby.games["othello"]) == "size 10"
-    tron = RoomInfo(
-        room="T",
-        game="tron",
-        options={"players": 3, "seed": 99, "tick_ms": 150},
-        seats=[],
-        spectators=0,
-        status="waiting",
-    )
-    lobby.update(tron)
-    assert options_summary(lobby.rooms["T"], lobby.games["tron"]) == "players 3"
+    assert options_summary(lobby.rooms["AAAAA"], lobby.games["othello"]) == "Board size 10"
+    lobby.update(room_info("T", game="tron", options={"players": 3, "seed": 99, "tick_ms": 150}, seats=[]).summary)
+    assert options_summary(lobby.rooms["T"], lobby.games["tron"]) == "Riders 3"
 
 
 def test_seat_count_follows_the_players_option():
     """The create form offers one seat per player of Tron, two for the others."""
     lobby = Lobby()
-    lobby.set_games([describe(Othello()), describe(Tron())])
+    lobby.set_games(_games(Othello(), Tron()))
     assert lobby.games["othello"].seat_count({}) == 2
     assert lobby.games["tron"].seat_count({"players": 4}) == 4
 
@@ -88,39 +77,40 @@ def test_plan_joins_before_seating_ais():
         "tron", {}, False, (SeatPlan(AI, level=2), SeatPlan(ME), SeatPlan(BOT, bot="chaser"), SeatPlan(OPEN))
     )
     assert plan.follow_up("ROOM1") == [
-        Join(room="ROOM1", role="player", seat=1),
+        Join(room="ROOM1", role=Role.PLAYER, seat=1),
         AddAi(room="ROOM1", seat=0, level=2),
         AddAi(room="ROOM1", seat=2, bot="chaser"),
     ]
     watching = RoomPlan("othello", {}, False, (SeatPlan(AI, level=1), SeatPlan(AI, level=5)))
-    assert watching.follow_up("R")[0] == Join(room="R", role="spectator")
+    assert watching.follow_up("R")[0] == Join(room="R", role=Role.SPECTATOR)
 
 
 def test_quick_game_is_me_against_level_three():
     """The `n` fast path: default Othello, me first, AI level 3 second."""
-    assert quick_game_plan().follow_up("R") == [Join(room="R", role="player", seat=0), AddAi(room="R", seat=1, level=3)]
+    assert quick_game_plan().follow_up("R") == [
+        Join(room="R", role=Role.PLAYER, seat=0),
+        AddAi(room="R", seat=1, level=3),
+    ]
 
 
 def test_result_lines():
-    """Results name the winner, the score and why; resignations say who resigned."""
-    othello = GameDescription(
-        "othello", "Othello", seats=("black", "white"), reasons=(ReasonText("discs", "most discs", "equal discs"),)
-    )
-    session = RoomSession("R", "player", 0, games={"othello": othello})
+    """Results name the winner, the score and why (in the game's words); resignations say who resigned."""
+    (othello,) = _games(Othello(), othello={"reasons": OTHELLO_REASONS})
+    session = RoomSession("R", Role.PLAYER, 0, description=othello)
     session.summary = Lobby().update(_info("R"))
     assert describe_result(Result.of((0,), "discs", (40, 24)), session) == "black (you) wins 40-24 (most discs)"
     assert describe_result(Result.of((), "discs", (32, 32)), session) == "Draw 32-32: equal discs"
     assert describe_result(Result.of((1,), "resign", loser=0), session) == "black (you) resigned; white wins"
-    assert headline(Result.of((1,), "x"), session) == "You lost"
-    assert headline(Result.of((0, 1), "x"), session) == "Shared win"
+    assert headline(Result.of((1,), "resign"), session) == "You lost"
+    assert headline(Result.of((0, 1), "crash"), session) == "Shared win"
 
 
 def test_rematch_counts_as_a_new_game_but_a_resumed_pause_does_not():
     """A state after "finished" starts a new game; one after "paused" does not, but it counts down again."""
-    session = RoomSession("R", "player", 0)
+    session = RoomSession("R", Role.PLAYER, 0)
 
     def state(status: str, seq: int, tick: int = 5) -> State:
-        return State(room="R", seq=seq, game="tron", status=status, view={"tick": tick}, next_tick_ms=3000)
+        return State(room="R", seq=seq, game="tron", status=RoomStatus(status), view={"tick": tick}, next_tick_ms=3000)
 
     assert session.apply_state(state("playing", 1, tick=0)) and session.countdown_ms == 3000
     assert not session.apply_state(state("paused", 2))
@@ -176,8 +166,9 @@ def test_tron_grid_follows_deltas_like_full_states():
 
 def test_a_rider_who_drops_out_is_named_in_the_log():
     """In multi-rider Tron a resignation or forfeit gets a log line saying that rider drops out."""
-    session = RoomSession("R", "spectator", None)
-    resigned = Event(room="R", kind="retired", seq=3, data={"seat": 1, "reason": "resign"})
-    forfeited = Event(room="R", kind="retired", seq=4, data={"seat": 2, "reason": "forfeit"})
+    session = RoomSession("R", Role.SPECTATOR, None)
+    resigned = wire("event", room="R", kind="retired", seq=3, data={"seat": 1, "reason": "resign"})
+    forfeited = wire("event", room="R", kind="retired", seq=4, data={"seat": 2, "reason": "forfeit"})
+    assert isinstance(resigned, Event) and isinstance(forfeited, Event)
     assert describe_event(resigned, session) == "seat 2 resigns and drops out"
     assert describe_event(forfeited, session) == "seat 3 forfeits and drops out"

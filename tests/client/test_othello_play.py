@@ -37,7 +37,7 @@ async def test_play_by_keys_and_mouse_then_resign_and_rematch(make_app, url):
     async with app.run_test(size=SIZE) as pilot:
         code = await _open_room_for_two(app, pilot)
         bob = await _seat_opponent(url, code)
-        await wait_for(pilot, lambda: app.room.my_turn, "ann's first move")
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
         board = app.screen.query_one(OthelloBoard)
         assert board.has_focus
 
@@ -45,17 +45,17 @@ async def test_play_by_keys_and_mouse_then_resign_and_rematch(make_app, url):
         first = board.position.legal[0]
         await pilot.press("right", "left", "enter")
         played = await bob.expect("state", last_move=first)
-        await wait_for(pilot, lambda: app.room.seq == played.seq, "ann's view of her move")
+        await wait_for(pilot, lambda: app.model.room.seq == played.seq, "ann's view of her move")
         assert "1. " + first in _moves_shown(app)
 
         await bob.send(MakeMove(room=code, move=played.legal[0], seq=played.seq))
-        await wait_for(pilot, lambda: app.room.my_turn, "ann's second move")
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's second move")
 
         # Mouse: click the last legal square.
-        target = app.room.state.legal[-1]
+        target = app.model.room.state.legal[-1]
         await pilot.click(OthelloBoard, offset=tuple(board.cell_center(target)))
         clicked = await bob.expect("state", last_move=target)
-        await wait_for(pilot, lambda: app.room.seq == clicked.seq, "the clicked move")
+        await wait_for(pilot, lambda: app.model.room.seq == clicked.seq, "the clicked move")
         assert "3. " + target in _moves_shown(app)
         assert board.position.last_move == target
 
@@ -71,9 +71,11 @@ async def test_play_by_keys_and_mouse_then_resign_and_rematch(make_app, url):
         await pilot.press("r")
         await bob.expect("event", kind="rematch")
         await bob.send(Rematch(room=code))
-        await wait_for(pilot, lambda: app.room.status == "playing" and app.room.games_started == 2, "the rematch")
-        await wait_for(pilot, lambda: app.room.seat == 1, "ann's new seat")
-        assert not app.room.my_turn
+        await wait_for(
+            pilot, lambda: app.model.room.status == "playing" and app.model.room.games_started == 2, "the rematch"
+        )
+        await wait_for(pilot, lambda: app.model.room.seat == 1, "ann's new seat")
+        assert not app.model.room.my_turn
         assert "black (bob) to move" in str(app.screen.query_one("#status", Static).render())
         await bob.close()
 
@@ -82,14 +84,16 @@ async def test_new_game_against_the_ai_in_two_keys(make_app):
     """`n` in the lobby starts Othello against the AI; the AI answers and its search figures are shown."""
     app = make_app("ann")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         await pilot.press("n")
-        await wait_for(pilot, lambda: app.room is not None and app.room.my_turn, "the game against the AI")
-        summary = app.room.summary
+        await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
+        summary = app.model.room.summary
         assert summary is not None and summary.seats[1].kind == "ai"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(app.room.state.moves) >= 2 and app.room.my_turn, "the AI's answer")
-        assert app.room.last_ai_seat == 1 and "fallback" not in app.room.ai_info[1]
+        await wait_for(
+            pilot, lambda: len(app.model.room.state.moves) >= 2 and app.model.room.my_turn, "the AI's answer"
+        )
+        assert app.model.room.last_ai_seat == 1 and "fallback" not in app.model.room.ai_info[1]
         shown = str(app.screen.query_one("#ai-info", Static).render())
         assert shown.startswith("white AI:") and "nodes" in shown
 
@@ -104,15 +108,17 @@ async def test_spectator_sees_moves_but_cannot_play(make_app, url):
     start = await alice.expect("state")
     app = make_app("carol")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: info.room in app.lobby.rooms, "the room in the lobby")
+        await wait_for(pilot, lambda: info.room in app.model.lobby.rooms, "the room in the lobby")
         await pilot.press("s")
-        await wait_for(pilot, lambda: app.room is not None and app.room.state is not None, "the watched game")
-        assert app.room.role == "spectator"
+        await wait_for(
+            pilot, lambda: app.model.room is not None and app.model.room.state is not None, "the watched game"
+        )
+        assert app.model.room.role == "spectator"
         board = app.screen.query_one(OthelloBoard)
         assert not board.position.can_move and board.position.legal == ()
         await pilot.press("enter")
         await alice.send(MakeMove(room=info.room, move=start.legal[0], seq=start.seq))
-        await wait_for(pilot, lambda: app.room.state.moves == [start.legal[0]], "the watched move")
+        await wait_for(pilot, lambda: app.model.room.state.moves == [start.legal[0]], "the watched move")
         assert "watching" in app.screen.title
     await alice.close()
     await bob.close()

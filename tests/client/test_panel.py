@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from gamenight.client.model import RoomSession, RoomSummary
+from gamenight.client.model import RoomSession
 from gamenight.client.widgets.panel import moves_columns, moves_line_of, players_text
 from gamenight.protocol.messages import State
+from gamenight.protocol.vocab import Role, RoomStatus, RoomSummary
 
 WIDTH = 32  # the side panel's inner width
 
@@ -20,12 +21,19 @@ def _render(renderable, width: int = WIDTH) -> list[str]:
 
 def _session(seats: list[dict], scores: list[int] | None) -> RoomSession:
     """My session (seat 0) in an Othello room with these seats and disc counts."""
-    session = RoomSession("K7QXM", "player", 0)
+    session = RoomSession("K7QXM", Role.PLAYER, 0)
     session.summary = RoomSummary.from_plain(
-        {"room": "K7QXM", "game": "othello", "status": "playing", "seats": seats, "options": {}}
+        {"room": "K7QXM", "game": "othello", "options": {}, "status": "playing", "seats": seats}
     )
     session.state = State(
-        room="K7QXM", seq=3, game="othello", status="playing", view={"scores": scores}, to_move=[1], legal=[], moves=[]
+        room="K7QXM",
+        seq=3,
+        game="othello",
+        status=RoomStatus.PLAYING,
+        view={"scores": scores},
+        to_move=[1],
+        legal=[],
+        moves=[],
     )
     return session
 

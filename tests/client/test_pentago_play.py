@@ -16,7 +16,7 @@ async def test_place_and_turn_by_keyboard(make_app, url):
         code = await create_room_via_form(app, pilot, "pentago", [ME, OPEN])
         bob = await Peer.connect(url, "bob")
         await bob.request(Join, room=code, seat=1)
-        await wait_for(pilot, lambda: app.room.my_turn, "ann's first move")
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
         board = app.screen.query_one(PentagoBoard)
         await pilot.press("enter", "2", "left")
         assert board.pending_move == "c3 tr ccw"
@@ -27,12 +27,12 @@ async def test_place_and_turn_by_keyboard(make_app, url):
         await pilot.press("2", "left", "enter")
         state = await bob.expect("state", last_move="c3 tr ccw")
         assert state.view["board"][2][2] == "B"
-        await wait_for(pilot, lambda: app.room.state.moves == ["c3 tr ccw"], "the move in ann's list")
+        await wait_for(pilot, lambda: app.model.room.state.moves == ["c3 tr ccw"], "the move in ann's list")
         assert board.chosen is None and not board.position.can_move
 
         # Bob answers; ann plays by mouse: a square, a ↻ marker (preview), the same marker again (send).
         await bob.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
-        await wait_for(pilot, lambda: app.room.my_turn, "ann's second move")
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's second move")
         target = next(m.split()[0] for m in board.position.legal if m.endswith(" br cw"))
         await pilot.click(PentagoBoard, offset=tuple(board.cell_center(target)))
         assert board.chosen is not None

@@ -6,13 +6,12 @@ from typing import Any
 
 from gamenight.client.model import Lobby
 from gamenight.client.replay import HistoryEntry, Replay
-from gamenight.server.games import GAMES
+from gamenight.client.widgets.tron import fold_deltas
+from gamenight.protocol.vocab import GameDescription
 from gamenight.server.games.othello import Othello
 from gamenight.server.games.tron import Tron
 from gamenight.server.lobby import replay_frames
-from gamenight.server.room_options import describe
-
-GAMES_DESCRIBED = {name: describe(game) for name, game in GAMES.items()}
+from tests.client.recorded import OTHELLO_REASONS, game_plain
 
 
 def _record(game: Any, options: dict[str, Any], moves: list[str], result: dict[str, Any]) -> dict[str, Any]:
@@ -38,7 +37,7 @@ def test_tron_steps_fold_the_tick_deltas_like_live_ticks():
     record = _record(
         game, {"width": 12, "height": 10, "seed": 3}, ticks, {"winner": None, "winners": [], "reason": "crash"}
     )
-    replay = Replay(record, replay_frames(record))
+    replay = Replay(record, replay_frames(record), fold=fold_deltas)
     state = game.initial_state(record["options"])
     letters = {"N": 1, "E": 2, "S": 3, "W": 4}
     for step, joint in enumerate(["", *ticks]):
@@ -55,7 +54,7 @@ def test_tron_steps_fold_the_tick_deltas_like_live_ticks():
 def test_steps_are_clamped_and_described():
     """Stepping stops at the start and the end; the step line says where the replay is."""
     record = _record(Othello(), {}, ["f5", "d6"], {"winner": 1, "winners": [1], "reason": "resign"})
-    replay = Replay(record, replay_frames(record), GAMES_DESCRIBED)
+    replay = Replay(record, replay_frames(record))
     assert not replay.go(-3) and replay.status_text() == "Start (2 moves)"
     assert replay.go(1) and replay.status_text() == "Move 1 of 2: f5" and replay.view()["board"][4][5] == "B"
     assert replay.go(99) and replay.at_end and replay.step == 2
@@ -63,7 +62,7 @@ def test_steps_are_clamped_and_described():
 
 
 def test_history_entry_texts():
-    """A listed game reads: players in seat order, who won and why."""
+    """A listed game reads: players in seat order, who won and why (in the game's words when it gives them)."""
     entry = HistoryEntry.from_wire(
         {
             "game_id": 9,
@@ -77,13 +76,17 @@ def test_history_entry_texts():
         }
     )
     assert entry.players_text() == "ann · AI level 5"
-    assert entry.result_text(GAMES_DESCRIBED) == "black (ann) wins 40-24 (most discs)"
+    othello = GameDescription.from_plain(game_plain(Othello(), reasons=OTHELLO_REASONS))
+    assert entry.result_text(othello) == "black (ann) wins 40-24 (most discs)"
+    assert entry.result_text() == "black (ann) wins 40-24 (discs)"
 
 
 def test_games_bring_their_bots_and_seat_labels():
     """The create form's bots and seat names come from `welcome.games`, not from a list in the client."""
     lobby = Lobby()
-    lobby.set_games([describe(Othello(), ("classic", "quantum")), describe(Tron())])
+    lobby.set_games(
+        GameDescription.from_plain(g) for g in [game_plain(Othello(), bots=["classic", "quantum"]), game_plain(Tron())]
+    )
     othello, tron = lobby.games["othello"], lobby.games["tron"]
     assert othello.bots == ("classic", "quantum") and tron.bots == ()
     assert othello.seat_label(1) == "white" and tron.seat_label(2) == "player 3"

@@ -1,11 +1,11 @@
-"""Pilot tests of the room's other controls: joining from the lobby, chat, seating an AI, help, resizing."""
+"""Pilot tests of the room's other controls against the real server: joining from the lobby, chat, seating an AI
+(help and resizing run on a scripted connection in test_flows.py)."""
 
 from __future__ import annotations
 
 from textual.widgets import RichLog
 
 from gamenight.client.model import ME, OPEN
-from gamenight.client.screens.dialogs import HelpScreen
 from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.protocol.messages import Chat, CreateRoom, Join
 from tests.client.conftest import create_room_via_form, wait_for
@@ -24,10 +24,10 @@ async def test_join_from_the_lobby_and_chat(make_app, url):
     await bob.request(Join, room=info.room, seat=0)
     app = make_app("ann")
     async with app.run_test(size=(100, 36)) as pilot:
-        await wait_for(pilot, lambda: info.room in app.lobby.rooms, "bob's room in the lobby")
+        await wait_for(pilot, lambda: info.room in app.model.lobby.rooms, "bob's room in the lobby")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.room is not None and app.room.status == "playing", "the game")
-        assert app.room.seat == 1 and not app.room.my_turn
+        await wait_for(pilot, lambda: app.model.room is not None and app.model.room.status == "playing", "the game")
+        assert app.model.room.seat == 1 and not app.model.room.my_turn
         await pilot.press("t", *"good luck", "enter")
         heard = await bob.expect("event", kind="chat")
         assert heard.data["text"] == "good luck" and heard.data["name"] == "ann"
@@ -43,25 +43,8 @@ async def test_host_seats_an_ai_with_plus(make_app):
     app = make_app("ann")
     async with app.run_test(size=(100, 36)) as pilot:
         await create_room_via_form(app, pilot, "othello", [ME, OPEN])
-        assert app.room.host and app.screen.check_action("add_ai", ())
+        assert app.model.room.host and app.screen.check_action("add_ai", ())
         await pilot.press("plus")
-        await wait_for(pilot, lambda: app.room.status == "playing", "the game with the AI")
-        assert app.room.summary.seats[1].kind == "ai"
+        await wait_for(pilot, lambda: app.model.room.status == "playing", "the game with the AI")
+        assert app.model.room.summary.seats[1].kind == "ai"
         assert not app.screen.check_action("add_ai", ()) and not app.screen.check_action("remove_ai", ())
-
-
-async def test_help_and_small_terminal(make_app):
-    """F1 shows the keys; at 80x24 the 8x8 board still fits beside the side panel."""
-    app = make_app("ann")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.lobby.games, "the welcome")
-        await pilot.press("n")
-        await wait_for(pilot, lambda: app.room is not None and app.room.state is not None, "the game")
-        await pilot.press("f1")
-        assert isinstance(app.screen, HelpScreen)
-        await pilot.press("escape")
-        await pilot.resize_terminal(80, 24)
-        await pilot.pause()
-        board = app.screen.query_one(OthelloBoard)
-        grid = board.grid
-        assert grid.left + 8 * grid.cell_w <= board.size.width and grid.top + 8 * grid.cell_h <= board.size.height

@@ -25,12 +25,16 @@ async def test_reopening_gamenight_puts_you_back_in_your_seat(tmp_path):
     with _server(tmp_path) as server:
         app = GameNightApp(server.url, "ann", save_name=False, session_key=LOCAL_SERVER)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.lobby.games, "the welcome")
+            await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
             await pilot.press("n")
-            await wait_for(pilot, lambda: app.room is not None and app.room.my_turn, "the game against the AI")
+            await wait_for(
+                pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI"
+            )
             await pilot.press("enter")
-            await wait_for(pilot, lambda: len(app.room.state.moves) >= 2 and app.room.my_turn, "the AI's answer")
-            code, moves = app.room.code, list(app.room.state.moves)
+            await wait_for(
+                pilot, lambda: len(app.model.room.state.moves) >= 2 and app.model.room.my_turn, "the AI's answer"
+            )
+            code, moves = app.model.room.code, list(app.model.room.state.moves)
         token = saved_token(LOCAL_SERVER)
         assert token is not None
 
@@ -39,10 +43,10 @@ async def test_reopening_gamenight_puts_you_back_in_your_seat(tmp_path):
         async with again.run_test(size=SIZE) as pilot:
             await wait_for(
                 pilot,
-                lambda: isinstance(again.screen, GameScreen) and again.room.state is not None,
+                lambda: isinstance(again.screen, GameScreen) and again.model.room.state is not None,
                 "the game screen, opened by itself",
             )
-            room = again.room
+            room = again.model.room
             assert room.code == code and room.seat == 0 and room.playing
             assert list(room.state.moves) == moves
             await wait_for(pilot, lambda: room.my_turn, "ann's turn again")
@@ -59,8 +63,8 @@ async def test_a_stale_saved_token_is_replaced_by_a_fresh_session(tmp_path):
     with _server(tmp_path) as server:
         app = GameNightApp(server.url, "ann", save_name=False, session_key=LOCAL_SERVER)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.lobby.games, "the welcome")
-            assert isinstance(app.screen, LobbyScreen) and app.room is None
+            await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+            assert isinstance(app.screen, LobbyScreen) and app.model.room is None
             assert app.connection is not None and not app.connection.resumed
             assert saved_token(LOCAL_SERVER) == app.connection.token != "token-of-a-forgotten-server"
     assert saved_token("ws://friend.example:8765") == "friends-token"

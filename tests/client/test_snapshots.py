@@ -1,7 +1,8 @@
 """Snapshot tests: the lobby, a whole game screen and each board, drawn from positions the real rules produce.
 
-The apps here are offline: the screens are fed real protocol messages (built from the server's own game
-rules and option descriptions), so what is drawn is exactly what a connected client would draw.
+The apps here are offline (or on a scripted connection): the screens are fed real protocol messages (built
+from the server's own game rules and option descriptions, decoded by the codec), so what is drawn is exactly
+what a connected client would draw.
 Each snapshot SVG in __snapshots__/ was looked at (rendered to PNG) before it was accepted.
 """
 
@@ -15,17 +16,16 @@ from textual.app import App, ComposeResult
 from textual.widget import Widget
 
 from gamenight.client.app import GameNightApp
-from gamenight.client.replay import HistoryEntry, Replay
-from gamenight.client.widgets.board import Position
+from gamenight.client.replay import Replay
+from gamenight.client.widgets.board import Position, show_position
 from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.client.widgets.pentago import PentagoBoard
 from gamenight.client.widgets.tron import TronArena, TronGrid
-from gamenight.protocol.messages import PROTOCOL_VERSION, Event, Joined, RoomInfo, State, Welcome
-from gamenight.protocol.vocab import RoomSummary
+from gamenight.protocol.messages import Games, ListGames
 from gamenight.server.games.othello import Othello, parse_square
 from gamenight.server.games.pentago import Pentago, parse_notation
 from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
-from gamenight.server.room_options import describe
+from tests.client.recorded import FakeConnection, answer, fake_app, games, welcome, wire
 
 BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
 OTHELLO_OPENING = ("f5", "d6", "c3", "d3", "c4", "f4", "f6")
@@ -69,7 +69,7 @@ class BoardApp(App[None]):
         yield self.board
 
     def on_mount(self) -> None:
-        self.board.position = self.start  # type: ignore[attr-defined]
+        show_position(self.board, self.start)
         self.board.focus()
 
 
@@ -131,32 +131,21 @@ def test_tron_arena_after_deltas(snap_compare):
     """Tron: walls, two trails and heads, drawn from a full state and then three tick deltas."""
     game, state, later = tron_states()
     position = Position(view=game.view(state), can_move=True, seat=0, status="playing")
-    app = BoardApp(TronArena(), position)
+    arena = TronArena()
+    app = BoardApp(arena, position)
 
     async def ticks(pilot) -> None:
         before = state
         for joint in LATER_TICKS:
             after = game.apply(before, dict(enumerate(joint)))
-            app.board.apply_delta(game.delta(before, after))  # type: ignore[attr-defined]
+            arena.apply_delta(game.delta(before, after))
             before = after
-        assert app.board.grid.cells == TronGrid.from_view(game.view(later)).cells  # type: ignore[attr-defined]
+        assert arena.grid.cells == TronGrid.from_view(game.view(later)).cells
 
     assert snap_compare(app, terminal_size=(40, 14), run_before=ticks)
 
 
 # -- whole screens, offline ---------------------------------------------------------------------------
-
-
-def welcome(rooms: list[dict[str, Any]]) -> Welcome:
-    """A welcome listing the real games (with their real option descriptions)."""
-    return Welcome(
-        protocol=PROTOCOL_VERSION,
-        session="s1",
-        server="gamenight/test",
-        games=[describe(g) for g in (Othello(), Pentago(), Tron())],
-        token="t",
-        rooms=[RoomSummary.from_plain(r) for r in rooms],
-    )
 
 
 def room_summary(
@@ -217,7 +206,7 @@ def test_lobby(snap_compare):
     app = GameNightApp(None, "ann")
 
     async def fill(pilot) -> None:
-        await app.dispatch(welcome(LOBBY_ROOMS))
+        await app.receive(welcome(LOBBY_ROOMS))
 
     assert snap_compare(app, terminal_size=(100, 20), run_before=fill)
 
@@ -229,12 +218,13 @@ def test_game_screen_80x24(snap_compare):
     summary = room_summary("K7QXM", "othello", "playing", [("black", "human", "ann"), ("white", "ai", "AI level 3")])
 
     async def play(pilot) -> None:
-        await app.dispatch(welcome([summary]))
-        await app.dispatch(Joined(room="K7QXM", role="player", seat=0))
-        await app.dispatch(RoomInfo.of(RoomSummary.from_plain(summary)))
+        await app.receive(welcome([summary]))
+        await app.receive(wire("joined", room="K7QXM", **{"as": "player"}, seat=0))
+        await app.receive(wire("room", **summary))
         moves = list(OTHELLO_OPENING)
-        await app.dispatch(
-            State(
+        await app.receive(
+            wire(
+                "state",
                 room="K7QXM",
                 seq=len(moves) + 1,
                 game="othello",
@@ -246,8 +236,9 @@ def test_game_screen_80x24(snap_compare):
                 moves=moves,
             )
         )
-        await app.dispatch(
-            Event(
+        await app.receive(
+            wire(
+                "event",
                 room="K7QXM",
                 kind="move",
                 seq=len(moves) + 1,
@@ -257,6 +248,24 @@ def test_game_screen_80x24(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=play)
+
+
+def test_create_form_with_option_labels(snap_compare):
+    """The create-room form heads each option with its label ("AI thinking time", not "ai_ms") on one line,
+    with its field and help beside it, and one seat selector per seat."""
+    from gamenight.client.screens.create import CreateRoomScreen
+
+    app = fake_app(FakeConnection(on_connect=[welcome(game_list=games(reasons=True, labels=True))]))
+
+    async def open_form(pilot) -> None:
+        while not app.model.lobby.games:
+            await pilot.pause(0.02)
+        await pilot.press("c")
+        while not (isinstance(app.screen, CreateRoomScreen) and app.screen.query(".seat")):
+            await pilot.pause(0.02)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 36), run_before=open_form)
 
 
 # -- history and replays, offline ------------------------------------------------------------------------
@@ -301,22 +310,23 @@ HISTORY = [
 
 
 def test_history_screen(snap_compare, monkeypatch):
-    """The history lists finished games: id, game, players, who won and why, and when (local time)."""
+    """The history lists finished games: id (its own column), game, players, who won and why (in each game's
+    words), and when (local time)."""
     from gamenight.client.screens.history import HistoryScreen
 
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
-    app = GameNightApp(None, "ann")
+    server = FakeConnection(
+        lambda request: [answer(Games(games=HISTORY))] if isinstance(request, ListGames) else [],
+        on_connect=[welcome(game_list=games(reasons=True))],
+    )
+    app = fake_app(server)
 
     async def fill(pilot) -> None:
-        await app.dispatch(welcome([]))
-        screen = HistoryScreen()
-        await app.push_screen(screen)
         await pilot.pause()
-        screen.workers.cancel_all()  # offline: the list is given below instead of asked for
-        screen.show_games([HistoryEntry.from_wire(g) for g in HISTORY])
-        app.clear_notifications()  # "not connected": this app has no server
-        await pilot.pause()
+        await pilot.press("h")
+        while not (isinstance(app.screen, HistoryScreen) and app.screen.loaded):
+            await pilot.pause(0.02)
 
     try:
         assert snap_compare(app, terminal_size=(100, 16), run_before=fill)
@@ -354,9 +364,8 @@ def test_replay_viewer(snap_compare):
     app = GameNightApp(None, "ann")
 
     async def open_replay(pilot) -> None:
-        await app.dispatch(welcome([]))
-        games = {g.name: describe(g) for g in (Othello(), Pentago(), Tron())}
-        await app.push_screen(ReplayScreen(Replay(record, replay_frames(record), games)))
+        await app.receive(welcome())
+        await app.push_screen(ReplayScreen(app.model, Replay(record, replay_frames(record))))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), press=["end", "left", "h"], run_before=open_replay)

@@ -31,7 +31,9 @@ async def test_steer_by_keys_until_the_game_ends(make_app):
     app = make_app("ann")
     async with app.run_test(size=(100, 36)) as pilot:
         await create_room_via_form(app, pilot, "tron", [ME, f"{BOT}:floodfill"], OPTIONS)
-        await wait_for(pilot, lambda: app.room.state is not None and app.room.status == "playing", "the start")
+        await wait_for(
+            pilot, lambda: app.model.room.state is not None and app.model.room.status == "playing", "the start"
+        )
         arena = app.screen.query_one(TronArena)
         assert arena.position.countdown_ms == OPTIONS["countdown_ms"]  # the arena counts down to the first tick
         await wait_for(pilot, lambda: arena.grid.tick >= 1, "the first tick")
@@ -41,12 +43,12 @@ async def test_steer_by_keys_until_the_game_ends(make_app):
         tick = arena.grid.tick
         wanted = _open_direction(arena, 0)
         await pilot.press(KEYS[wanted])
-        await wait_for(pilot, lambda: arena.grid.tick >= tick + 2 or app.room.status != "playing", "two ticks")
-        if app.room.status == "playing":
+        await wait_for(pilot, lambda: arena.grid.tick >= tick + 2 or app.model.room.status != "playing", "two ticks")
+        if app.model.room.status == "playing":
             assert arena.grid.dirs[0] == wanted
 
         # Straight back is ignored: no move is posted, so the rider cannot turn into its own trail.
-        if app.room.status == "playing":
+        if app.model.room.status == "playing":
             back = OPPOSITE[arena.grid.dirs[0]]
             arena.sent = None
             await pilot.press(KEYS[back])
@@ -54,11 +56,13 @@ async def test_steer_by_keys_until_the_game_ends(make_app):
 
         # Ride on into open space for a few ticks, then let go: riding straight ends in a crash.
         for _ in range(STEERED_TICKS):
-            if app.room.status != "playing":
+            if app.model.room.status != "playing":
                 break
             tick = arena.grid.tick
             await pilot.press(KEYS[_open_direction(arena, 0)])
-            await wait_for(pilot, lambda t=tick: arena.grid.tick > t or app.room.status != "playing", "the next tick")
+            await wait_for(
+                pilot, lambda t=tick: arena.grid.tick > t or app.model.room.status != "playing", "the next tick"
+            )
         await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the result dialog", timeout=30)
-        assert app.room.state.result.reason == "crash"
+        assert app.model.room.state.result.reason == "crash"
         assert app.screen.headline in ("You won!", "You lost", "Draw", "Shared win")

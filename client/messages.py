@@ -1,0 +1,118 @@
+"""The Textual messages of the client (not the protocol's): what screens and boards ask the app to do,
+and the one message the app sends down when the state changed.
+
+Attributes down, messages up: a screen reads `ClientState` and redraws on `ModelChanged`; what the user
+does becomes one of the requests below, posted up to the app, which turns it into protocol messages.
+Screens never call the app's own methods.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from gamenight.client.model import RoomPlan
+from gamenight.client.state import Changes
+from gamenight.protocol.messages import ListGames
+from gamenight.protocol.vocab import Role
+
+
+class ModelChanged(Message, bubble=False):
+    """Down, from the app to each screen: the client state changed as `changes` says."""
+
+    def __init__(self, changes: Changes) -> None:
+        super().__init__()
+        self.changes = changes
+
+
+# -- up: from the lobby ---------------------------------------------------------------------------------
+
+
+class QuickGame(Message):
+    """Start the fast path: Othello against the AI, now."""
+
+
+class CreateRoom(Message):
+    """Create the room the form planned, then sit down (or watch) and seat its AIs."""
+
+    def __init__(self, plan: RoomPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+
+class JoinRoom(Message):
+    """Sit down in (or, as a spectator, watch) a room; a player who finds no free seat watches instead."""
+
+    def __init__(self, code: str, role: Role = Role.PLAYER) -> None:
+        super().__init__()
+        self.code = code
+        self.role = role
+
+
+class RefreshRooms(Message):
+    """Ask the server for the room list again."""
+
+
+class OpenHistory(Message):
+    """Show the history of finished games."""
+
+
+# -- up: from the history -------------------------------------------------------------------------------
+
+
+class LoadHistory(Message):
+    """Ask for the finished games these filters select."""
+
+    def __init__(self, request: ListGames) -> None:
+        super().__init__()
+        self.request = request
+
+
+class OpenReplay(Message):
+    """Fetch one finished game and open the replay viewer on it."""
+
+    def __init__(self, game_id: int) -> None:
+        super().__init__()
+        self.game_id = game_id
+
+
+# -- up: from the room ----------------------------------------------------------------------------------
+
+
+class MoveChosen(Message):
+    """A move picked on a board, in the game's wire notation."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class SendChat(Message):
+    """Say something in the room."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class AddAi(Message):
+    """Seat an AI in the first open seat (host, before the start)."""
+
+    def __init__(self, level: int | None = None) -> None:
+        super().__init__()
+        self.level = level
+
+
+class RemoveAi(Message):
+    """Free the last seat an AI holds (host, before the start)."""
+
+
+class Rematch(Message):
+    """Offer (or accept) a rematch."""
+
+
+class Resign(Message):
+    """Concede the game (already confirmed)."""
+
+
+class LeaveRoom(Message):
+    """Leave the room (already confirmed); the reply takes you back to the lobby."""

@@ -1,0 +1,266 @@
+"""The client's state as a reducer: `ClientState.apply(message)` takes one server message, updates the
+lobby, your room and the history, and returns the `Changes` it made.
+
+This is the only place that reads server messages. The app calls `apply` once per message, carries out
+the effects the `Changes` ask for (notices, requests to send, a screen to open or close), and tells the
+screens what changed; the screens redraw from this state. No Textual and no network here, so a recorded
+message sequence drives it in tests exactly as a server would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event, read_result
+from gamenight.client.replay import HistoryEntry
+from gamenight.protocol.messages import (
+    Error,
+    Event,
+    GameRecord,
+    Games,
+    Joined,
+    Left,
+    ListGames,
+    Message,
+    RoomInfo,
+    Rooms,
+    State,
+    Sync,
+    Tick,
+    Welcome,
+)
+from gamenight.protocol.vocab import EventKind, Result, Role, RoomStatus, RoomSummary
+
+Severity = Literal["information", "warning", "error"]
+INFORMATION: Severity = "information"
+WARNING: Severity = "warning"
+ERROR: Severity = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A short message for the user (a toast)."""
+
+    text: str
+    severity: Severity = INFORMATION
+    title: str = ""
+    timeout: float | None = None
+
+
+@dataclass(slots=True)
+class Changes:
+    """What one server message changed, and what the app should do about it."""
+
+    lobby: bool = False  # the games or the room list
+    room: bool = False  # your room's summary, role or seat (the side panel)
+    board: bool = False  # your room's full state (the board and the panel)
+    tick: Tick | None = None  # a live game's delta, already checked to follow the state shown
+    log: bool = False  # new lines in your room's log
+    result: Result | None = None  # a game just ended in front of you: announce it
+    entered: RoomSession | None = None  # you are in a new room: open its screen
+    closed: bool = False  # your room is gone or you left it: back to the lobby
+    history: bool = False  # the history list arrived
+    record: GameRecord | None = None  # the finished game asked for arrived: open the replay
+    restore: bool | None = None  # a reconnect was welcomed (True: the session was resumed): get the room back
+    token: str | None = None  # the resume token of a welcome, to keep for the next run
+    notices: list[Notice] = field(default_factory=list)
+    requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
+
+
+@dataclass(slots=True)
+class History:
+    """The finished games the history screen asked for, and the replay asked for."""
+
+    asked: ListGames | None = None  # the filters of the list shown or being fetched
+    request: int | None = None  # the id of that list_games request
+    entries: list[HistoryEntry] = field(default_factory=list)
+    loaded: bool = False
+    replay_request: int | None = None  # the id of the get_game request whose reply opens the replay
+
+
+class ClientState:
+    """Everything the client knows, updated by the server's messages (one `apply` per message)."""
+
+    def __init__(self, name: str | None = None) -> None:
+        self.name = name  # the player's name, as the lobby greets it and the history's "my games" asks
+        self.session_id: str | None = None
+        self.resumed = False  # the latest welcome continued the session of the token sent
+        self.lobby = Lobby()
+        self.room: RoomSession | None = None
+        self.hosted: set[str] = set()  # rooms this session created (and so may seat AIs in)
+        self.history = History()
+
+    # -- the reducer ------------------------------------------------------------------------------------
+    def apply(self, message: Message, *, quiet: bool = False, resumed: bool = False) -> Changes:
+        """Apply one server message; `quiet` marks an error reply its requester handles, `resumed` a welcome
+        that continued the session of the token sent."""
+        changes = Changes()
+        match message:
+            case Welcome():
+                self._welcome(message, resumed, changes)
+            case Rooms():
+                self.lobby.set_rooms(message.rooms)
+                changes.lobby = True
+            case RoomInfo():
+                self._room_info(message.summary, changes)
+            case Joined():
+                self._joined(message, changes)
+            case Left():
+                if self.room is not None and self.room.code == message.room:
+                    self.leave_room(changes)
+            case State():
+                self._state(message, changes)
+            case Tick():
+                self._tick(message, changes)
+            case Event():
+                self._event(message, changes)
+            case Games():
+                self._games(message, changes)
+            case GameRecord():
+                if message.id is not None and message.id == self.history.replay_request:
+                    self.history.replay_request = None
+                    changes.record = message
+            case Error():
+                if not quiet:
+                    changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
+        return changes
+
+    def _welcome(self, msg: Welcome, resumed: bool, changes: Changes) -> None:
+        """A (re)connection was welcomed: fresh games and rooms; after a reconnect, get the room back."""
+        previous, self.session_id = self.session_id, msg.session
+        self.resumed = resumed
+        changes.token = msg.token
+        self.lobby.set_games(msg.games)
+        self.lobby.set_rooms(msg.rooms)
+        changes.lobby = True
+        if self.room is not None:
+            self.room.description = self.lobby.games.get(self.room.game, self.room.description)
+        if previous is not None and self.room is not None:
+            resumed_here = msg.session == previous
+            if not resumed_here:
+                self.room.host = False  # host rights belong to the old session
+            changes.restore = resumed_here
+
+    def _room_info(self, summary: RoomSummary, changes: Changes) -> None:
+        """A room appeared, changed or closed."""
+        self.lobby.update(summary)
+        changes.lobby = True
+        room = self.room
+        if room is None or room.code != summary.room:
+            return
+        if summary.status == RoomStatus.CLOSED:
+            changes.notices.append(Notice(f"Room {summary.room} was closed", WARNING))
+            self.leave_room(changes)
+            return
+        room.summary = summary
+        changes.room = True
+        changes.board = changes.board or room.state is None
+
+    def _joined(self, msg: Joined, changes: Changes) -> None:
+        """You sat down or started watching (or the server told you your seat again)."""
+        room = self.room
+        if room is not None and room.code == msg.room:
+            # A resume or a rematch's rotation tells us our seat again: take the server's word for it.
+            room.role, room.seat = msg.role, msg.seat
+            changes.room = changes.board = True
+            return
+        if room is not None and msg.id is None:
+            # A resumed session holding seats in several rooms: stay in this one, point at the other.
+            changes.notices.append(Notice(f"You also hold a seat in room {msg.room}", timeout=6))
+            return
+        if room is not None:
+            self.leave_room(changes)
+            changes.closed = False  # straight into the next room
+        summary = self.lobby.rooms.get(msg.room)
+        host = msg.room in self.hosted or (self.resumed and summary is not None and summary.host == self.name)
+        game = summary.game if summary is not None else ""
+        room = RoomSession(msg.room, msg.role, msg.seat, host=host, description=self.lobby.games.get(game))
+        room.summary = summary
+        self.room = room
+        changes.entered = room
+        if msg.id is None and msg.role == Role.PLAYER and self.resumed:
+            changes.notices.append(Notice(f"Welcome back: you are in room {msg.room} again", timeout=4))
+
+    def _state(self, msg: State, changes: Changes) -> None:
+        """A full snapshot of the room's game."""
+        room = self.room
+        if room is None or room.code != msg.room:
+            return
+        replayed, before = room.syncing, room.status
+        if room.description is None:
+            room.description = self.lobby.games.get(msg.game)
+        room.apply_state(msg)
+        changes.board = changes.room = True
+        if replayed and msg.status == RoomStatus.FINISHED and before in (RoomStatus.PLAYING, RoomStatus.PAUSED):
+            # The game ended while we were away: its game_over event came in the replay, unannounced.
+            changes.result = msg.result
+
+    def _tick(self, msg: Tick, changes: Changes) -> None:
+        """A live game's delta; a gap in seq means ticks were missed, so ask for the full state."""
+        room = self.room
+        if room is None or room.code != msg.room or room.state is None:
+            return
+        if room.apply_tick(msg.seq):
+            changes.tick = msg
+        elif msg.seq > room.seq and not room.syncing:
+            room.syncing = True
+            changes.requests.append(Sync(room=room.code, seq=room.seq))
+
+    def _event(self, msg: Event, changes: Changes) -> None:
+        """Something happened in the room: log it, and react to passes and the end of the game."""
+        room = self.room
+        if room is None or room.code != msg.room or not room.apply_event(msg):
+            return
+        text = describe_event(msg, room)
+        if text:
+            room.log.append(LogLine(text, "bold" if msg.kind == EventKind.GAME_OVER else ""))
+            changes.log = True
+        if msg.kind == EventKind.PASS and text:
+            changes.notices.append(Notice(text, timeout=4))
+        if msg.kind == EventKind.GAME_OVER and not room.syncing:
+            changes.result = read_result(msg.data)
+            changes.room = True
+        elif msg.kind in (EventKind.MOVE, EventKind.JOINED, EventKind.LEFT):
+            changes.room = True
+
+    def _games(self, msg: Games, changes: Changes) -> None:
+        """The finished games the history asked for (an older list than the one asked for last is dropped)."""
+        history = self.history
+        if msg.id is None or msg.id != history.request:
+            return
+        history.entries = [HistoryEntry.from_wire(g) for g in msg.games if isinstance(g, dict)]
+        history.loaded = True
+        changes.history = True
+
+    # -- what the app records about its own requests ---------------------------------------------------
+    def leave_room(self, changes: Changes | None = None) -> Changes:
+        """Forget the room (you left it, or it closed)."""
+        changes = changes if changes is not None else Changes()
+        room, self.room = self.room, None
+        if room is not None:
+            summary = self.lobby.rooms.get(room.code)
+            if summary is not None and summary.private:
+                self.lobby.rooms.pop(room.code)  # its updates stop now that we are not a member
+            changes.closed = changes.lobby = True
+        return changes
+
+    def created(self, summary: RoomSummary) -> None:
+        """A room this session created (it is the host)."""
+        self.hosted.add(summary.room)
+        self.lobby.rooms[summary.room] = summary
+
+    def asked_history(self, request: ListGames, request_id: int | None) -> None:
+        """A history list was asked for; only its reply will be shown."""
+        self.history.asked, self.history.request, self.history.loaded = request, request_id, False
+
+    def asked_replay(self, request_id: int | None) -> None:
+        """A finished game was asked for; its reply opens the replay."""
+        self.history.replay_request = request_id
+
+    def syncing(self) -> Sync | None:
+        """After a reconnect: the sync that asks for what the room missed (its replayed events are expected)."""
+        if self.room is None:
+            return None
+        self.room.syncing = True
+        return Sync(room=self.room.code, seq=self.room.seq)
