@@ -19,6 +19,7 @@ ENGINE_MODULES = {
     "othello": "gamenight.server.ai.othello_ai",
     "pentago": "gamenight.server.ai.pentago_ai",
     "tron": "gamenight.server.ai.tron_ai",
+    "connect4": "gamenight.server.ai.connect4_ai",
 }
 """The AI module of each game, by the game's wire name."""
 
@@ -70,7 +71,12 @@ def choose_move(
         raise ValueError("give exactly one of level and bot")
     rules = _rules(game)
     rng = random.Random(seed)
-    move, info = _module(game).choose(state, seat, level=level, bot=bot, budget_ms=budget_ms, rng=rng)
+    module = _module(game)
+    if not hasattr(module, "choose"):  # TEMP: a GameAI module (connect4) until the new registry calls it directly
+        chosen = module.choose_bot(state, seat, bot, budget_ms, rng) if bot is not None else None
+        move, info = chosen or module.choose_level(state, seat, level, budget_ms, rng)
+    else:
+        move, info = module.choose(state, seat, level=level, bot=bot, budget_ms=budget_ms, rng=rng)
     return rules.format_move(state, move), info
 
 
