@@ -42,8 +42,16 @@ def tron_perft(depth: int, options: dict[str, Any]) -> int:
     return perft(Tron().initial_state(room), depth)
 
 
+def connect4_perft(depth: int, options: dict[str, Any]) -> int:
+    """Connect Four distinct positions after `depth` plies (OEIS A212693: transpositions once, no play past a four)."""
+    from gamenight.server.games.connect4 import positions_per_ply
+
+    return positions_per_ply(depth)[-1]
+
+
 # name -> function(depth, room options) -> number of leaves.
 PERFT: dict[str, Callable[[int, dict[str, Any]], int]] = {
+    "connect4": connect4_perft,
     "othello": othello_perft,
     "pentago": pentago_perft,
     "tron": tron_perft,

@@ -74,7 +74,8 @@ def threat_cells(board: Bitboard, taken: Bitboard) -> Bitboard:
     """The empty cells that would complete a four for `board` (whether or not they can be played yet).
 
     Pascal Pons' `compute_winning_position`: for each direction, a cell with three of `board`'s discs in a
-    line through it, in any of the four places the cell can take in that line. `taken` is both sides' discs.
+    line through it, in any of the four places the cell can take in that line. `taken` is both sides' discs,
+    stacked as gravity stacks them: a vertical threat is only looked for on top of a column's discs.
     """
     found = (board << 1) & (board << 2) & (board << 3)
     for shift in (STRIDE, STRIDE + 1, STRIDE - 1):
