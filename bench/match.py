@@ -2,10 +2,12 @@
 
 Usage (from the repository root):
     python -m bench.match --game othello --a 5 --b classic --games 20 --ms 300 --jobs 2
+    python -m bench.match --game connect4 --a 5 --b 1 --games 20 --ms 300 --random-plies 0 --a-seat 0
 
 A player is a level number (1-5), a bot name, or (Tron) `prev5`: the frozen pre-issue-18 level 5.
-Games come in pairs from the same opening with the colours
-(seats) swapped: random first plies drawn from --seed for Othello and Pentago; for Tron each official
+Games come in pairs from the same opening with the colours (seats) swapped: random first plies drawn from
+--seed for Othello, Pentago and Connect Four (--random-plies fixes their number, 0 for the start position;
+--a-seat keeps A on one seat); for Tron each official
 two-player map in turn, except the tiny `test-board` and `test-board2` where every game is a draw (give
 --tron-maps to choose maps, `all` for every one). Games run in parallel worker processes and are driven only
 through `server.games` and `server.ai.play.choose_move`, so every game with an AI module works.
@@ -79,9 +81,19 @@ def _random_opening(rules: Game, state: Any, plies: int, rng: random.Random) -> 
 
 
 def play_game(
-    game: str, a: str, b: str, index: int, ms: int, seed: int, maps: tuple[str, ...] = ()
+    game: str,
+    a: str,
+    b: str,
+    index: int,
+    ms: int,
+    seed: int,
+    maps: tuple[str, ...] = (),
+    random_plies: int | None = None,
+    a_seat: int | None = None,
 ) -> tuple[int, float, int, str, str]:
     """Play game `index` of a match (A takes seat 0 in even games, seat 1 in odd ones); `maps`: Tron's maps.
+
+    `random_plies` replaces the opening's number of random plies; `a_seat` puts A on that seat in every game.
 
     Returns (index, A's score 1 / 0.5 / 0, plies played, the opening's label, the game's transcript).
     """
@@ -91,8 +103,10 @@ def play_game(
     pair = index // 2
     rng = random.Random(seed * 1_000_003 + pair)
     opening = opening_for(game, pair, rng, maps)
+    if random_plies is not None:
+        opening = Opening(opening.options, random_plies, f"{random_plies} random plies")
     state = _random_opening(rules, rules.initial_state(opening.options), opening.random_plies, rng)
-    a_seat = index % 2
+    a_seat = index % 2 if a_seat is None else a_seat
     players = {a_seat: parse_player(a), 1 - a_seat: parse_player(b)}
     plies = 0
     written: list[str] = []
@@ -179,21 +193,26 @@ def run(
     quiet: bool = False,
     losses: bool = False,
     maps: tuple[str, ...] = (),
+    random_plies: int | None = None,
+    a_seat: int | None = None,
 ) -> dict[str, Any]:
     """Play the match in `jobs` processes and return its summary.
 
     Prints a line per game unless `quiet`, and the moves (after the random opening) of games A did not win
-    if `losses`. `maps` are the Tron maps to cycle through (default `match_maps()`).
+    if `losses`. `maps` are the Tron maps to cycle through (default `match_maps()`); `random_plies` and
+    `a_seat` as in `play_game`.
     """
     started = time.perf_counter()
     scores: list[float] = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(play_game, game, a, b, index, ms, seed, maps) for index in range(games)]
+        futures = [
+            pool.submit(play_game, game, a, b, index, ms, seed, maps, random_plies, a_seat) for index in range(games)
+        ]
         for future in as_completed(futures):
             index, score, plies, label, transcript = future.result()
             scores.append(score)
             if not quiet:
-                seat = index % 2
+                seat = index % 2 if a_seat is None else a_seat
                 print(f"game {index:3d} ({label}, {a} seat {seat}): {a} scores {score} in {plies} plies", flush=True)
             if losses and score < 1:
                 print(f"  game {index} moves after the opening: {transcript}", flush=True)
@@ -206,7 +225,7 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and play the match."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", default="othello", help="othello, pentago or tron")
+    parser.add_argument("--game", default="othello", help="othello, pentago, tron or connect4")
     parser.add_argument("--a", default="5", help="player A: a level 1-5 or a bot name")
     parser.add_argument("--b", default="classic", help="player B: a level 1-5 or a bot name")
     parser.add_argument("--games", type=int, default=20, help="games to play (pairs with colours swapped)")
@@ -218,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
         "--tron-maps", default="", help="Tron: comma-separated map names, or all (default: all but the test boards)"
     )
     parser.add_argument("--show-losses", action="store_true", help="print the moves of games A did not win")
+    parser.add_argument(
+        "--random-plies", type=int, help="random plies opening every game (default: the game's own choice)"
+    )
+    parser.add_argument("--a-seat", type=int, choices=(0, 1), help="A plays this seat in every game (default: both)")
     args = parser.parse_args(argv)
     if find_game(args.game) is None:
         parser.error(f"unknown game {args.game!r}")
@@ -225,7 +248,20 @@ def main(argv: list[str] | None = None) -> int:
         maps = match_maps(args.tron_maps) if args.game == "tron" else ()
     except ValueError as error:
         parser.error(str(error))
-    run(args.game, args.a, args.b, args.games, args.ms, args.seed, args.jobs, args.quiet, args.show_losses, maps)
+    run(
+        args.game,
+        args.a,
+        args.b,
+        args.games,
+        args.ms,
+        args.seed,
+        args.jobs,
+        args.quiet,
+        args.show_losses,
+        maps,
+        args.random_plies,
+        args.a_seat,
+    )
     return 0
 
 

@@ -15,14 +15,29 @@ if TYPE_CHECKING:  # the type checker sees the real names; at run time they load
     from gamenight.protocol.messages import MESSAGE_TYPES, PROTOCOL_VERSION, Message
 
 _EXPORTS = {
-    "MAX_FRAME": "codec", "decode": "codec", "encode": "codec", "from_wire": "codec", "to_wire": "codec",
-    "ErrorCode": "errors", "ProtocolError": "errors",
-    "MESSAGE_TYPES": "messages", "PROTOCOL_VERSION": "messages", "Message": "messages",
+    "MAX_FRAME": "codec",
+    "decode": "codec",
+    "encode": "codec",
+    "from_wire": "codec",
+    "to_wire": "codec",
+    "ErrorCode": "errors",
+    "ProtocolError": "errors",
+    "MESSAGE_TYPES": "messages",
+    "PROTOCOL_VERSION": "messages",
+    "Message": "messages",
 }
 
 __all__ = [
-    "MAX_FRAME", "MESSAGE_TYPES", "PROTOCOL_VERSION", "ErrorCode", "Message", "ProtocolError",
-    "decode", "encode", "from_wire", "to_wire",
+    "MAX_FRAME",
+    "MESSAGE_TYPES",
+    "PROTOCOL_VERSION",
+    "ErrorCode",
+    "Message",
+    "ProtocolError",
+    "decode",
+    "encode",
+    "from_wire",
+    "to_wire",
 ]
 
 

@@ -43,8 +43,15 @@ def _unpack(data: bytes, limit: int) -> Any:
     if len(data) > limit:
         raise ProtocolError(f"frame larger than {limit} bytes")
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True, max_str_len=limit, max_bin_len=limit,
-                               max_array_len=limit // 16, max_map_len=limit // 64)
+        return msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=True,
+            max_str_len=limit,
+            max_bin_len=limit,
+            max_array_len=limit // 16,
+            max_map_len=limit // 64,
+        )
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
         raise ProtocolError(f"frame is not a single msgpack value ({type(exc).__name__})") from None
     except RecursionError:

@@ -206,15 +206,31 @@ class RoomInfo(Message):
     @classmethod
     def of(cls, summary: RoomSummary, request_id: int | None = None) -> RoomInfo:
         """The push (or reply) carrying `summary`: the same fields at the top level of the message."""
-        return cls(room=summary.room, game=summary.game, options=summary.options, seats=list(summary.seats),
-                   spectators=summary.spectators, status=summary.status, private=summary.private,
-                   host=summary.host, id=request_id)
+        return cls(
+            room=summary.room,
+            game=summary.game,
+            options=summary.options,
+            seats=list(summary.seats),
+            spectators=summary.spectators,
+            status=summary.status,
+            private=summary.private,
+            host=summary.host,
+            id=request_id,
+        )
 
     @property
     def summary(self) -> RoomSummary:
         """The room summary this message carries."""
-        return RoomSummary(room=self.room, game=self.game, options=self.options, seats=tuple(self.seats),
-                           spectators=self.spectators, status=self.status, private=self.private, host=self.host)
+        return RoomSummary(
+            room=self.room,
+            game=self.game,
+            options=self.options,
+            seats=tuple(self.seats),
+            spectators=self.spectators,
+            status=self.status,
+            private=self.private,
+            host=self.host,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,11 +327,33 @@ class Error(Message):
 
 
 CLIENT_MESSAGES: tuple[type[Message], ...] = (
-    Hello, ListRooms, CreateRoom, Join, Leave, MakeMove, Chat, Resign, Rematch,
-    AddAi, RemoveAi, Sync, ListGames, GetGame,
+    Hello,
+    ListRooms,
+    CreateRoom,
+    Join,
+    Leave,
+    MakeMove,
+    Chat,
+    Resign,
+    Rematch,
+    AddAi,
+    RemoveAi,
+    Sync,
+    ListGames,
+    GetGame,
 )
 SERVER_MESSAGES: tuple[type[Message], ...] = (
-    Welcome, Rooms, RoomInfo, Joined, Left, State, Tick, Event, Games, GameRecord, Error,
+    Welcome,
+    Rooms,
+    RoomInfo,
+    Joined,
+    Left,
+    State,
+    Tick,
+    Event,
+    Games,
+    GameRecord,
+    Error,
 )
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}
 

@@ -252,7 +252,8 @@ class Result(Payload):
     loser: int | None = None
 
     @classmethod
-    def of(cls, winners: tuple[int, ...], reason: str, scores: tuple[int, ...] | None = None,
-           loser: int | None = None) -> Result:
+    def of(
+        cls, winners: tuple[int, ...], reason: str, scores: tuple[int, ...] | None = None, loser: int | None = None
+    ) -> Result:
         """A result with `winner` filled in from `winners`."""
         return cls(winners, reason, winners[0] if len(winners) == 1 else None, scores, loser)

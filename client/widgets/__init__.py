@@ -7,13 +7,14 @@ and one entry here; a game with no entry is drawn by the generic `TextBoard`.
 
 from __future__ import annotations
 
-from gamenight.client.widgets import othello, pentago, tron
+from gamenight.client.widgets import connect4, othello, pentago, tron
 from gamenight.client.widgets.board import BoardSpec, TextBoard
 
 BOARDS: dict[str, BoardSpec] = {
     "othello": othello.BOARD,
     "pentago": pentago.BOARD,
     "tron": tron.BOARD,
+    "connect4": connect4.BOARD,
 }
 
 FALLBACK = BoardSpec(TextBoard)

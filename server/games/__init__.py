@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gamenight.server.games import othello, pentago, tron
+from gamenight.server.games import connect4, othello, pentago, tron
 from gamenight.server.games.base import Game, Opening
 
 
@@ -66,6 +66,12 @@ REGISTRY: dict[str, GameEntry] = {
             opening=tron.match_opening,
             perft=tron.perft,
             perft_options={"map": "joust"},
+        ),
+        GameEntry(
+            connect4.ConnectFour(),
+            ai="gamenight.server.ai.connect4_ai",
+            opening=random_plies(0, 2),
+            perft=connect4.perft,
         ),
     )
 }
