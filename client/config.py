@@ -63,9 +63,9 @@ def saved_name() -> str | None:
 def remember_name(name: str) -> str:
     """Save the player's name for next time and return it as saved."""
     data = load_config()
-    data["name"] = clean_name(name)
+    data["name"] = saved = clean_name(name)
     save_config(data)
-    return data["name"]
+    return saved
 
 
 def saved_token(server: str) -> str | None:

@@ -186,7 +186,7 @@ def _healthy(url: str) -> bool:
     """True if an HTTP GET of `url` answers 200 (refused or failing connections are just "not yet")."""
     try:
         with urllib.request.urlopen(url, timeout=1.0) as reply:
-            return reply.status == 200
+            return bool(reply.status == 200)
     except (OSError, urllib.error.URLError):
         return False
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
 
 from gamenight.protocol.errors import ProtocolError
 from gamenight.protocol.messages import FIELD_SPECS, MESSAGE_TYPES, Message

@@ -10,7 +10,6 @@ a `Payload` (a map, built recursively), `tuple[X, ...]` / `list[X]` (each item c
 from __future__ import annotations
 
 import enum
-import functools
 import types
 import typing
 from collections.abc import Callable
@@ -81,16 +80,22 @@ def read_fields(cls: type, raw: Any, rid: int | None, what: str) -> dict[str, An
     return values
 
 
-@functools.cache
+_FIELD_SPECS: dict[type, tuple[FieldSpec, ...]] = {}
+
+
 def field_specs(cls: type) -> tuple[FieldSpec, ...]:
     """The field table of a message or payload class, built from its annotations once."""
+    known = _FIELD_SPECS.get(cls)
+    if known is not None:
+        return known
     hints = typing.get_type_hints(cls)
     specs = []
     for f in fields(cls):
         required = f.default is MISSING and f.default_factory is MISSING
         convert, nested = _converter(hints[f.name])
         specs.append(FieldSpec(f.name, f.metadata.get("wire", f.name), required, convert, nested))
-    return tuple(specs)
+    _FIELD_SPECS[cls] = table = tuple(specs)
+    return table
 
 
 def _converter(annotation: Any) -> tuple[Convert, bool]:

@@ -143,7 +143,7 @@ class GameServer:
     def port(self) -> int:
         """The port actually bound (useful when asked for port 0)."""
         assert self._server is not None
-        return self._server.sockets[0].getsockname()[1]
+        return int(self._server.sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""

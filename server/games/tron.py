@@ -459,7 +459,7 @@ def perft(state: TronState, depth: int) -> int:
         return 1
     riders = _seats(state.alive)
     if depth == 1:
-        return len(DIRECTIONS) ** len(riders)
+        return int(len(DIRECTIONS) ** len(riders))
     total = 0
     for choice in product(DIRECTIONS, repeat=len(riders)):
         joint = [0] * len(state.alive)
@@ -613,7 +613,7 @@ class Tron(LiveGame[TronState, Direction]):
 
     def seat_count(self, options: Mapping[str, Any]) -> int:
         """One seat per player."""
-        return options.get("players", DEFAULT_PLAYERS)
+        return int(options.get("players", DEFAULT_PLAYERS))
 
     def map_for(self, options: Mapping[str, Any]) -> TronMap:
         """The map the options ask for (validated first; validated options come back unchanged)."""
@@ -682,11 +682,11 @@ class Tron(LiveGame[TronState, Direction]):
         return state.dirs[seat] or most_open_direction(state, seat)
 
     # -- the wire ------------------------------------------------------------------------------
-    def parse_move(self, state: TronState, text: str) -> Direction:
+    def parse_move(self, state: TronState, text: str | int) -> Direction:
         """A direction from "N"/"E"/"S"/"W" (any case), "north" etc., or the contest's 1-4."""
         if isinstance(text, str) and text.strip().lower() in _DIRECTION_WORDS:
             return _DIRECTION_WORDS[text.strip().lower()]
-        if _is_direction(text):
+        if isinstance(text, int) and _is_direction(text):
             return text
         raise IllegalMove(f"{_short(text)} is not a direction: send N, E, S or W")
 
