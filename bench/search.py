@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gamenight.server.ai import pentago_ai, tron_ai
+from gamenight.server.ai import connect4_ai, pentago_ai, tron_ai
 from gamenight.server.ai.search import Limits, search
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,6 +127,7 @@ def othello_endgame(args: argparse.Namespace) -> None:
 # -- the table --------------------------------------------------------------------------------------------------
 
 GAMES: dict[str, Bench] = {
+    "connect4": Bench(connect4_ai.bench_positions),
     "othello": Bench(othello_positions, (othello_endgame,)),
     "pentago": Bench(pentago_ai.bench_positions),
     "tron": Bench(tron_ai.bench_positions),

@@ -236,3 +236,16 @@ def quick_move(state: ConnectFourState, seat: int) -> Column:
 def _ms(start: float) -> int:
     """Whole milliseconds since `start`."""
     return int((time.perf_counter() - start) * 1000)
+
+
+def bench_positions() -> list[tuple[str, ConnectFourEngine, Position]]:
+    """Positions for bench/search.py: the empty board, an opening and a crowded middle game."""
+    from gamenight.server.games.connect4 import ConnectFour
+
+    game, positions = ConnectFour(), []
+    for label, moves in (("start", ""), ("opening dcdee", "dcdee"), ("middle game", "dddcceegfbfbaa")):
+        state = game.initial_state({})
+        for letter in moves:
+            state = game.apply(state, {state.turn: game.parse_move(state, letter)})
+        positions.append((label, ENGINE, position_of(state)))
+    return positions

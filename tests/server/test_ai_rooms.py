@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from gamenight.protocol.messages import AddAi, CreateRoom, Join, MakeMove, Rematch
+from gamenight.server.games import REGISTRY
 from tests.peer import Peer, seat_pair
 
 FAST = {"ai_ms": 60, "ai_pace_ms": 0}
@@ -155,3 +156,16 @@ async def test_ai_rides_tron_live(peers):
     assert over.data["reason"] == "crash"
     ticks = [m.delta["tick"] for m in host.seen if m.type == "tick"]
     assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 3
+
+
+@pytest.mark.parametrize("game", sorted(name for name, entry in REGISTRY.items() if not entry.rules.simultaneous))
+async def test_every_registered_game_plays_to_its_end_against_the_ai(peers, game):
+    """Each game the registry lists is played over websockets: a person against its AI to a result whose
+    reason the game itself describes in `welcome` (a game is its files and one registration)."""
+    host: Peer = await peers("host")
+    (description,) = [g for g in host.welcome.games if g.name == game]
+    room = await host.request(CreateRoom, game=game, options=FAST)
+    await host.request(Join, room=room.room, seat=0)
+    await host.request(AddAi, room=room.room, level=1)
+    final = await asyncio.wait_for(_play_human(host, room.room, 0, random.Random(game)), 60)
+    assert final.result is not None and description.reason(final.result.reason) is not None

@@ -1,0 +1,71 @@
+"""The project's layering rules, checked on the source and on what importing a module really loads: pure rules
+and AI, msgpack only in the protocol's codec, the sans-I/O referee without the network."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gamenight.server.games import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+IO_LIBRARIES = ("asyncio", "websockets", "msgpack", "textual")
+
+
+def _imports(path: Path) -> set[str]:
+    """The top-level names of every absolute module a file imports, TYPE_CHECKING blocks included."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _loaded_by(module: str) -> list[str]:
+    """The I/O libraries that importing `module` in a fresh interpreter loads."""
+    script = (
+        f"import sys, json; import {module}; print(json.dumps(sorted(m for m in {IO_LIBRARIES!r} if m in sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    return list(json.loads(done.stdout))
+
+
+def _pure_modules() -> list[str]:
+    """Every registered game's rules module and AI module, with the AI dispatch and the search core."""
+    modules = {"gamenight.server.ai.play", "gamenight.server.ai.search", "gamenight.server.games"}
+    for entry in REGISTRY.values():
+        modules.add(type(entry.rules).__module__)
+        if entry.ai:
+            modules.add(entry.ai)
+    return sorted(modules)
+
+
+@pytest.mark.parametrize("module", _pure_modules())
+def test_rules_and_ai_load_no_io_library(module: str) -> None:
+    """A game's rules and AI run anywhere (a worker process, a bench, a bot): importing them loads none of
+    asyncio, websockets, msgpack or textual."""
+    assert _loaded_by(module) == []
+
+
+def test_the_referee_loads_no_network() -> None:
+    """The room and the lobby are sans-I/O: importing them loads no event loop, socket library, codec or UI."""
+    assert _loaded_by("gamenight.server.lobby") == []
+
+
+def test_only_the_codec_imports_msgpack() -> None:
+    """Only protocol/codec.py knows the wire encoding: no other source file of the three packages imports
+    msgpack."""
+    importers = sorted(
+        str(path.relative_to(ROOT))
+        for folder in ("server", "client", "protocol")
+        for path in (ROOT / folder).rglob("*.py")
+        if "msgpack" in _imports(path)
+    )
+    assert importers == ["protocol/codec.py"]
