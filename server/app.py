@@ -27,8 +27,7 @@ from websockets.http11 import Request, Response
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.messages import Error, Hello, Message
-from gamenight.server.ai.play import bots, choose_move, fallback_move
-from gamenight.server.games import REGISTRY
+from gamenight.server.games import REGISTRY, bots
 from gamenight.server.lobby import Lobby
 from gamenight.server.metrics import Metrics
 from gamenight.server.outgoing import Outgoing
@@ -95,7 +94,9 @@ def _warm() -> None:
 
 
 def _run_ai(turn: AiTurn) -> tuple[str, dict[str, Any]]:
-    """In a worker process: ask the AI of `turn` for its move."""
+    """In a worker process: ask the AI of `turn` for its move (the event loop's process never loads the AI)."""
+    from gamenight.server.ai.play import choose_move
+
     return choose_move(turn.game, turn.state, turn.seat, level=turn.ai.level, bot=turn.ai.bot, budget_ms=turn.budget_ms)
 
 
@@ -318,6 +319,8 @@ class GameServer:
             log.warning(
                 "AI for room %s seat %d failed (%s); playing a fallback move", turn.room, turn.seat, type(exc).__name__
             )
+            from gamenight.server.ai.play import fallback_move  # only when an AI failed: the loop rarely pays for it
+
             text, info = fallback_move(turn.game, turn.state, turn.seat), {"fallback": True}
         await self._pace(turn, loop.time() - started)
         self.deliver(self.lobby.ai_moved(turn.room, turn.seat, turn.seq, text, info, time.monotonic()))

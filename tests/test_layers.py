@@ -69,3 +69,33 @@ def test_only_the_codec_imports_msgpack() -> None:
         if "msgpack" in _imports(path)
     )
     assert importers == ["protocol/codec.py"]
+
+
+def test_the_servers_own_process_loads_no_ai() -> None:
+    """A running server searches only in its worker processes: after greeting a player with every game's bots,
+    its own process has loaded no AI module and not the search core."""
+    script = """
+import asyncio, sys
+from websockets.asyncio.client import connect
+from gamenight.protocol import decode, encode
+from gamenight.protocol.messages import PROTOCOL_VERSION, Hello
+from gamenight.server.app import GameServer, ServerConfig
+
+async def main():
+    server = GameServer(ServerConfig(port=0, ai_workers=1))
+    await server.start()
+    try:
+        async with connect(f"ws://127.0.0.1:{server.port}") as ws:
+            await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="ann")))
+            welcome = decode(await ws.recv())
+    finally:
+        await server.stop()
+    print(" ".join(sorted(bot for game in welcome.games for bot in game.bots)))
+    print(" ".join(sorted(m for m in sys.modules if m.startswith("gamenight.server.ai"))))
+
+asyncio.run(main())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    listed, loaded = done.stdout.split("\n")[:2]
+    assert {"classic", "greedy", "playout", "voronoi"} <= set(listed.split())
+    assert loaded == ""

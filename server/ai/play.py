@@ -54,21 +54,6 @@ def game_ai(game: str) -> GameAI:
     return cast(GameAI, importlib.import_module(entry.ai))
 
 
-def bots() -> dict[str, list[str]]:
-    """Every named bot and the games it plays (games whose AI module cannot be imported are left out)."""
-    found: dict[str, list[str]] = {}
-    for name, entry in REGISTRY.items():
-        if entry.ai is None:
-            continue
-        try:
-            module = game_ai(name)
-        except ImportError:
-            continue
-        for bot in module.BOTS:
-            found.setdefault(bot, []).append(name)
-    return found
-
-
 def choose_move(
     game: str,
     state: Any,

@@ -34,13 +34,16 @@ FROM_THE_START = random_plies(0, 0)
 class GameEntry:
     """Everything one game brings to the server and its tools.
 
-    `ai` is the dotted name of the game's AI module (see `server.ai.play.GameAI`), or None if no AI plays it.
+    `ai` is the dotted name of the game's AI module (see `server.ai.play.GameAI`), or None if no AI plays it;
+    `bots` the names of its named bots (the module's `BOTS`, a test keeps them equal), listed here so the
+    server offers them without loading the AI, which only its worker processes import.
     `opening(pair, rng)` sets up pair `pair` of an AI-vs-AI match (bench/match.py). `perft(state, depth)`
     counts the game tree (bench/perft.py), from the start that `perft_options` give.
     """
 
     rules: Game[Any, Any]
     ai: str | None = None
+    bots: tuple[str, ...] = ()
     opening: Callable[[int, random.Random], Opening] = FROM_THE_START
     perft: Callable[[Any, int], int] | None = None
     perft_options: dict[str, Any] = field(default_factory=dict)
@@ -55,14 +58,23 @@ REGISTRY: dict[str, GameEntry] = {
     entry.name: entry
     for entry in (
         GameEntry(
-            othello.Othello(), ai="gamenight.server.ai.othello_ai", opening=random_plies(4, 8), perft=othello.perft
+            othello.Othello(),
+            ai="gamenight.server.ai.othello_ai",
+            bots=("classic", "quantum"),
+            opening=random_plies(4, 8),
+            perft=othello.perft,
         ),
         GameEntry(
-            pentago.Pentago(), ai="gamenight.server.ai.pentago_ai", opening=random_plies(2, 4), perft=pentago.perft
+            pentago.Pentago(),
+            ai="gamenight.server.ai.pentago_ai",
+            bots=("playout",),
+            opening=random_plies(2, 4),
+            perft=pentago.perft,
         ),
         GameEntry(
             tron.Tron(),
             ai="gamenight.server.ai.tron_ai",
+            bots=("chaser", "floodfill", "voronoi"),
             opening=tron.match_opening,
             perft=tron.perft,
             perft_options={"map": "joust"},
@@ -70,6 +82,7 @@ REGISTRY: dict[str, GameEntry] = {
         GameEntry(
             connect4.ConnectFour(),
             ai="gamenight.server.ai.connect4_ai",
+            bots=("greedy",),
             opening=random_plies(0, 2),
             perft=connect4.perft,
         ),
@@ -84,3 +97,12 @@ GAMES: dict[str, Game[Any, Any]] = {name: entry.rules for name, entry in REGISTR
 def find_game(name: str) -> Game[Any, Any] | None:
     """The game registered under `name`, or None."""
     return GAMES.get(name)
+
+
+def bots() -> dict[str, list[str]]:
+    """Every named bot and the games it plays, from the registry alone (no AI module is loaded)."""
+    found: dict[str, list[str]] = {}
+    for name, entry in REGISTRY.items():
+        for bot in entry.bots:
+            found.setdefault(bot, []).append(name)
+    return found

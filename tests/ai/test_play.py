@@ -10,6 +10,7 @@ import pytest
 
 from gamenight.server.ai import play
 from gamenight.server.ai.levels import LEVELS, level, limits_for, noise_for
+from gamenight.server.games import REGISTRY, bots
 from gamenight.server.games.othello import Othello, OthelloState
 
 GAME = Othello()
@@ -58,11 +59,17 @@ def test_fallback_move_is_legal() -> None:
             assert_legal_wire(state, play.fallback_move("othello", state, state.turn))
 
 
-def test_bots_lists_othellos_bots() -> None:
-    """The bot list names each Othello bot with the games it plays."""
-    listed = play.bots()
-    assert "othello" in listed["classic"]
-    assert "othello" in listed["quantum"]
+@pytest.mark.parametrize("game", sorted(name for name, entry in REGISTRY.items() if entry.ai))
+def test_the_registry_lists_each_ai_modules_bots(game: str) -> None:
+    """The bots the server offers for a game (read from the registry, without loading the AI) are exactly the
+    ones its AI module plays."""
+    assert REGISTRY[game].bots == tuple(play.game_ai(game).BOTS)
+
+
+def test_bots_lists_each_bot_with_its_games() -> None:
+    """The bot list names each bot with the games it plays."""
+    listed = bots()
+    assert listed["classic"] == ["othello"] and listed["greedy"] == ["connect4"] and listed["voronoi"] == ["tron"]
 
 
 def test_exactly_one_of_level_and_bot() -> None:

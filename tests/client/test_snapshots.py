@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.widget import Widget
+from textual.widgets import DataTable
 
 from gamenight.client.app import GameNightApp
 from gamenight.client.replay import Replay
@@ -326,6 +327,10 @@ def test_history_screen(snap_compare, monkeypatch):
         await pilot.pause()
         await pilot.press("h")
         while not (isinstance(app.screen, HistoryScreen) and app.screen.loaded):
+            await pilot.pause(0.02)
+        table = app.screen.query_one("#games", DataTable)
+        # The columns are sized to their cells a refresh after loading: wait until every row is drawn in full.
+        while not all(title in table.render_line(y).text for y, title in ((2, "Pentago"), (3, "Othello"))):
             await pilot.pause(0.02)
 
     try:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 
-def _start() -> tuple[subprocess.Popen[str], int]:
-    """Start the server on a free port and read the port it prints."""
+def _start(data_home: Path) -> tuple[subprocess.Popen[str], int]:
+    """Start the server on a free port, its default database under `data_home`, and read the port it prints."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "gamenight.server", "--port", "0", "--log-level", "warning"],
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "XDG_DATA_HOME": str(data_home)},  # never the user's own database
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -24,9 +27,9 @@ def _start() -> tuple[subprocess.Popen[str], int]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_health_check_and_clean_shutdown(sig):
+def test_health_check_and_clean_shutdown(sig, tmp_path):
     """GET /healthz answers 200 on the game port, and SIGTERM/SIGINT stop the server with exit code 0."""
-    proc, port = _start()
+    proc, port = _start(tmp_path)
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
             assert reply.status == 200
