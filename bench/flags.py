@@ -36,9 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
-from gamenight.protocol.messages import CreateRoom, Hello, Join, Message, State  # noqa: E402
+from gamenight.protocol.messages import CreateRoom, Hello, Join, ListRooms, Message, Rooms, State  # noqa: E402
 
 START_TIMEOUT_S = 20.0
+LOAD_READY_TIMEOUT_S = 180.0
 FLAG_TIMEOUT_S = 60.0
 
 
@@ -116,6 +117,28 @@ async def run_flags(url: str, flags: int, clock_s: int, concurrency: int) -> lis
     return results
 
 
+async def rooms_playing(url: str) -> int:
+    """How many rooms of the lobby are playing now (the load's games, once they run)."""
+    client = await Client.open(url, "counter")
+    try:
+        await client.send(ListRooms(id=1))
+        _, rooms = await client.wait(lambda m: isinstance(m, Rooms))
+        assert isinstance(rooms, Rooms)
+        return sum(1 for room in rooms.rooms if room.status == "playing")
+    finally:
+        await client.close()
+
+
+def wait_for_load(url: str, rooms: int) -> int:
+    """Wait until most (80%) of the load's `rooms` games are playing; returns how many are."""
+    deadline = time.monotonic() + LOAD_READY_TIMEOUT_S
+    while True:
+        playing = asyncio.run(rooms_playing(url))
+        if playing >= rooms * 0.8 or time.monotonic() > deadline:
+            return playing
+        time.sleep(2)
+
+
 def start_server(db: str) -> tuple[subprocess.Popen[str], str]:
     """The game server on a free loopback port; returns it and its URL."""
     proc = subprocess.Popen(
@@ -158,10 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         server, url = start_server(str(Path(folder) / "flags.db"))
         load: subprocess.Popen[str] | None = None
+        load_before = load_after = 0
         try:
             if args.load_connections:
                 # The load runs longer than the flags take; it is stopped when they are done.
-                seconds = 30 + args.flags * (args.clock_s + 1) / args.concurrency
+                seconds = 60 + args.flags * (args.clock_s + 2) / args.concurrency
                 load = subprocess.Popen(
                     [
                         sys.executable,
@@ -180,10 +204,15 @@ def main(argv: list[str] | None = None) -> int:
                     ],
                     cwd=ROOT,
                     stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,  # its workers complain when the server goes away under them
                     text=True,
                 )
-                time.sleep(10)  # the load's connections open and its games start
+                load_before = wait_for_load(url, args.load_connections // 2)
             results = asyncio.run(run_flags(url, args.flags, args.clock_s, args.concurrency))
+            if load is not None:
+                load_after = asyncio.run(rooms_playing(url))
+                if load.poll() is not None:
+                    raise RuntimeError("the load stopped before the flags were done; give it more --seconds")
         finally:
             for proc in (load, server):
                 if proc is not None and proc.poll() is None:
@@ -199,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         "clock_s": args.clock_s,
         "load_connections": args.load_connections,
         "load_rate": args.load_rate,
+        "load_rooms_playing": [load_before, load_after],
         "server_late_ms": server_late,
         "client_late_ms": client_late,
     }
@@ -206,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(figures))
     else:
         print(f"{len(results)} flags at {args.clock_s} s, load {args.load_connections} players at {args.load_rate}/s")
+        if args.load_connections:
+            print(f"  load rooms playing before / after the flags: {load_before} / {load_after}")
         print(f"  server: how late the flag fell after zero (ms): {server_late}")
         print(f"  client: final state received after zero (ms):    {client_late}")
     return 0
