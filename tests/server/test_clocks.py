@@ -264,3 +264,17 @@ async def test_spectators_see_the_clock(pair, clock_server):
     assert seen.clock.remaining_ms == (90000, 90000) or seen.clock.remaining_ms[0] < 90000
     assert seen.clock.running == 0
     await carol.close()
+
+
+async def test_a_dropped_mover_keeps_losing_time_under_wait(clock_server):
+    """Under on_disconnect "wait", the mover's clock keeps running while they are gone: their flag still falls."""
+    url = f"ws://127.0.0.1:{clock_server.port}"
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    code, state = await seat_pair(alice, bob, "othello", {"clock_s": 2, "on_disconnect": "wait"})
+    assert state.to_move == [0]
+    await alice.close()
+    left = await bob.expect("event", kind="left")
+    assert left.data == {"seat": 0, "connection": "lost"}
+    final = await bob.wait(lambda m: m.type == "state" and m.room == code and m.status == "finished")
+    assert final.result.reason == "time" and final.result.winner == 1
+    await bob.close()
