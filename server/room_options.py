@@ -1,4 +1,5 @@
-"""Options every room has whatever its game: AI pacing and budgets, and what a dropped seat means.
+"""Options every room has whatever its game: AI pacing and budgets, what a dropped seat means, and (for
+turn-based games only) the time controls.
 
 They travel in the same `options` map as a game's own options and are listed with each game in
 `welcome.games`, so a client builds one form without knowing which option belongs to whom.
