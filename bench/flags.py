@@ -40,6 +40,7 @@ from gamenight.protocol.messages import CreateRoom, Hello, Join, ListRooms, Mess
 
 START_TIMEOUT_S = 20.0
 LOAD_READY_TIMEOUT_S = 180.0
+LOAD_SETTLE_S = 15.0
 FLAG_TIMEOUT_S = 60.0
 
 
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                     text=True,
                 )
                 load_before = wait_for_load(url, args.load_connections // 2)
+                time.sleep(LOAD_SETTLE_S)  # the load's warm-up: its players are moving before the first flag
             results = asyncio.run(run_flags(url, args.flags, args.clock_s, args.concurrency))
             if load is not None:
                 load_after = asyncio.run(rooms_playing(url))
