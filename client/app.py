@@ -58,10 +58,13 @@ from gamenight.protocol.messages import (
     ListRooms,
     MakeMove,
     Message,
+    MoreTime,
     Rematch,
     RemoveAi,
     Resign,
     RoomInfo,
+    Takeback,
+    TakebackDecline,
 )
 from gamenight.protocol.vocab import Role
 
@@ -331,6 +334,21 @@ class GameNightApp(App[None]):
         """Concede the game."""
         if self.model.room is not None:
             self._send(Resign(room=self.model.room.code))
+
+    def on_more_time(self, _: ui.MoreTime) -> None:
+        """Give the opponent 15 seconds."""
+        if self.model.room is not None:
+            self._send(MoreTime(room=self.model.room.code))
+
+    def on_takeback(self, _: ui.Takeback) -> None:
+        """Ask for a takeback, or accept the opponent's."""
+        if self.model.room is not None:
+            self._send(Takeback(room=self.model.room.code))
+
+    def on_takeback_decline(self, _: ui.TakebackDecline) -> None:
+        """Turn down the opponent's takeback request."""
+        if self.model.room is not None:
+            self._send(TakebackDecline(room=self.model.room.code))
 
     def on_leave_room(self, _: ui.LeaveRoom) -> None:
         """Leave the room (the reply takes us back to the lobby)."""

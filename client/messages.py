@@ -114,5 +114,17 @@ class Resign(Message):
     """Concede the game (already confirmed)."""
 
 
+class MoreTime(Message):
+    """Give the opponent 15 seconds."""
+
+
+class Takeback(Message):
+    """Ask to take back your last move, or accept the opponent's request."""
+
+
+class TakebackDecline(Message):
+    """Turn down the opponent's takeback request."""
+
+
 class LeaveRoom(Message):
     """Leave the room (already confirmed); the reply takes you back to the lobby."""

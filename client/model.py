@@ -168,6 +168,7 @@ class RoomSession:
         self.seq = 0  # the latest seq seen, from a state or a tick
         self.syncing = False  # a sync was sent; replayed events are expected until its state arrives
         self.countdown_ms: int | None = None  # the wait before a live game's next tick, when it is starting
+        self.takeback_offer: int | None = None  # the seat whose takeback offer waits for an answer
         self.log: list[LogLine] = []
         self._events_seen: set[tuple[int, str, str]] = set()
 
@@ -220,6 +221,8 @@ class RoomSession:
         first_tick = state.view.get("tick") == 0 or before == RoomStatus.PAUSED
         self.countdown_ms = state.next_tick_ms if state.status == RoomStatus.PLAYING and first_tick else None
         started = state.status == RoomStatus.PLAYING and before in (None, RoomStatus.WAITING, RoomStatus.FINISHED)
+        if previous is None or state.moves != previous.moves or state.status != RoomStatus.PLAYING:
+            self.takeback_offer = None  # a move (or the end) withdraws an offer, as on the server
         if started:
             self.games_started += 1
             self.ai_info.clear()
@@ -239,6 +242,9 @@ class RoomSession:
         if self.syncing and key in self._events_seen:
             return False
         self._events_seen.add(key)
+        if event.kind == EventKind.TAKEBACK:
+            offered = event.data.get("action") == "offer" and isinstance(event.data.get("seat"), int)
+            self.takeback_offer = event.data["seat"] if offered else None
         if event.kind == EventKind.MOVE and isinstance(event.data.get("ai"), Mapping):
             seat = event.data.get("seat")
             if isinstance(seat, int):
@@ -260,6 +266,33 @@ class RoomSession:
         if self.playing and seat == self.seat:
             name = "you"
         return f"{self.label(seat)} ({name})" if name else self.label(seat)
+
+    @property
+    def clocked(self) -> bool:
+        """True when the game shown has a clock."""
+        return self.state is not None and self.state.clock is not None
+
+    def can_moretime(self) -> bool:
+        """True when you may give your opponent 15 s: a running clocked game that is not correspondence."""
+        clock = self.state.clock if self.state is not None else None
+        return self.playing and self.status == RoomStatus.PLAYING and clock is not None and not clock.days_per_move
+
+    def can_take_back(self) -> bool:
+        """True when a takeback key makes sense: accepting the opponent's offer, or asking after a move of yours."""
+        if not self.playing or self.status != RoomStatus.PLAYING or self.live or self.state is None:
+            return False
+        if self.takeback_offer is not None:
+            return self.takeback_offer != self.seat
+        return bool(self.state.moves)
+
+    def can_decline_takeback(self) -> bool:
+        """True while the opponent's takeback offer waits for your answer."""
+        return self.playing and self.takeback_offer is not None and self.takeback_offer != self.seat
+
+    def flagged(self) -> int | None:
+        """The seat that lost on time, once the game ended so."""
+        result = self.state.result if self.state is not None else None
+        return result.loser if result is not None and result.reason == EndReason.TIME else None
 
     def can_host(self) -> bool:
         """True when you may seat or remove AIs (you created the room and it has not started)."""
@@ -300,6 +333,10 @@ def describe_result(result: Result, session: RoomSession) -> str:
     if reason in (EndReason.RESIGN, EndReason.FORFEIT) and result.loser is not None:
         verb = "resigned" if reason == EndReason.RESIGN else "forfeited"
         return f"{session.who(result.loser)} {verb}; " + _winners_text(winners, session, "")
+    if reason == EndReason.TIME and result.loser is not None:
+        return f"{session.who(result.loser)} ran out of time; " + _winners_text(winners, session, "")
+    if reason == EndReason.ABORTED:
+        return "Game aborted: no winner"
     why = reason_text(reason, session.description, draw=not winners)
     if not winners:
         return "Draw" + (f" {score}" if score else "") + (f": {why}" if why else "")
@@ -318,6 +355,8 @@ def _winners_text(winners: list[int], session: RoomSession, score: str) -> str:
 
 def headline(result: Result, session: RoomSession) -> str:
     """The game-over title: "You won!", "You lost", "Draw", "Shared win" (for players), else "Game over"."""
+    if result.reason == EndReason.ABORTED:
+        return "Aborted"
     if not result.winners:
         return "Draw"
     if not session.playing:
@@ -351,6 +390,15 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
     if event.kind == EventKind.RETIRED:
         verb = "forfeits" if data.get("reason") == EndReason.FORFEIT else "resigns"
         return f"{session.who(seat)} {verb} and drops out"
+    if event.kind == EventKind.MORETIME:
+        return f"{session.who(seat)} gives {data.get('ms', 0) // 1000} s more"
+    if event.kind == EventKind.TAKEBACK:
+        action = data.get("action")
+        if action == "offer":
+            return f"{session.who(seat)} asks to take back their last move"
+        if action == "accept":
+            return f"{session.who(seat)} accepts the takeback"
+        return f"{session.who(seat)} declines the takeback"
     if event.kind == EventKind.GAME_OVER:
         result = read_result(data)
         return "Game over: " + describe_result(result, session) if result is not None else "Game over"

@@ -221,8 +221,10 @@ class ClientState:
         if msg.kind == EventKind.GAME_OVER and not room.syncing:
             changes.result = read_result(msg.data)
             changes.room = True
-        elif msg.kind in (EventKind.MOVE, EventKind.JOINED, EventKind.LEFT):
+        elif msg.kind in (EventKind.MOVE, EventKind.JOINED, EventKind.LEFT, EventKind.TAKEBACK):
             changes.room = True
+        if msg.kind == EventKind.TAKEBACK and room.can_decline_takeback() and not room.syncing:
+            changes.notices.append(Notice(f"{text}: u accepts, n declines", timeout=8))
 
     def _games(self, msg: Games, changes: Changes) -> None:
         """The finished games the history asked for (an older list than the one asked for last is dropped)."""

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.schema import FieldSpec, field_specs, wire_name
 from gamenight.protocol.vocab import (
+    Clock,
     EventKind,
     GameDescription,
     Result,
@@ -115,6 +116,38 @@ class Rematch(Message):
     """Offer (or accept) a new game in the same room with the seats rotated."""
 
     type: ClassVar[str] = "rematch"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class MoreTime(Message):
+    """Give your opponent 15 seconds (clocked games, not correspondence)."""
+
+    type: ClassVar[str] = "moretime"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Takeback(Message):
+    """Ask to undo your last move (and the reply to it); sent by the opponent, accept the offer on the table."""
+
+    type: ClassVar[str] = "takeback"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class TakebackDecline(Message):
+    """Turn down the opponent's takeback offer."""
+
+    type: ClassVar[str] = "takeback_decline"
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Abort(Message):
+    """End a game whose opponent has not made a first move in time: no winner, not rated."""
+
+    type: ClassVar[str] = "abort"
     room: str
 
 
@@ -271,6 +304,7 @@ class State(Message):
     moves: list[Any] = field(default_factory=list)
     result: Result | None = None
     next_tick_ms: int | None = None
+    clock: Clock | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +370,10 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Chat,
     Resign,
     Rematch,
+    MoreTime,
+    Takeback,
+    TakebackDecline,
+    Abort,
     AddAi,
     RemoveAi,
     Sync,

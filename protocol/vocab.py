@@ -52,6 +52,8 @@ class EventKind(StrEnum):
     CHAT = "chat"
     REMATCH = "rematch"
     GAME_OVER = "game_over"
+    MORETIME = "moretime"  # a seat gave its opponent 15 s
+    TAKEBACK = "takeback"  # a takeback was offered, accepted or declined
 
 
 class EndReason(StrEnum):
@@ -59,6 +61,8 @@ class EndReason(StrEnum):
 
     RESIGN = "resign"
     FORFEIT = "forfeit"
+    TIME = "time"  # the mover's clock reached zero; the other seat wins
+    ABORTED = "aborted"  # a seat never made its first move in time; nobody wins, nothing is rated
 
 
 class OptionKind(StrEnum):
@@ -160,6 +164,8 @@ class ReasonText(Payload):
 END_REASONS: tuple[ReasonText, ...] = (
     ReasonText(EndReason.RESIGN, "resignation"),
     ReasonText(EndReason.FORFEIT, "forfeit"),
+    ReasonText(EndReason.TIME, "on time"),
+    ReasonText(EndReason.ABORTED, "aborted", "the game was aborted"),
 )
 """The texts of the reasons every game can end by; the server lists them with each game's own."""
 
@@ -234,6 +240,28 @@ class RoomSummary(Payload):
     def seat(self, index: int | None) -> SeatSummary | None:
         """The seat with this index, if it exists."""
         return None if index is None else next((s for s in self.seats if s.seat == index), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Clock(Payload):
+    """A turn-based game's clocks (`state.clock`), as they stood at the server time `at_ms`.
+
+    `remaining_ms` holds each seat's time left; the seat in `running` is thinking, so its time keeps falling
+    from `at_ms` on (a client counts down locally between states). `days_per_move` > 0 is a correspondence
+    clock (every move resets the mover's time to that many days); `increment_ms` is added after each move.
+    `at_ms` is the server's monotonic clock in ms: only differences between two states mean anything.
+    """
+
+    remaining_ms: tuple[int, ...]
+    running: int | None = None
+    increment_ms: int = 0
+    days_per_move: int = 0
+    at_ms: int = 0
+
+    def left_ms(self, seat: int, elapsed_ms: float) -> int:
+        """Seat `seat`'s time `elapsed_ms` after this clock was sent: falling only for the running seat."""
+        left = self.remaining_ms[seat] if 0 <= seat < len(self.remaining_ms) else 0
+        return max(0, int(left - elapsed_ms)) if seat == self.running else left
 
 
 @dataclass(frozen=True, slots=True)

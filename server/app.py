@@ -30,6 +30,7 @@ from gamenight.protocol.messages import Error, Hello, Message
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.lobby import Lobby
 from gamenight.server.metrics import Metrics
+from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
 from gamenight.server.store import Store
@@ -63,6 +64,7 @@ class ServerConfig:
     max_strikes: int = 60  # rate-limited messages tolerated before the connection is closed
     metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
     idle_timeout_s: float = 1800.0  # a connection in no room that sends nothing this long is closed
+    lag_probe_s: float = 2.0  # how often players in a clocked game are pinged, for lag compensation
 
 
 class TokenBucket:
@@ -109,6 +111,7 @@ class GameServer:
         self.lobby = Lobby(ai_bots=bots(), history=self.store)
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
+        self.flags: dict[str, asyncio.TimerHandle] = {}  # each clocked room's next look at its flag
         self.tasks: set[asyncio.Task[Any]] = set()
         self._pool: Executor | None = None
         self._server: Server | None = None
@@ -135,6 +138,7 @@ class GameServer:
             ssl=self._tls(),
         )
         self._spawn(self._sweeper())
+        self._spawn(self._lag_prober())
         self._spawn(self._warm_ai())
         if self.config.metrics:
             self._spawn(self.metrics.probe_loop())
@@ -153,6 +157,9 @@ class GameServer:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        for handle in self.flags.values():
+            handle.cancel()
+        self.flags.clear()
         for task in list(self.tasks) + list(self.clocks.values()):
             task.cancel()
         await asyncio.gather(*self.tasks, *self.clocks.values(), return_exceptions=True)
@@ -292,6 +299,8 @@ class GameServer:
                 self._spawn(self._ai_turn(effect))
             elif isinstance(effect, StartClock):
                 self._start_clock(effect)
+            elif isinstance(effect, ArmFlag):
+                self._arm_flag(effect)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference until it finishes."""
@@ -312,7 +321,8 @@ class GameServer:
         started = loop.time()
         try:
             future = loop.run_in_executor(self._ai_pool(), _run_ai, turn)
-            text, info = await asyncio.wait_for(future, (turn.budget_ms + AI_GRACE_MS) / 1000)
+            late_ms = AI_GRACE_MS if turn.late_ms is None else turn.late_ms
+            text, info = await asyncio.wait_for(future, (turn.budget_ms + late_ms) / 1000)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -330,7 +340,7 @@ class GameServer:
         room = self.lobby.rooms.get(turn.room)
         if room is None or room.game.simultaneous:
             return
-        pace_ms = room.ai_pace_ms()
+        pace_ms = room.ai_pace_ms(turn.seat)
         if pace_ms > spent_s * 1000:
             await asyncio.sleep(pace_ms / 1000 - spent_s)
 
@@ -381,6 +391,40 @@ class GameServer:
         finally:
             if self.clocks.get(effect.room) is asyncio.current_task():
                 del self.clocks[effect.room]
+
+    def _arm_flag(self, effect: ArmFlag) -> None:
+        """Look at a clocked room's flag when its mover's time runs out (replacing the previous look)."""
+        old = self.flags.pop(effect.room, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self.flags[effect.room] = loop.call_later(effect.delay_ms / 1000, self._flag, effect.room)
+
+    def _flag(self, code: str) -> None:
+        """A flag timer fired: the lobby decides (the game ends on time, or the timer is armed again)."""
+        self.flags.pop(code, None)
+        try:
+            self.deliver(self.lobby.flag(code, time.monotonic()))
+        except Exception:
+            log.exception("bug while looking at the flag of room %s", code)
+
+    async def _lag_prober(self) -> None:
+        """Ping the players of clocked games now and then; each round trip feeds their lag compensation."""
+        while True:
+            await asyncio.sleep(self.config.lag_probe_s)
+            for session in self.lobby.clocked_sessions():
+                ws = self.connections.get(session)
+                if ws is not None:
+                    self._spawn(self._probe(session, ws))
+
+    async def _probe(self, session: str, ws: ServerConnection) -> None:
+        """One ping; its round trip is reported to the lobby (a lost connection or a late pong reports nothing)."""
+        try:
+            pong = await ws.ping()
+            rtt_s = await asyncio.wait_for(pong, max(1.0, self.config.lag_probe_s))
+        except (ConnectionClosed, TimeoutError, RuntimeError):
+            return
+        self.lobby.record_lag(session, rtt_s * 1000)
 
     async def _sweeper(self) -> None:
         """Periodically close rooms nobody has been in for the grace period."""

@@ -15,14 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import Tick
-from gamenight.protocol.vocab import EventKind, RoomStatus
+from gamenight.protocol.vocab import Clock, EndReason, EventKind, Result, RoomStatus
+from gamenight.server.clock import MORETIME_MS, Charge, GameClock, abort_after_s
 from gamenight.server.games.base import Game, LiveGame
-from gamenight.server.outbox import Outbox, Refusal, StartClock
+from gamenight.server.outbox import ArmFlag, Outbox, Refusal, StartClock
+from gamenight.server.store import ClockSaved, MovesUndone, StoredRoom
 
 if TYPE_CHECKING:
     from gamenight.server.room import Room
 
 AI_TICK_MARGIN_MS = 40  # a live game's AI must answer this long before the tick
+AI_LATE_MS = 2000  # an unclocked AI answer later than its budget plus this is replaced by a fallback move
 
 
 class Driver(ABC):
@@ -50,8 +53,16 @@ class Driver(ABC):
         return Outbox()
 
     @abstractmethod
-    def ai_budget_ms(self) -> int:
-        """How long an AI may think about one move."""
+    def ai_budget_ms(self, seat: int) -> int:
+        """How long the AI of `seat` may think about one move."""
+
+    def ai_late_ms(self, seat: int, budget_ms: int) -> int | None:
+        """How long past its budget the answer of `seat`'s AI is still awaited (None: the server's default)."""
+        return None
+
+    def ai_pace_ms(self, seat: int | None, pace_ms: int) -> int:
+        """The least time an AI move of `seat` takes, from the room's pace (a clock may shorten it)."""
+        return pace_ms
 
     @abstractmethod
     def notation(self, before: Any, moves: Mapping[int, Any]) -> str:
@@ -95,6 +106,60 @@ class Driver(ABC):
         """Forget moves collected for a tick that will not come (the game ended or restarts); turns keep none."""
         return None
 
+    # -- time controls (turn-based games only) ---------------------------------------------------------------
+    def settle(self, charge: Charge | None) -> int | None:
+        """A move was applied: book its time (returns the ms charged, if the game has a clock)."""
+        return None
+
+    def next_turn(self) -> Outbox:
+        """After a move (and the end, if it ended the game): start the next mover's clock."""
+        return Outbox()
+
+    def stop(self) -> None:
+        """The game ended: stop the clock where it stands."""
+        return None
+
+    def flag(self) -> Outbox:
+        """The flag timer fired: end the game if the mover's time is up, else look again later."""
+        return Outbox()
+
+    def clock_payload(self) -> Clock | None:
+        """The `state.clock` map, if the game has a clock."""
+        return None
+
+    def note_lag(self, seat: int, rtt_ms: float) -> None:
+        """A ping round trip measured on `seat`'s connection (only clocks use it)."""
+        return None
+
+    @property
+    def has_clock(self) -> bool:
+        """True when the game has a clock."""
+        return False
+
+    def clock_record(self) -> dict[str, Any] | None:
+        """The time control and each move's time spent, for the finished game's record."""
+        return None
+
+    def restored(self, saved: StoredRoom) -> Outbox:
+        """After a restart replayed the room's moves: take the stored clocks back and start the mover's."""
+        return Outbox()
+
+    def moretime(self, seat: int) -> Outbox:
+        """`seat` gives its opponent more time."""
+        raise Refusal(ErrorCode.NOT_ALLOWED, "live games have no clock to add time to")
+
+    def takeback(self, seat: int) -> Outbox:
+        """`seat` asks for a takeback (or accepts the opponent's)."""
+        raise Refusal(ErrorCode.NOT_ALLOWED, "live games have no takebacks")
+
+    def takeback_decline(self, seat: int) -> Outbox:
+        """`seat` turns down the opponent's takeback offer."""
+        raise Refusal(ErrorCode.NOT_ALLOWED, "live games have no takebacks")
+
+    def abort(self, seat: int) -> Outbox:
+        """`seat` aborts a game whose opponent has not made a first move in time."""
+        raise Refusal(ErrorCode.NOT_ALLOWED, "live games cannot be aborted; resign instead")
+
     @property
     def restored_status(self) -> RoomStatus:
         """The status of an unfinished game restored after a restart."""
@@ -117,21 +182,66 @@ class Driver(ABC):
 
 
 class TurnDriver(Driver):
-    """One seat moves at a time; a move applies as soon as it is checked."""
+    """One seat moves at a time; a move applies as soon as it is checked. The clock, if any, lives here."""
+
+    def __init__(self, room: Room) -> None:
+        super().__init__(room)
+        self.clock: GameClock | None = None
+        self.takeback_offer: int | None = None  # the seat whose takeback offer is on the table
+        self.turn_since: dict[int, float] = {}  # when each seat that has not moved yet first got the move
+        self.moved: set[int] = set()  # seats that made a move in this game
 
     def move(self, seat: int, move: Any, request_id: int | None) -> Outbox:
-        """Apply the move now and remember its request id, so a re-send after a reconnect is recognised."""
-        out = self.room.apply({seat: move}, {})
+        """Apply the move now and remember its request id, so a re-send after a reconnect is recognised.
+
+        A move that arrives after the mover's flag fell (its lag refund counted) loses on time instead.
+        """
+        charge = self._measure(seat)
+        if charge is not None and charge.flagged:
+            return self.room.finish_by(seat, EndReason.TIME)
+        out = self.room.apply({seat: move}, {}, charge)
         self.room.seats[seat].last_move_id = request_id
+        self.moved.add(seat)
         return out
 
     def ai_moved(self, seat: int, move: Any, info: dict[str, Any]) -> Outbox:
-        """Apply the AI's move now, with its search figures in the move event."""
-        return self.room.apply({seat: move}, {seat: info})
+        """Apply the AI's move now, with its search figures in the move event (an AI flags like anyone)."""
+        charge = self._measure(seat)
+        if charge is not None and charge.flagged:
+            return self.room.finish_by(seat, EndReason.TIME)
+        out = self.room.apply({seat: move}, {seat: info}, charge)
+        self.moved.add(seat)
+        return out
 
-    def ai_budget_ms(self) -> int:
-        """The room's `ai_ms` option."""
-        return int(self.room.room_options["ai_ms"])
+    def _measure(self, seat: int) -> Charge | None:
+        """What a move by `seat` now costs, if the game has a clock."""
+        return self.clock.measure(seat, self.room.now) if self.clock is not None else None
+
+    def _moves_left(self, seat: int) -> int:
+        """The moves `seat` can still expect to make (its share of the plies left)."""
+        room = self.room
+        return -(-room.game.plies_left(room.state) // len(room.seats))
+
+    def ai_budget_ms(self, seat: int) -> int:
+        """The room's `ai_ms`, or less when the clock says so (`GameClock.ai_budget_ms`)."""
+        ai_ms = int(self.room.room_options["ai_ms"])
+        if self.clock is None:
+            return ai_ms
+        pace = self.ai_pace_ms(seat, self.room.ai_pace_ms())
+        return self.clock.ai_budget_ms(seat, self.room.now, self._moves_left(seat), ai_ms, pace)
+
+    def ai_late_ms(self, seat: int, budget_ms: int) -> int | None:
+        """With a clock: half the time the AI would still have after its budget (so a stuck AI never flags)."""
+        if self.clock is None:
+            return None
+        slack = self.clock.left_ms(seat, self.room.now) - budget_ms
+        return max(50, min(AI_LATE_MS, slack // 2))
+
+    def ai_pace_ms(self, seat: int | None, pace_ms: int) -> int:
+        """The room's pace, but at most half an AI's share of its clock."""
+        if self.clock is None or seat is None:
+            return pace_ms
+        return self.clock.ai_pace_ms(seat, self.room.now, self._moves_left(seat), pace_ms)
 
     def notation(self, before: Any, moves: Mapping[int, Any]) -> str:
         """The game's notation of the one move."""
@@ -152,12 +262,215 @@ class TurnDriver(Driver):
         return self.room.event(EventKind.MOVE, data)
 
     def started(self) -> Outbox:
-        """The first position, to everyone."""
-        return self.announce(None)
+        """Start the first mover's clock (if the room has one), then the first position, to everyone."""
+        room = self.room
+        self.clock = GameClock.from_options(room.room_options, len(room.seats))
+        self.takeback_offer, self.moved, self.turn_since = None, set(), {}
+        out = self.next_turn(first=True)
+        return out.extend(self.announce(None))
 
     def concede(self, seat: int, reason: str) -> Outbox:
         """The game ends against `seat`."""
         return self.room.finish_by(seat, reason)
+
+    # -- the clock --------------------------------------------------------------------------------------------
+    def _mover(self) -> int | None:
+        """The seat to move while the game runs."""
+        room = self.room
+        if room.status != RoomStatus.PLAYING:
+            return None
+        return min(room.game.to_move(room.state), default=None)
+
+    def settle(self, charge: Charge | None) -> int | None:
+        """Book the move's time and withdraw a takeback offer the move overtook."""
+        self.takeback_offer = None
+        if self.clock is None or charge is None:
+            return None
+        self.clock.settle(charge)
+        return charge.spent_ms
+
+    def next_turn(self, first: bool = False) -> Outbox:
+        """Start the next mover's clock, store every seat's time for this position, and arm the flag."""
+        room, out = self.room, Outbox()
+        mover = self._mover()
+        if mover is not None and mover not in self.moved:
+            self.turn_since.setdefault(mover, room.now)
+        if self.clock is None:
+            return out
+        if first:
+            self.clock.start(mover, room.now)
+        else:
+            self.clock.pass_turn(mover, room.now)
+        out.records.append(ClockSaved(room.code, room.game_no, len(room.moves), list(self.clock.remaining)))
+        return out.extend(self._arm())
+
+    def _arm(self) -> Outbox:
+        """An effect to look at the flag when the mover's time (and grace) runs out."""
+        out = Outbox()
+        deadline = self.clock.deadline_ms(self.room.now) if self.clock is not None else None
+        if deadline is not None:
+            out.effects.append(ArmFlag(self.room.code, max(0, deadline)))
+        return out
+
+    def stop(self) -> None:
+        """Freeze the mover's time where it stands (at zero for a flag)."""
+        clock = self.clock
+        if clock is not None and clock.running is not None:
+            clock.remaining[clock.running] = max(0, clock.left_ms(clock.running, self.room.now))
+            clock.running = None
+        self.takeback_offer = None
+
+    def flag(self) -> Outbox:
+        """End the game on time if the mover's flag fell; a timer that fired early just looks again later."""
+        clock = self.clock
+        if self.room.status != RoomStatus.PLAYING or clock is None or clock.running is None:
+            return Outbox()
+        if clock.out_of_time(self.room.now):
+            return self.room.finish_by(clock.running, EndReason.TIME)
+        return self._arm()
+
+    @property
+    def has_clock(self) -> bool:
+        """True when the room's options asked for a clock."""
+        return self.clock is not None
+
+    def note_lag(self, seat: int, rtt_ms: float) -> None:
+        """A ping round trip measured on `seat`'s connection."""
+        if self.clock is not None:
+            self.clock.lag[seat].record(rtt_ms)
+
+    def clock_payload(self) -> Clock | None:
+        """Every seat's time now, and who runs."""
+        return self.clock.payload(self.room.now) if self.clock is not None else None
+
+    def clock_record(self) -> dict[str, Any] | None:
+        """The time control and each move's time spent, for the replay."""
+        clock = self.clock
+        if clock is None:
+            return None
+        return {
+            "initial_ms": clock.initial_ms,
+            "increment_ms": clock.increment_ms,
+            "days_per_move": clock.days_per_move,
+            "move_ms": list(clock.spent),
+        }
+
+    def restored(self, saved: StoredRoom) -> Outbox:
+        """Take back the stored times; the mover's clock starts again now (the downtime is charged to nobody)."""
+        room = self.room
+        self.clock = GameClock.from_options(room.room_options, len(room.seats))
+        self.moved = set(self._movers())
+        mover = self._mover()
+        if mover is not None and mover not in self.moved:
+            self.turn_since[mover] = room.now
+        if self.clock is None:
+            return Outbox()
+        self.clock.restored(saved.clocks, saved.move_ms, len(room.moves))
+        self.clock.start(mover, room.now)
+        return self._arm()
+
+    def _positions(self) -> tuple[list[Any], list[int]]:
+        """Every position of the current game from the start, and who made each move (replayed)."""
+        room = self.room
+        state = room.game.initial_state(room.options)
+        states, movers = [state], []
+        for notation in room.moves:
+            (seat,) = room.game.to_move(state)
+            state = room.game.apply(state, {seat: room.game.parse_move(state, notation)})
+            states.append(state)
+            movers.append(seat)
+        return states, movers
+
+    def _movers(self) -> list[int]:
+        """Who made each move of the current game."""
+        return self._positions()[1]
+
+    # -- moretime, takeback, abort ------------------------------------------------------------------------------
+    def _require_running(self) -> None:
+        """Refuse a request that needs a game under way."""
+        status = self.room.status
+        if status == RoomStatus.FINISHED:
+            raise Refusal(ErrorCode.GAME_OVER, "the game is over")
+        if status != RoomStatus.PLAYING:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "the game has not started yet")
+
+    def moretime(self, seat: int) -> Outbox:
+        """Give every other seat 15 s, store it, and tell everyone."""
+        self._require_running()
+        clock, room = self.clock, self.room
+        if clock is None:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "this game has no clock")
+        if clock.correspondence:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "a correspondence game has no time to give")
+        others = [s.index for s in room.seats if s.index != seat]
+        for other in others:
+            clock.add_time(other, MORETIME_MS)
+        room.seq += 1
+        out = Outbox()
+        out.records.append(ClockSaved(room.code, room.game_no, len(room.moves), list(clock.remaining)))
+        out.extend(room.event(EventKind.MORETIME, {"seat": seat, "to": others, "ms": MORETIME_MS}))
+        out.send(room.audience(), room.snapshot())
+        return out.extend(self._arm())
+
+    def takeback(self, seat: int) -> Outbox:
+        """Offer a takeback of `seat`'s last move, or accept the opponent's offer; an AI opponent accepts."""
+        self._require_running()
+        room = self.room
+        offer = self.takeback_offer
+        if offer is not None and offer != seat:
+            return self._take_back(offer, seat)
+        if offer == seat:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "you already asked; wait for the answer")
+        if seat not in self._movers():
+            raise Refusal(ErrorCode.NOT_ALLOWED, "you have made no move to take back")
+        self.takeback_offer = seat
+        out = room.event(EventKind.TAKEBACK, {"seat": seat, "action": "offer"})
+        opponents = [s for s in room.seats if s.index != seat]
+        if opponents and all(s.player is not None for s in opponents):
+            out.extend(self._take_back(seat, opponents[0].index))
+        return out
+
+    def _take_back(self, asker: int, by: int) -> Outbox:
+        """Undo `asker`'s last move and every move after it: the board and the clocks go back exactly."""
+        room = self.room
+        states, movers = self._positions()
+        ply = max(i for i, mover in enumerate(movers) if mover == asker)
+        undone = len(room.moves) - ply
+        room.state, room.moves = states[ply], room.moves[:ply]
+        room.last_move = room.moves[-1] if room.moves else None
+        room.seq += 1
+        self.takeback_offer = None
+        self.moved = set(movers[:ply])
+        out = Outbox()
+        out.records.append(MovesUndone(room.code, room.game_no, ply))
+        if self.clock is not None:
+            self.clock.undo(undone, asker, room.now)
+            out.extend(self._arm())
+        out.extend(room.event(EventKind.TAKEBACK, {"seat": by, "action": "accept", "to": asker, "plies": undone}))
+        out.send(room.audience(), room.snapshot())
+        return out.extend(room.ai_turns())
+
+    def takeback_decline(self, seat: int) -> Outbox:
+        """Turn down the opponent's offer."""
+        self._require_running()
+        if self.takeback_offer is None or self.takeback_offer == seat:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "there is no takeback offer from your opponent to decline")
+        self.takeback_offer = None
+        return self.room.event(EventKind.TAKEBACK, {"seat": seat, "action": "decline"})
+
+    def abort(self, seat: int) -> Outbox:
+        """End the game without a result when the opponent to move has not made a first move in time."""
+        self._require_running()
+        room = self.room
+        mover = self._mover()
+        since = self.turn_since.get(mover) if mover is not None else None
+        if mover is None or mover == seat or mover in self.moved or since is None:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "only a game whose opponent has not made a first move can be aborted")
+        limit = abort_after_s(self.clock)
+        waited = room.now - since
+        if waited < limit:
+            raise Refusal(ErrorCode.NOT_ALLOWED, f"the opponent has {limit - waited:.0f} s left to make a first move")
+        return room.finish_with(Result.of((), EndReason.ABORTED))
 
 
 class TickDriver(Driver):
@@ -212,7 +525,7 @@ class TickDriver(Driver):
 
         return self.game.parse_move(room.state, fallback_move(self.game.name, room.state, seat))
 
-    def ai_budget_ms(self) -> int:
+    def ai_budget_ms(self, seat: int) -> int:
         """The tick, less a margin for the answer to arrive."""
         return self.tick_ms - AI_TICK_MARGIN_MS
 

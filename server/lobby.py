@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     PROTOCOL_VERSION,
+    Abort,
     AddAi,
     Chat,
     CreateRoom,
@@ -34,11 +35,14 @@ from gamenight.protocol.messages import (
     ListRooms,
     MakeMove,
     Message,
+    MoreTime,
     Rematch,
     RemoveAi,
     Resign,
     Rooms,
     Sync,
+    Takeback,
+    TakebackDecline,
     Welcome,
 )
 from gamenight.protocol.vocab import GameDescription, RoomSummary
@@ -103,6 +107,7 @@ class Lobby:
         self.ai_bots = ai_bots or {}  # bot name -> the games it plays
         self.history = history
         self.max_rooms_per_client = max_rooms_per_client
+        self.now = 0.0  # the time of what is being handled; rooms are stamped with it when they are looked up
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
@@ -149,7 +154,7 @@ class Lobby:
         out = Outbox()
         out.send({client.session}, self._welcome(client, msg.resume, msg.id))
         for code in sorted(client.rooms):
-            room = self.rooms.get(code)
+            room = self._at(self.rooms.get(code), now)
             if room is not None:
                 out.extend(self._after(room, room.reconnect(client.session), now))
         return client, out
@@ -162,7 +167,7 @@ class Lobby:
             return out
         client.connected = False
         for code in sorted(client.rooms):
-            room = self.rooms.get(code)
+            room = self._at(self.rooms.get(code), now)
             if room is None:
                 continue
             out.extend(self._after(room, room.disconnect(session, now), now))
@@ -180,6 +185,7 @@ class Lobby:
     # -- requests -----------------------------------------------------------------------------------------
     def handle(self, session: str, msg: Message, now: float) -> Outbox:
         """Carry out one request; a refusal becomes an `error` for the requester alone."""
+        self.now = now
         try:
             return self._dispatch(self.clients[session], msg, now)
         except Refusal as refusal:
@@ -217,6 +223,18 @@ class Lobby:
             case Rematch():
                 room = self._room(msg.room)
                 return self._after(room, room.rematch(client.session), now)
+            case MoreTime():
+                room = self._room(msg.room)
+                return self._after(room, room.moretime(client.session), now)
+            case Takeback():
+                room = self._room(msg.room)
+                return self._after(room, room.takeback(client.session), now)
+            case TakebackDecline():
+                room = self._room(msg.room)
+                return self._after(room, room.takeback_decline(client.session), now)
+            case Abort():
+                room = self._room(msg.room)
+                return self._after(room, room.abort(client.session), now)
             case AddAi():
                 room = self._room(msg.room)
                 out = room.add_ai(client.session, msg.seat, self._ai_spec(msg, room))
@@ -239,9 +257,16 @@ class Lobby:
 
     def _room(self, code: str) -> Room:
         """The room with this code (case-insensitive), or an unknown_room refusal."""
-        room = self.rooms.get(code.strip().upper())
+        room = self._at(self.rooms.get(code.strip().upper()), self.now)
         if room is None:
             raise Refusal(ErrorCode.UNKNOWN_ROOM, f"there is no room {code[:16]!r}")
+        return room
+
+    @staticmethod
+    def _at(room: Room | None, now: float) -> Room | None:
+        """`room`, stamped with the time of what it is about to handle (rooms never read the clock)."""
+        if room is not None:
+            room.now = now
         return room
 
     def _history(self) -> History:
@@ -262,7 +287,7 @@ class Lobby:
         except BadOptions as exc:
             raise Refusal(ErrorCode.BAD_OPTIONS, str(exc)) from None
         room = Room(self._new_code(), game, game_options, room_options, client.session, client.name, msg.private)
-        room.empty_since = now
+        room.empty_since = room.now = now
         self.rooms[room.code] = room
         client.rooms_created += 1
         out = Outbox(changed=True)
@@ -310,12 +335,35 @@ class Lobby:
     # -- time-driven work -------------------------------------------------------------------------------------
     def tick(self, code: str, now: float) -> Outbox:
         """A live room's clock fired."""
-        room = self.rooms.get(code)
+        room = self._at(self.rooms.get(code), now)
         return self._after(room, room.tick(), now) if room else Outbox()
+
+    def flag(self, code: str, now: float) -> Outbox:
+        """A turn-based room's flag timer fired: the mover loses on time if their time is up."""
+        room = self._at(self.rooms.get(code), now)
+        return self._after(room, room.flag(), now) if room else Outbox()
+
+    def record_lag(self, session: str, rtt_ms: float) -> None:
+        """A ping round trip measured on `session`'s connection, for the lag compensation of its seats."""
+        client = self.clients.get(session)
+        for code in sorted(client.rooms) if client else ():
+            room = self.rooms.get(code)
+            if room is not None:
+                room.note_lag(session, rtt_ms)
+
+    def clocked_sessions(self) -> set[str]:
+        """Connected sessions seated in a room whose clock runs (their lag is measured)."""
+        return {
+            seat.holder.session
+            for room in self.rooms.values()
+            if room.clocked()
+            for seat in room.seats
+            if seat.holder is not None and seat.connected
+        }
 
     def ai_moved(self, code: str, seat: int, seq: int, text: str, info: dict[str, Any], now: float) -> Outbox:
         """An AI answered; hand its move to its room (an answer the room no longer wants is dropped)."""
-        room = self.rooms.get(code)
+        room = self._at(self.rooms.get(code), now)
         if room is None:
             return Outbox()
         try:
@@ -327,6 +375,7 @@ class Lobby:
         """Forfeit seats left too long, and close rooms that have had nobody in them for their grace period."""
         out = Outbox()
         for code, room in list(self.rooms.items()):
+            room.now = now
             out.extend(self._after(room, room.sweep(now), now))
             if room.empty_since is not None and now - room.empty_since >= self._grace(room):
                 out.extend(self._close(code))

@@ -65,6 +65,7 @@ class AiTurn:
     state: Any
     ai: AiSpec
     budget_ms: int
+    late_ms: int | None = None  # how long past its budget an answer is still awaited (None: the server's default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,15 @@ class StartClock:
     tick_ms: int
 
 
-Effect = AiTurn | StartClock
+@dataclass(frozen=True, slots=True)
+class ArmFlag:
+    """Effect: check the room's flag `delay_ms` from now (answer with `Lobby.flag`); replaces the room's last one."""
+
+    room: str
+    delay_ms: int
+
+
+Effect = AiTurn | StartClock | ArmFlag
 
 
 @dataclass(slots=True)

@@ -30,6 +30,7 @@ from typing import Any
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import Event, Joined, RoomInfo, State
 from gamenight.protocol.vocab import EndReason, EventKind, Result, Role, RoomStatus, RoomSummary, SeatKind, SeatSummary
+from gamenight.server.clock import Charge
 from gamenight.server.drivers import Driver
 from gamenight.server.games.base import Game, GameError
 from gamenight.server.outbox import AiSpec, AiTurn, Member, Outbox, Refusal, Send, StartClock
@@ -145,6 +146,7 @@ class Room:
         self.events: deque[Event] = deque(maxlen=EVENT_HISTORY)
         self.rematch_votes: set[int] = set()
         self.empty_since: float | None = None
+        self.now = 0.0  # when the request being handled arrived (monotonic seconds), stamped by the lobby
         self.driver = Driver.for_game(self, game)
 
     @property
@@ -358,9 +360,10 @@ class Room:
         out.extend(self.driver.started())
         return out.extend(self.ai_turns())
 
-    def ai_pace_ms(self) -> int:
-        """Least time between AI moves: the room's option when someone watches, else none."""
-        return int(self.room_options["ai_pace_ms"]) if self.occupied() else 0
+    def ai_pace_ms(self, seat: int | None = None) -> int:
+        """Least time between AI moves: the room's option when someone watches (a clock may shorten it), else 0."""
+        pace = int(self.room_options["ai_pace_ms"]) if self.occupied() else 0
+        return self.driver.ai_pace_ms(seat, pace)
 
     def move(self, session: str, text: str, seq: int | None, request_id: int | None = None) -> Outbox:
         """A player's move, checked by the guards in order, then handed to the driver."""
@@ -401,8 +404,11 @@ class Room:
         except GameError as exc:
             raise Refusal(ErrorCode.ILLEGAL_MOVE, str(exc)) from None
 
-    def apply(self, moves: dict[int, Any], ai_info: dict[int, dict[str, Any]]) -> Outbox:
-        """Apply one move (or one tick's joint move): store it, then announce events, state, maybe the end."""
+    def apply(self, moves: dict[int, Any], ai_info: dict[int, dict[str, Any]], charge: Charge | None = None) -> Outbox:
+        """Apply one move (or one tick's joint move): store it, then announce events, state, maybe the end.
+
+        `charge` is the move's time, measured by the driver's clock; it is booked only once the move applied.
+        """
         before = self.state
         try:
             after = self.game.apply(before, moves)
@@ -412,14 +418,16 @@ class Room:
         self.state, self.last_move = after, notation
         self.moves.append(notation)
         self.seq += 1
+        spent = self.driver.settle(charge)
         out = Outbox()
-        out.records.append(MoveRecorded(self.code, self.game_no, len(self.moves) - 1, notation))
+        out.records.append(MoveRecorded(self.code, self.game_no, len(self.moves) - 1, notation, spent))
         out.extend(self.driver.move_event(moves, notation, ai_info))
         for notice in self.game.notices(before, after):
             out.extend(self.event(notice.kind, notice.data))
         outcome = self.game.outcome(after)
         if outcome is not None:
             out.extend(self._finish(outcome.result()))
+        out.extend(self.driver.next_turn())
         out.extend(self.driver.announce(before))
         if outcome is not None and self.result is not None:
             out.extend(self.event(EventKind.GAME_OVER, self.result.to_plain()))
@@ -450,9 +458,9 @@ class Room:
         for index in sorted(self.game.to_move(self.state)):
             ai = self.seats[index].player
             if ai is not None:
-                out.effects.append(
-                    AiTurn(self.code, index, self.seq, self.game.name, self.state, ai, self.driver.ai_budget_ms())
-                )
+                budget = self.driver.ai_budget_ms(index)
+                late = self.driver.ai_late_ms(index, budget)
+                out.effects.append(AiTurn(self.code, index, self.seq, self.game.name, self.state, ai, budget, late))
         return out
 
     def resign(self, session: str) -> Outbox:
@@ -468,8 +476,11 @@ class Room:
         return self.driver.concede(seat.index, EndReason.RESIGN)
 
     def finish_by(self, loser: int, reason: str) -> Outbox:
-        """End the game against `loser` (resignation, forfeit) and announce it."""
-        result = Result.of(tuple(s.index for s in self.seats if s.index != loser), reason, loser=loser)
+        """End the game against `loser` (resignation, forfeit, time) and announce it."""
+        return self.finish_with(Result.of(tuple(s.index for s in self.seats if s.index != loser), reason, loser=loser))
+
+    def finish_with(self, result: Result) -> Outbox:
+        """End the game with `result`, decided by the room rather than the rules, and announce it."""
         self.seq += 1
         out = self._finish(result)
         out.send(self.audience(), self.snapshot())
@@ -480,6 +491,7 @@ class Room:
         self.result = result
         self.set_status(RoomStatus.FINISHED)
         self.driver.clear()
+        self.driver.stop()
         players = [{"seat": s.index, "label": s.label, "name": s.name, "ai": s.ai is not None} for s in self.seats]
         out = Outbox(changed=True)
         out.records.append(
@@ -492,6 +504,7 @@ class Room:
                 result.to_plain(),
                 list(self.moves),
                 self.game.transcript(self.moves),
+                self.driver.clock_record(),
             )
         )
         return out
@@ -532,6 +545,46 @@ class Room:
             seat.stand_in, seat.last_move_id = None, None
             out.records.append(seat.record(self.code))
 
+    # -- time controls, takebacks, aborts -------------------------------------------------------------------
+    def _seat_for(self, session: str, what: str) -> Seat:
+        """The seat of a player asking for `what`; spectators and strangers are refused."""
+        seat = self.seat_of(session)
+        if seat is None:
+            if session in self.spectators:
+                raise Refusal(ErrorCode.NOT_ALLOWED, f"spectators cannot {what}")
+            raise Refusal(ErrorCode.NOT_IN_ROOM, f"you have no seat in room {self.code}")
+        return seat
+
+    def moretime(self, session: str) -> Outbox:
+        """Give the opponent 15 seconds."""
+        return self.driver.moretime(self._seat_for(session, "give time").index)
+
+    def takeback(self, session: str) -> Outbox:
+        """Ask for a takeback, or accept the opponent's."""
+        return self.driver.takeback(self._seat_for(session, "take moves back").index)
+
+    def takeback_decline(self, session: str) -> Outbox:
+        """Turn down the opponent's takeback offer."""
+        return self.driver.takeback_decline(self._seat_for(session, "answer a takeback").index)
+
+    def abort(self, session: str) -> Outbox:
+        """Abort a game whose opponent has not made a first move in time."""
+        return self.driver.abort(self._seat_for(session, "abort a game").index)
+
+    def flag(self) -> Outbox:
+        """The flag timer fired."""
+        return self.driver.flag()
+
+    def note_lag(self, session: str, rtt_ms: float) -> None:
+        """A ping round trip measured on the connection of `session` (lag compensation of its seat)."""
+        seat = self.seat_of(session)
+        if seat is not None:
+            self.driver.note_lag(seat.index, rtt_ms)
+
+    def clocked(self) -> bool:
+        """True while a clock runs in this room (its players' pings are then measured)."""
+        return self.status == RoomStatus.PLAYING and self.driver.has_clock
+
     def chat(self, session: str, name: str, text: str) -> Outbox:
         """Relay a chat line to the room."""
         if not self.is_member(session):
@@ -563,9 +616,11 @@ class Room:
             elif record.token_hash is not None:
                 seat.holder, seat.dropped_at = held_for(record.token_hash, record.name or "player"), now
                 room.host = room.host or seat.holder.session  # schema 1 stored no host: the first seated hosts
+        room.now = now
         room._restore_game(saved)
         room.empty_since = now
-        return room, room.ai_turns()
+        out = room.driver.restored(saved) if saved.game_no else Outbox()
+        return room, out.extend(room.ai_turns())
 
     def _restore_game(self, saved: StoredRoom) -> None:
         """Replay the stored moves of the room's current game and set its status."""
@@ -617,6 +672,7 @@ class Room:
             moves=self.driver.stored_moves(),
             result=self.result,
             next_tick_ms=self.driver.next_tick_ms() if next_tick_ms is None else next_tick_ms,
+            clock=self.driver.clock_payload(),
         )
 
     def events_since(self, seq: int) -> list[Event] | None:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -68,6 +68,18 @@ MIGRATIONS: dict[int, str] = {
     """,
     # The host's token hash, so the host keeps the room's controls after a restart (NULL for older rooms).
     1: "ALTER TABLE rooms ADD COLUMN host_token_hash TEXT",
+    # Clocks: each move's time spent, each position's times (for restarts and takebacks), the replay's timing.
+    2: """
+    ALTER TABLE moves ADD COLUMN spent_ms INTEGER;
+    CREATE TABLE clocks (
+        room TEXT NOT NULL REFERENCES rooms(code),
+        game_no INTEGER NOT NULL,
+        ply INTEGER NOT NULL,
+        remaining TEXT NOT NULL,
+        PRIMARY KEY (room, game_no, ply)
+    );
+    ALTER TABLE games ADD COLUMN clock TEXT;
+    """,
 }
 
 
@@ -116,6 +128,26 @@ class MoveRecorded:
     game_no: int
     ply: int
     move: str
+    spent_ms: int | None = None  # the mover's charged time, in clocked games
+
+
+@dataclass(frozen=True, slots=True)
+class ClockSaved:
+    """Every seat's time at the start of ply `ply` (after a move, a moretime, or at the start)."""
+
+    code: str
+    game_no: int
+    ply: int
+    remaining: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class MovesUndone:
+    """A takeback: the moves from ply `ply` on are gone (and the times of the positions after it)."""
+
+    code: str
+    game_no: int
+    ply: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +162,7 @@ class GameFinished:
     result: dict[str, Any]
     moves: list[str]
     transcript: str
+    clock: dict[str, Any] | None = None  # the time control and each move's time spent (ms), in clocked games
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +172,7 @@ class RoomClosed:
     code: str
 
 
-Record = RoomSaved | SeatSaved | GameStarted | MoveRecorded | GameFinished | RoomClosed
+Record = RoomSaved | SeatSaved | GameStarted | MoveRecorded | ClockSaved | MovesUndone | GameFinished | RoomClosed
 
 
 @dataclass(slots=True)
@@ -157,6 +190,8 @@ class StoredRoom:
     seats: list[SeatSaved] = field(default_factory=list)
     moves: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None  # set when the current game already finished
+    move_ms: list[int] = field(default_factory=list)  # each stored move's time spent (clocked games)
+    clocks: list[list[int]] = field(default_factory=list)  # each position's times, from ply 0 (clocked games)
 
 
 class Store:
@@ -236,15 +271,25 @@ class Store:
             case GameStarted():
                 db.execute("UPDATE rooms SET game_no = ? WHERE code = ?", (record.game_no, record.code))
                 db.execute("DELETE FROM moves WHERE room = ? AND game_no = ?", (record.code, record.game_no))
+                db.execute("DELETE FROM clocks WHERE room = ? AND game_no = ?", (record.code, record.game_no))
             case MoveRecorded():
                 db.execute(
-                    "INSERT INTO moves VALUES (?, ?, ?, ?, ?)",
-                    (record.code, record.game_no, record.ply, record.move, now),
+                    "INSERT INTO moves (room, game_no, ply, move, at, spent_ms) VALUES (?, ?, ?, ?, ?, ?)",
+                    (record.code, record.game_no, record.ply, record.move, now, record.spent_ms),
                 )
+            case ClockSaved():
+                db.execute(
+                    "INSERT OR REPLACE INTO clocks VALUES (?, ?, ?, ?)",
+                    (record.code, record.game_no, record.ply, json.dumps(record.remaining)),
+                )
+            case MovesUndone():
+                args = (record.code, record.game_no, record.ply)
+                db.execute("DELETE FROM moves WHERE room = ? AND game_no = ? AND ply >= ?", args)
+                db.execute("DELETE FROM clocks WHERE room = ? AND game_no = ? AND ply > ?", args)
             case GameFinished():
                 db.execute(
                     "INSERT INTO games (room, game_no, game, options, players, result, reason, moves,"
-                    " transcript, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " transcript, finished_at, clock) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         record.code,
                         record.game_no,
@@ -256,11 +301,13 @@ class Store:
                         json.dumps(record.moves),
                         record.transcript,
                         now,
+                        json.dumps(record.clock) if record.clock is not None else None,
                     ),
                 )
             case RoomClosed():
                 db.execute("UPDATE rooms SET closed = 1 WHERE code = ?", (record.code,))
                 db.execute("DELETE FROM moves WHERE room = ?", (record.code,))
+                db.execute("DELETE FROM clocks WHERE room = ?", (record.code,))
                 db.execute("DELETE FROM seats WHERE room = ?", (record.code,))
 
     # -- reading ------------------------------------------------------------------------------------------
@@ -281,10 +328,16 @@ class Store:
                     (room.code,),
                 )
             ]
-            room.moves = [
-                m
-                for (m,) in self.db.execute(
-                    "SELECT move FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", (room.code, room.game_no)
+            current = (room.code, room.game_no)
+            rows = self.db.execute(
+                "SELECT move, spent_ms FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", current
+            ).fetchall()
+            room.moves = [m for m, _ in rows]
+            room.move_ms = [ms for _, ms in rows if ms is not None]
+            room.clocks = [
+                json.loads(times)
+                for (times,) in self.db.execute(
+                    "SELECT remaining FROM clocks WHERE room = ? AND game_no = ? ORDER BY ply", current
                 )
             ]
             done = self.db.execute(
@@ -320,12 +373,12 @@ class Store:
     def get_game(self, game_id: int) -> dict[str, Any] | None:
         """One finished game as a replay record (docs/replay.md), or None."""
         row = self.db.execute(
-            "SELECT id, game, options, players, result, moves, transcript, finished_at FROM games WHERE id = ?",
+            "SELECT id, game, options, players, result, moves, transcript, finished_at, clock FROM games WHERE id = ?",
             (game_id,),
         ).fetchone()
         if row is None:
             return None
-        return {
+        record = {
             "format": "gamenight-replay",
             "version": 1,
             "game_id": row[0],
@@ -337,3 +390,6 @@ class Store:
             "transcript": row[6],
             "finished_at": row[7],
         }
+        if row[8] is not None:
+            record["clock"] = json.loads(row[8])
+        return record

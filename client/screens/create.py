@@ -30,6 +30,18 @@ from gamenight.client.model import (
 )
 from gamenight.protocol.vocab import GameDescription, OptionError, OptionKind, OptionSpec
 
+TIME_PRESETS: tuple[tuple[str, dict[str, int]], ...] = (
+    ("no clock", {"clock_s": 0, "increment_s": 0, "days_per_move": 0}),
+    ("1+0 bullet", {"clock_s": 60, "increment_s": 0, "days_per_move": 0}),
+    ("3+2 blitz", {"clock_s": 180, "increment_s": 2, "days_per_move": 0}),
+    ("5+3 blitz", {"clock_s": 300, "increment_s": 3, "days_per_move": 0}),
+    ("10+5 rapid", {"clock_s": 600, "increment_s": 5, "days_per_move": 0}),
+    ("15+10 rapid", {"clock_s": 900, "increment_s": 10, "days_per_move": 0}),
+    ("a day per move", {"clock_s": 0, "increment_s": 0, "days_per_move": 1}),
+)
+"""The create form's time-control presets ("minutes + seconds per move"), filling the room's clock options."""
+PRESET_OPTIONS = frozenset(TIME_PRESETS[0][1])
+
 
 def seat_choices(game: GameDescription) -> list[tuple[str, str]]:
     """The (label, value) entries of a seat's selector."""
@@ -96,6 +108,7 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         self.games = {game.name: game for game in games}
         self.game = games[0]
         self._building = asyncio.Lock()  # rebuilds triggered by events must not interleave
+        self._preset = 0  # the time-control preset last applied (the selector's first value needs no applying)
 
     def compose(self) -> ComposeResult:
         """The game selector, the option rows, the seat rows, privacy and the buttons."""
@@ -138,6 +151,23 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         container = self.query_one("#options", Vertical)
         await container.remove_children()
         rows = []
+        if {spec.name for spec in self.game.options} >= PRESET_OPTIONS:
+            self._preset = 0
+            presets = Select(
+                [(name, index) for index, (name, _) in enumerate(TIME_PRESETS)],
+                value=0,
+                allow_blank=False,
+                id="preset",
+                compact=True,
+            )
+            rows.append(
+                Horizontal(
+                    Label("Time control", classes="form-label"),
+                    presets,
+                    Static("minutes + seconds added per move; fills the clock fields below", classes="form-help"),
+                    classes="form-row",
+                )
+            )
         for spec in self.game.options:
             help_text = spec.help + (f" ({spec.minimum}-{spec.maximum})" if spec.minimum is not None else "")
             rows.append(
@@ -208,6 +238,18 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         for selector in self.query_one("#seats").query(Select):
             if selector is not event.select and selector.value == ME:
                 selector.value = OPEN
+
+    @on(Select.Changed, "#preset")
+    def _preset_chosen(self, event: Select.Changed) -> None:
+        """A time-control preset fills the clock fields (which stay editable)."""
+        event.stop()
+        if not isinstance(event.value, int) or not 0 <= event.value < len(TIME_PRESETS) or event.value == self._preset:
+            return
+        self._preset = event.value
+        for name, value in TIME_PRESETS[event.value][1].items():
+            for field in self.query(f"#opt-{name}").results(Input):
+                if field.value != str(value):
+                    field.value = str(value)
 
     @on(Select.Changed, "#options Select")
     @on(Input.Changed, "#options Input")

@@ -18,13 +18,25 @@ from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
 
-from gamenight.client.messages import AddAi, LeaveRoom, ModelChanged, Rematch, RemoveAi, Resign, SendChat
+from gamenight.client.messages import (
+    AddAi,
+    LeaveRoom,
+    ModelChanged,
+    MoreTime,
+    Rematch,
+    RemoveAi,
+    Resign,
+    SendChat,
+    Takeback,
+    TakebackDecline,
+)
 from gamenight.client.model import RoomSession, describe_result, headline, status_text
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
 from gamenight.client.state import ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.client.widgets.board import Position, apply_delta, show_position
+from gamenight.client.widgets.clock import ClockView
 from gamenight.client.widgets.panel import ai_text, moves_text, players_text
 from gamenight.protocol.messages import Tick
 from gamenight.protocol.vocab import Result, RoomStatus, SeatKind
@@ -46,6 +58,9 @@ class GameScreen(GameNightScreen):
         Binding("minus", "remove_ai", "Remove AI", key_display="-"),
         Binding("r", "rematch", "Rematch"),
         Binding("x", "resign", "Resign"),
+        Binding("u", "takeback", "Takeback"),
+        Binding("n", "takeback_decline", "Decline takeback"),
+        Binding("m", "moretime", "+15 s"),
         Binding("b", "leave", "Lobby"),
         Binding("escape", "focus_board", show=False),
     ]
@@ -65,6 +80,7 @@ class GameScreen(GameNightScreen):
             with Vertical(id="side"):
                 yield Static(id="status")
                 yield Static(id="players")
+                yield ClockView(id="clocks")
                 yield Static(id="ai-info")
                 yield Label("Moves", classes="side-heading")
                 with VerticalScroll(id="moves-box"):
@@ -124,6 +140,7 @@ class GameScreen(GameNightScreen):
         self.title = f"{title} · room {session.code}{watching}"
         self.query_one("#status", Static).update(Text(status_text(session), style="bold"))
         self.query_one("#players", Static).update(players_text(session))
+        self._show_clocks()
         self.query_one("#ai-info", Static).update(ai_text(session))
         moves = self.query_one("#moves", Static)
         moves.update(moves_text(session, moves.content_size.width or MOVES_WIDTH))
@@ -131,6 +148,14 @@ class GameScreen(GameNightScreen):
         for control in CONTROLS:
             self.query_one(f"#{control}", Button).display = bool(self.check_action(control, ()))
         self.refresh_bindings()
+
+    def _show_clocks(self) -> None:
+        """The clocks of the state shown (hidden without a clock)."""
+        session = self.session
+        clock = session.state.clock if session.state is not None else None
+        labels = [session.label(seat) for seat in range(len(clock.remaining_ms))] if clock is not None else []
+        mine = session.seat if session.playing else None
+        self.query_one("#clocks", ClockView).show(clock, labels, session.flagged(), mine)
 
     async def _ensure_board(self) -> None:
         """Mount the board for the room's game once the game is known."""
@@ -214,6 +239,12 @@ class GameScreen(GameNightScreen):
             return any(s.kind == SeatKind.AI for s in seats)
         if action in PLAYER_ACTIONS:
             return session.playing and session.status == PLAYER_ACTIONS[action]
+        if action == "takeback":
+            return session.can_take_back()
+        if action == "takeback_decline":
+            return session.can_decline_takeback()
+        if action == "moretime":
+            return session.can_moretime()
         return True
 
     def action_help(self) -> None:
@@ -253,6 +284,21 @@ class GameScreen(GameNightScreen):
         """Resign if confirmed."""
         if yes:
             self.post_message(Resign())
+
+    def action_takeback(self) -> None:
+        """Ask to take back your last move, or accept the opponent's request."""
+        if self.check_action("takeback", ()):
+            self.post_message(Takeback())
+
+    def action_takeback_decline(self) -> None:
+        """Turn down the opponent's takeback request."""
+        if self.check_action("takeback_decline", ()):
+            self.post_message(TakebackDecline())
+
+    def action_moretime(self) -> None:
+        """Give the opponent 15 seconds."""
+        if self.check_action("moretime", ()):
+            self.post_message(MoreTime())
 
     def action_leave(self) -> None:
         """Back to the lobby; a seated player in a running game is asked first (leaving resigns)."""

@@ -139,6 +139,10 @@ class Game(ABC, Generic[S, M]):
         """Side effects of the transition before -> after worth announcing (passes, crashes)."""
         return []
 
+    def plies_left(self, state: S) -> int:
+        """An upper estimate of the moves (of all seats) left in the game, for an AI's time management."""
+        return 60
+
     def default_move(self, state: S, seat: int) -> M:
         """For simultaneous games: the move a seat makes when it sent nothing before the tick."""
         raise IllegalMove(f"{self.name} has no default move")

@@ -234,6 +234,10 @@ class ConnectFour(Game[ConnectFourState, Column]):
         self.validate_options(options)
         return ConnectFourState(0, 0, RED, 0)
 
+    def plies_left(self, state: ConnectFourState) -> int:
+        """Empty cells: every move fills one."""
+        return CELLS - state.ply
+
     def to_move(self, state: ConnectFourState) -> frozenset[int]:
         """The one seat to move, or nobody once the game is over."""
         return frozenset() if state.over() else frozenset((state.turn,))

@@ -286,6 +286,10 @@ class Othello(Game[OthelloState, Square]):
         black = 1 << (low * size + high) | 1 << (high * size + low)
         return _settle(size, black, white, SEAT_NAMES.index(options["first"]), 0, 0)
 
+    def plies_left(self, state: OthelloState) -> int:
+        """Empty cells: every move fills one."""
+        return state.size * state.size - (state.black | state.white).bit_count()
+
     def to_move(self, state: OthelloState) -> frozenset[int]:
         """The one seat to move, or nobody once the game is over."""
         return frozenset() if state.over else frozenset((state.turn,))

@@ -355,6 +355,10 @@ class Pentago(Game[PentagoState, PentagoMove]):
         """The empty board, black to move."""
         return PentagoState(0, 0, BLACK, None, 0)
 
+    def plies_left(self, state: PentagoState) -> int:
+        """Empty cells: every move fills one."""
+        return CELLS - (state.black | state.white).bit_count()
+
     def to_move(self, state: PentagoState) -> frozenset[int]:
         """The seat whose turn it is, or nobody once the game is over."""
         return frozenset() if state.result is not None else frozenset((state.turn,))

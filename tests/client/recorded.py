@@ -43,6 +43,8 @@ OTHELLO_REASONS = [  # how the server describes Othello's result reasons (checke
     {"reason": "discs", "win": "most discs", "draw": "equal discs"},
     {"reason": "resign", "win": "resignation"},
     {"reason": "forfeit", "win": "forfeit"},
+    {"reason": "time", "win": "on time"},
+    {"reason": "aborted", "win": "aborted", "draw": "the game was aborted"},
 ]
 
 

@@ -1,0 +1,116 @@
+"""The TUI's clocks against the real server: presets in the form, clocks counting down, keys for takeback and
+moretime shown only when allowed, and the flag when the server ends a game on time."""
+
+from __future__ import annotations
+
+from textual.widgets import Select
+
+from gamenight.client import messages as ui
+from gamenight.client.model import ME, OPEN, describe_result
+from gamenight.client.screens.create import TIME_PRESETS
+from gamenight.client.screens.game import GameScreen
+from gamenight.client.widgets.clock import ClockView, clock_table, format_ms
+from gamenight.protocol.messages import Join, MakeMove, TakebackDecline
+from gamenight.protocol.vocab import Clock
+from tests.client.conftest import create_room_via_form, wait_for
+from tests.peer import Peer
+
+
+def _clock_text(app) -> str:
+    """What the clock widget shows now, as plain text."""
+    from rich.console import Console
+
+    screen = next(s for s in app.screen_stack if isinstance(s, GameScreen))
+    view = screen.query_one(ClockView)
+    console = Console(width=40, record=True)
+    console.print(view.shown or "")
+    return console.export_text()
+
+
+def test_clock_readings():
+    """Hours, minutes and seconds above 10 s, tenths below, days and hours in correspondence."""
+    assert format_ms(3_723_000) == "1:02:03"
+    assert format_ms(299_400) == "4:59"
+    assert format_ms(9_340) == "9.3"
+    assert format_ms(-5) == "0.0"
+    assert format_ms(2 * 86_400_000 + 3 * 3_600_000, correspondence=True) == "2d 03h"
+
+
+def test_running_clock_counts_down_and_turns_red_under_ten_seconds():
+    """The running seat's time falls with the time since the state arrived; under 10 s it is red; a flag shows."""
+    clock = Clock(remaining_ms=(10_500, 60_000), running=0)
+    table = clock_table(clock, ["black", "white"], 1000.0, None, 0)
+    cells = [cell for column in table.columns for cell in column.cells]
+    black_time, white_time = cells[2], cells[3]
+    assert black_time.plain.strip() == "9.5" and "red" in str(black_time.style) and "reverse" in str(black_time.style)
+    assert white_time.plain.strip() == "1:00" and "red" not in str(white_time.style)
+    flagged = clock_table(Clock(remaining_ms=(0, 60_000)), ["black", "white"], 0.0, 0, None)
+    assert [c.plain.strip() for c in flagged.columns[1].cells] == ["flag", "1:00"]
+
+
+async def test_blitz_preset_game_against_a_friend(make_app, url):
+    """The 5+3 preset fills the clock fields; both clocks show; m gives 15 s; u asks a takeback, shown only then."""
+    bob = await Peer.connect(url, "bob")
+    app = make_app("ann")
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.screen.query("#preset"), "the form with presets")
+        app.screen.query_one("#game", Select).value = "connect4"
+        await wait_for(
+            pilot, lambda: app.screen.game.name == "connect4" and app.screen.query("#opt-clock_s"), "connect4"
+        )
+        await pilot.pause()
+        app.screen.query_one("#preset", Select).value = 3
+        await wait_for(pilot, lambda: app.screen._raw_values().get("clock_s") == 300, "the preset in the fields")
+        assert TIME_PRESETS[3][0] == "5+3 blitz" and app.screen._raw_values()["increment_s"] == 3
+        await pilot.press("escape")
+        code = await create_room_via_form(app, pilot, "connect4", [ME, OPEN], {"clock_s": 300, "increment_s": 3})
+        await bob.request(Join, room=code, seat=1)
+        await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
+        await wait_for(pilot, lambda: app.screen.query_one(ClockView).display, "the clocks")
+        assert "5:00" in _clock_text(app) or "4:59" in _clock_text(app)
+        assert not app.screen.check_action("takeback", ()) and app.screen.check_action("moretime", ())
+        app.post_message(ui.MoveChosen("d"))
+        state = await bob.wait(lambda m: m.type == "state" and m.moves == ["d"])
+        assert state.clock.remaining_ms[0] > 300_000  # the increment came back
+        await pilot.press("m")
+        more = await bob.expect("event", kind="moretime")
+        assert more.data["to"] == [1]
+        await wait_for(pilot, lambda: app.screen.check_action("takeback", ()), "the takeback key")
+        await pilot.press("u")
+        offer = await bob.expect("event", kind="takeback")
+        assert offer.data == {"seat": 0, "action": "offer"}
+        await bob.send(TakebackDecline(room=code))
+        await wait_for(pilot, lambda: any("declines" in line.text for line in app.model.room.log), "the decline")
+        await bob.send(MakeMove(room=code, move="c", seq=state.seq + 1))
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's turn again")
+    await bob.close()
+
+
+async def test_ai_accepts_a_takeback_from_the_keyboard(make_app):
+    """Against the AI, u takes back the move and the AI's reply at once: the board is empty again."""
+    app = make_app("ann")
+    async with app.run_test(size=(110, 40)) as pilot:
+        await create_room_via_form(app, pilot, "connect4", [ME, "ai:1"], {"clock_s": 120, "ai_pace_ms": 0, "ai_ms": 50})
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first turn")
+        app.post_message(ui.MoveChosen("d"))
+        await wait_for(pilot, lambda: len(app.model.room.state.moves) == 2 and app.model.room.my_turn, "the AI reply")
+        await pilot.press("u")
+        await wait_for(pilot, lambda: app.model.room.state.moves == [], "the takeback")
+        assert app.model.room.my_turn and app.model.room.state.clock.remaining_ms[1] == 120_000
+
+
+async def test_flag_shown_when_the_server_ends_the_game_on_time(make_app, url):
+    """A player who lets 1 s run out sees "flag" on their clock and a game-over saying they ran out of time."""
+    bob = await Peer.connect(url, "bob")
+    app = make_app("ann")
+    async with app.run_test(size=(110, 40)) as pilot:
+        code = await create_room_via_form(app, pilot, "pentago", [ME, OPEN], {"clock_s": 1})
+        await bob.request(Join, room=code, seat=1)
+        await wait_for(pilot, lambda: app.model.room.status == "finished", "the flag")
+        await wait_for(pilot, lambda: "flag" in _clock_text(app), "the flag on the clock")
+        assert app.model.room.flagged() == 0
+        room = app.model.room
+        assert room.state.result.reason == "time" and "ran out of time" in describe_result(room.state.result, room)
+    await bob.close()
