@@ -8,6 +8,7 @@ from textual.widgets import Select
 from gamenight.client import messages as ui
 from gamenight.client.model import ME, OPEN, describe_result
 from gamenight.client.screens.create import TIME_PRESETS
+from gamenight.client.screens.dialogs import ConfirmScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.widgets.clock import ClockView, clock_table, format_ms
 from gamenight.protocol.messages import Join, MakeMove, TakebackDecline
@@ -113,4 +114,26 @@ async def test_flag_shown_when_the_server_ends_the_game_on_time(make_app, url):
         assert app.model.room.flagged() == 0
         room = app.model.room
         assert room.state.result.reason == "time" and "ran out of time" in describe_result(room.state.result, room)
+    await bob.close()
+
+
+async def test_abort_key_while_the_opponent_has_not_moved(make_app, url):
+    """z (confirmed) sends abort while the opponent has made no first move; the server's answer shows; then it goes."""
+    bob = await Peer.connect(url, "bob")
+    app = make_app("ann")
+    async with app.run_test(size=(110, 40)) as pilot:
+        code = await create_room_via_form(app, pilot, "connect4", [OPEN, ME], {})
+        await bob.request(Join, room=code, seat=0)
+        await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
+        await wait_for(pilot, lambda: app.screen.check_action("abort", ()), "the abort key")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+        await pilot.click("#yes")
+        await wait_for(
+            pilot, lambda: any("first move" in n.message for n in app._notifications), "the server's refusal"
+        )
+        state = app.model.room.state
+        await bob.send(MakeMove(room=code, move="d", seq=state.seq))
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's turn")
+        assert not app.screen.check_action("abort", ())
     await bob.close()
