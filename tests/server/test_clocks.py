@@ -79,7 +79,8 @@ async def test_a_player_who_never_moves_loses_on_time_by_the_timer(pair):
     games = await alice.request(ListGames)
     record = await alice.request(GetGame, game_id=games.games[0]["game_id"])
     assert record.record["result"]["reason"] == "time" and record.record["result"]["winner"] == 1
-    assert record.record["clock"] == {"initial_ms": 2000, "increment_ms": 0, "days_per_move": 0, "move_ms": []}
+    clock = {"initial_ms": 2000, "increment_ms": 0, "days_per_move": 0, "move_ms": [], "seats": []}
+    assert record.record["clock"] == clock
 
 
 async def test_increment_is_added_and_a_pass_costs_nothing(pair):
