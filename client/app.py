@@ -46,6 +46,7 @@ from gamenight.client.state import Changes, ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    Abort,
     AddAi,
     Chat,
     CreateRoom,
@@ -349,6 +350,11 @@ class GameNightApp(App[None]):
         """Turn down the opponent's takeback request."""
         if self.model.room is not None:
             self._send(TakebackDecline(room=self.model.room.code))
+
+    def on_abort(self, _: ui.Abort) -> None:
+        """Abort the game (the server refuses while the opponent still has time for a first move)."""
+        if self.model.room is not None:
+            self._send(Abort(room=self.model.room.code))
 
     def on_leave_room(self, _: ui.LeaveRoom) -> None:
         """Leave the room (the reply takes us back to the lobby)."""

@@ -126,5 +126,9 @@ class TakebackDecline(Message):
     """Turn down the opponent's takeback request."""
 
 
+class Abort(Message):
+    """Abort a game whose opponent has not made a first move (already confirmed)."""
+
+
 class LeaveRoom(Message):
     """Leave the room (already confirmed); the reply takes you back to the lobby."""

@@ -289,6 +289,14 @@ class RoomSession:
         """True while the opponent's takeback offer waits for your answer."""
         return self.playing and self.takeback_offer is not None and self.takeback_offer != self.seat
 
+    def can_abort(self) -> bool:
+        """True while the opponent to move has not made a first move (the server decides if it waited long enough)."""
+        state = self.state
+        if not self.playing or self.status != RoomStatus.PLAYING or self.live or state is None:
+            return False
+        seats = len(self.summary.seats) if self.summary else 2
+        return len(state.to_move) == 1 and state.to_move[0] != self.seat and len(state.moves) < seats
+
     def flagged(self) -> int | None:
         """The seat that lost on time, once the game ended so."""
         result = self.state.result if self.state is not None else None

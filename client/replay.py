@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from gamenight.client.model import RoomSession, describe_result, read_result
-from gamenight.protocol.vocab import GameDescription, Result, Role, RoomStatus, RoomSummary, SeatKind, SeatSummary
+from gamenight.protocol.vocab import (
+    Clock,
+    GameDescription,
+    Result,
+    Role,
+    RoomStatus,
+    RoomSummary,
+    SeatKind,
+    SeatSummary,
+)
 
 DATE_FORMAT = "%Y-%m-%d %H:%M"
 FULL_VIEW_KEY = "board"  # a frame with a board is a whole position; one without is a live tick's delta
@@ -143,6 +152,26 @@ class Replay:
         if self.fold is None:  # no board module folds this game's deltas: the last full position
             return self.frames[start]
         return self.fold(self.frames[start], self.frames[start + 1 : step + 1])
+
+    def clock(self) -> Clock | None:
+        """Every seat's time after the shown step, from the record's time control and its moves' times (None
+        for a game without a clock, or a record that does not say who made each move)."""
+        timing = self.record.get("clock")
+        if not isinstance(timing, Mapping):
+            return None
+        spent, seats = timing.get("move_ms"), timing.get("seats")
+        initial, increment = timing.get("initial_ms"), timing.get("increment_ms", 0)
+        days = timing.get("days_per_move", 0)
+        if not (isinstance(spent, list) and isinstance(seats, list) and isinstance(initial, int)):
+            return None
+        if not isinstance(increment, int) or not isinstance(days, int):
+            return None
+        count = len(self.session.summary.seats) if self.session.summary else 2
+        remaining = [initial] * count
+        for ms, seat in list(zip(spent, seats, strict=False))[: self.step]:
+            if isinstance(ms, int) and isinstance(seat, int) and 0 <= seat < count:
+                remaining[seat] = initial if days else remaining[seat] - ms + increment
+        return Clock(tuple(remaining), None, increment, days)
 
     def status_text(self) -> str:
         """Where the replay is: "Start", "Move 12 of 60: f5", or the end with its result."""

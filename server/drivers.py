@@ -353,6 +353,7 @@ class TurnDriver(Driver):
             "increment_ms": clock.increment_ms,
             "days_per_move": clock.days_per_move,
             "move_ms": list(clock.spent),
+            "seats": self._movers(),
         }
 
     def restored(self, saved: StoredRoom) -> Outbox:

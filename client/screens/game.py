@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
 
 from gamenight.client.messages import (
+    Abort,
     AddAi,
     LeaveRoom,
     ModelChanged,
@@ -61,6 +62,7 @@ class GameScreen(GameNightScreen):
         Binding("u", "takeback", "Takeback"),
         Binding("n", "takeback_decline", "Decline takeback"),
         Binding("m", "moretime", "+15 s"),
+        Binding("z", "abort", "Abort"),  # not "a": Connect Four drops with a-g
         Binding("b", "leave", "Lobby"),
         Binding("escape", "focus_board", show=False),
     ]
@@ -245,6 +247,8 @@ class GameScreen(GameNightScreen):
             return session.can_decline_takeback()
         if action == "moretime":
             return session.can_moretime()
+        if action == "abort":
+            return session.can_abort()
         return True
 
     def action_help(self) -> None:
@@ -299,6 +303,16 @@ class GameScreen(GameNightScreen):
         """Give the opponent 15 seconds."""
         if self.check_action("moretime", ()):
             self.post_message(MoreTime())
+
+    def action_abort(self) -> None:
+        """Abort a game the opponent has not started, after a confirmation."""
+        if self.check_action("abort", ()):
+            self.app.push_screen(ConfirmScreen("Abort this game? Nobody wins.", yes="Abort", no="Wait"), self._abort)
+
+    def _abort(self, yes: bool | None) -> None:
+        """Abort if confirmed."""
+        if yes:
+            self.post_message(Abort())
 
     def action_leave(self) -> None:
         """Back to the lobby; a seated player in a running game is asked first (leaving resigns)."""

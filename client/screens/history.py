@@ -26,9 +26,10 @@ from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.state import ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.client.widgets.board import Position, show_position
+from gamenight.client.widgets.clock import ClockView
 from gamenight.client.widgets.panel import moves_columns, moves_line_of, seat_chip, seat_text, seats_table
 from gamenight.protocol.messages import ListGames
-from gamenight.protocol.vocab import RoomStatus
+from gamenight.protocol.vocab import EndReason, RoomStatus
 
 ALL_GAMES = "*"
 HISTORY_LIMIT = 100
@@ -202,6 +203,7 @@ class ReplayScreen(GameNightScreen):
             with Vertical(id="side"):
                 yield Static(id="replay-result")
                 yield Static(id="players")
+                yield ClockView(id="clocks")
                 yield Static(id="replay-step")
                 yield Label("Moves", classes="side-heading")
                 with VerticalScroll(id="moves-box", can_focus=False):
@@ -227,8 +229,18 @@ class ReplayScreen(GameNightScreen):
             status = RoomStatus.FINISHED if replay.at_end else RoomStatus.PLAYING
             show_position(self.board, Position(view=view, last_move=replay.last_move, status=status))
         self.query_one("#players", Static).update(self._players(view))
+        self._show_clocks()
         self.query_one("#replay-step", Static).update(Text(replay.status_text(), style="italic"))
         self._show_moves()
+
+    def _show_clocks(self) -> None:
+        """Every seat's time after this step (games played with a clock); the loser's flag at the end."""
+        replay = self.replay
+        clock = replay.clock()
+        labels = [replay.session.label(seat) for seat in range(len(clock.remaining_ms))] if clock else []
+        result = replay.result
+        flagged = result.loser if result is not None and result.reason == EndReason.TIME and replay.at_end else None
+        self.query_one("#clocks", ClockView).show(clock, labels, flagged, None)
 
     def _players(self, view: Mapping[str, Any]) -> Table:
         """The seats with their scores at this step."""

@@ -8,19 +8,21 @@ from textual.widgets import Select
 from gamenight.client import messages as ui
 from gamenight.client.model import ME, OPEN, describe_result
 from gamenight.client.screens.create import TIME_PRESETS
+from gamenight.client.screens.dialogs import ConfirmScreen
 from gamenight.client.screens.game import GameScreen
+from gamenight.client.screens.history import ReplayScreen
 from gamenight.client.widgets.clock import ClockView, clock_table, format_ms
-from gamenight.protocol.messages import Join, MakeMove, TakebackDecline
+from gamenight.protocol.messages import Join, ListGames, MakeMove, TakebackDecline
 from gamenight.protocol.vocab import Clock
 from tests.client.conftest import create_room_via_form, wait_for
 from tests.peer import Peer
 
 
-def _clock_text(app) -> str:
-    """What the clock widget shows now, as plain text."""
+def _clock_text(app, kind: type = GameScreen) -> str:
+    """What the clock widget of the screen of `kind` shows now, as plain text."""
     from rich.console import Console
 
-    screen = next(s for s in app.screen_stack if isinstance(s, GameScreen))
+    screen = next(s for s in app.screen_stack if isinstance(s, kind))
     view = screen.query_one(ClockView)
     console = Console(width=40, record=True)
     console.print(view.shown or "")
@@ -113,4 +115,62 @@ async def test_flag_shown_when_the_server_ends_the_game_on_time(make_app, url):
         assert app.model.room.flagged() == 0
         room = app.model.room
         assert room.state.result.reason == "time" and "ran out of time" in describe_result(room.state.result, room)
+        games = await bob.request(ListGames)
+        app.post_message(ui.OpenReplay(games.games[0]["game_id"]))
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay viewer")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: "flag" in _clock_text(app, ReplayScreen), "the flag in the replay")
     await bob.close()
+
+
+async def test_abort_key_while_the_opponent_has_not_moved(make_app, url):
+    """z (confirmed) sends abort while the opponent has made no first move; the server's answer shows; then it goes."""
+    bob = await Peer.connect(url, "bob")
+    app = make_app("ann")
+    async with app.run_test(size=(110, 40)) as pilot:
+        code = await create_room_via_form(app, pilot, "connect4", [OPEN, ME], {})
+        await bob.request(Join, room=code, seat=0)
+        await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
+        await wait_for(pilot, lambda: app.screen.check_action("abort", ()), "the abort key")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+        await pilot.click("#yes")
+        await wait_for(
+            pilot, lambda: any("first move" in n.message for n in app._notifications), "the server's refusal"
+        )
+        state = app.model.room.state
+        await bob.send(MakeMove(room=code, move="d", seq=state.seq))
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's turn")
+        assert not app.screen.check_action("abort", ())
+    await bob.close()
+
+
+def test_replay_shows_each_seats_time_after_every_move():
+    """A clocked record's replay gives every seat's time at each step: a pass (Othello) leaves the passer's alone."""
+    from gamenight.client.replay import Replay
+
+    record = {
+        "game_id": 9,
+        "game": "othello",
+        "options": {"size": 8},
+        "moves": ["d3", "c3", "e6"],
+        "players": [
+            {"seat": 0, "label": "black", "name": "ann", "ai": False},
+            {"seat": 1, "label": "white", "name": "bob", "ai": False},
+        ],
+        "result": {"winner": 0, "winners": [0], "reason": "time", "loser": 1},
+        "clock": {
+            "initial_ms": 60000,
+            "increment_ms": 2000,
+            "days_per_move": 0,
+            "move_ms": [1000, 5000, 3000],
+            "seats": [0, 1, 1],
+        },  # white moved twice: black had to pass
+    }
+    replay = Replay(record, [{"board": []}] * 4)
+    assert replay.clock().remaining_ms == (60000, 60000) and replay.clock().running is None
+    replay.go(1)
+    assert replay.clock().remaining_ms == (61000, 60000)
+    replay.go(3)
+    assert replay.clock().remaining_ms == (61000, 60000 - 5000 + 2000 - 3000 + 2000)
+    assert Replay({**record, "clock": None}, [{}]).clock() is None

@@ -54,3 +54,11 @@ def test_the_budget_shrinks_with_the_time_left():
     with_increment.start(0, 0.0)
     # 3 s left and a 2 s increment: 3000 / 33 + 0.75 * 2000 - 80
     assert with_increment.ai_budget_ms(0, 57.0, 30, 10000, 0) == int(3000 / 33 + 1500 - 80)
+
+
+@pytest.mark.slow  # about 40 s: two level-5 AIs think up to the default 1 s per move over a whole game
+async def test_level_5_at_one_minute_with_the_default_budget(peers):
+    """At 1 minute + 0 with the room's default ai_ms (1000), level 5 finishes a whole Othello game on the board."""
+    final, moves = await _ai_game(peers, "othello", {"clock_s": 60})
+    assert final.result is not None and final.result.reason not in ("time", "forfeit", "resign")
+    assert min(final.clock.remaining_ms) > 0 and all(not m.data["ai"].get("fallback") for m in moves)

@@ -96,3 +96,32 @@ async def test_the_flag_still_falls_after_a_restart(server_process):
     assert record.record["result"]["reason"] == "time" and record.record["result"]["winner"] == 1
     await watcher.close()
     assert second.stop() == 0
+
+
+def test_a_takeback_is_undone_on_disk_too(tmp_path):
+    """After a takeback the stored log and times are those of the earlier position, so a restart resumes there."""
+    from gamenight.server.store import (
+        ClockSaved,
+        GameFinished,
+        GameStarted,
+        MoveRecorded,
+        MovesUndone,
+        RoomSaved,
+        Store,
+    )
+
+    store = Store(str(tmp_path / "games.db"))
+    store.write([RoomSaved("ABCDE", "connect4", {}, {"clock_s": 60}, "ann", False), GameStarted("ABCDE", 1)])
+    store.write([ClockSaved("ABCDE", 1, 0, [60000, 60000])])
+    for ply, (move, spent) in enumerate([("d", 500), ("d", 700), ("c", 900)]):
+        times = [60000 - 500, 60000] if ply == 0 else [60000 - 500, 60000 - 700]
+        store.write([MoveRecorded("ABCDE", 1, ply, move, spent), ClockSaved("ABCDE", 1, ply + 1, times)])
+    store.write([MovesUndone("ABCDE", 1, 1)])
+    (room,) = store.unfinished_rooms()
+    assert room.moves == ["d"] and room.move_ms == [500]
+    assert room.clocks == [[60000, 60000], [59500, 60000]]
+    clock = {"initial_ms": 60000, "increment_ms": 0, "days_per_move": 0, "move_ms": [500]}
+    store.write([GameFinished("ABCDE", 1, "connect4", {}, [], {"reason": "time", "winners": [1]}, ["d"], "d", clock)])
+    games = store.list_games()
+    assert store.get_game(games[0]["game_id"])["clock"] == clock
+    store.close()
