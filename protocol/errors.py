@@ -28,6 +28,7 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"  # too many messages; slow down
     BAD_TOKEN = "bad_token"  # a resume token the server does not know
     UNKNOWN_GAME = "unknown_game"  # no finished game with that id
+    UNAVAILABLE = "unavailable"  # the server cannot store this room's game now (a full or read-only disk)
     INTERNAL_ERROR = "internal_error"  # a server bug; it is logged there, never described here
 
 

@@ -29,11 +29,11 @@ from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, enco
 from gamenight.protocol.messages import Error, Hello, Message
 from gamenight.server.ai.play import bots, choose_move, fallback_move
 from gamenight.server.games import REGISTRY
-from gamenight.server.lobby import Lobby
+from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby
 from gamenight.server.metrics import Metrics
 from gamenight.server.outgoing import Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import Store
+from gamenight.server.store import Record, Store
 
 log = logging.getLogger("gamenight.server")
 
@@ -172,7 +172,7 @@ class GameServer:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         """Answer plain HTTP health checks on the websocket port; let upgrades through."""
         if request.path == "/healthz":
-            return connection.respond(HTTPStatus.OK, "ok\n")
+            return self._health(connection)
         if self.config.metrics and request.path.startswith("/metrics"):
             if request.path == "/metrics?reset=1":
                 self.metrics.reset()
@@ -183,6 +183,13 @@ class GameServer:
             response.headers["Content-Type"] = "application/json"
             return response
         return None
+
+    def _health(self, connection: ServerConnection) -> Response:
+        """200 "ok" while every record is being stored; 503 saying why while the database cannot be written."""
+        failure = self.outgoing.failure
+        if failure is not None:
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"unhealthy: cannot store games: {failure}\n")
+        return connection.respond(HTTPStatus.OK, "ok\n")
 
     # -- connections -----------------------------------------------------------------------------------
     async def handler(self, ws: ServerConnection) -> None:
@@ -233,7 +240,7 @@ class GameServer:
         try:
             if session is None:
                 return self._hello(ws, msg)
-            self.deliver(self.lobby.handle(session, msg, time.monotonic()))
+            self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
         except Exception:
             log.exception("bug while handling %s", msg.type)
             self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
@@ -272,18 +279,22 @@ class GameServer:
         await ws.close(code, reason)
 
     # -- carrying out decisions ---------------------------------------------------------------------------
-    def deliver(self, out: Outbox) -> None:
+    def deliver(self, out: Outbox, requester: tuple[ServerConnection, str, int | None] | None = None) -> None:
         """Queue the records and every message (encoded once per message) for the next flush; start the effects.
 
         The flush (`server.outgoing`) stores the records before it writes any frame, so a move anybody has
-        seen is on disk, whatever happens next.
+        seen is on disk, whatever happens next. If they cannot be stored, no frame of this decision is sent:
+        `_lost` takes the rooms offline and the requester (connection, session, request id) gets `unavailable`.
         """
-        if out.records:
-            self.outgoing.add_records(out.records)
+        frames = []
         for send in out.sends:
             targets = [ws for s in send.to if (ws := self.connections.get(s)) is not None]
             if targets:
-                self.outgoing.add_frame(targets, encode(send.message))
+                frames.append((targets, encode(send.message)))
+        if out.records:
+            self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester))
+        elif frames:
+            self.outgoing.add((), frames)
         if self._closing:
             return
         for effect in out.effects:
@@ -291,6 +302,17 @@ class GameServer:
                 self._spawn(self._ai_turn(effect))
             elif isinstance(effect, StartClock):
                 self._start_clock(effect)
+
+    def _lost(self, records: list[Record], requester: tuple[ServerConnection, str, int | None] | None) -> None:
+        """A decision's records are not on disk: its rooms stop, and whoever asked for it learns why."""
+        codes = list(dict.fromkeys(record.code for record in records))
+        spare = requester[1] if requester is not None else None
+        for code in codes:
+            self.deliver(self.lobby.take_offline(code, spare))
+        if requester is not None:
+            ws, _, request_id = requester
+            error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
+            self.outgoing.add_frame([ws], encode(error))
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference until it finishes."""

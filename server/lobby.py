@@ -55,6 +55,7 @@ CODE_LENGTH = 5
 EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
 AI_LEVELS = range(1, 6)
+UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full or read-only); it is stopped"
 
 
 class History(Protocol):
@@ -103,6 +104,7 @@ class Lobby:
         self.ai_bots = ai_bots or {}  # bot name -> the games it plays
         self.history = history
         self.max_rooms_per_client = max_rooms_per_client
+        self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
@@ -238,9 +240,11 @@ class Lobby:
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
     def _room(self, code: str) -> Room:
-        """The room with this code (case-insensitive), or an unknown_room refusal."""
+        """The room with this code (case-insensitive), or an unknown_room (or unavailable) refusal."""
         room = self.rooms.get(code.strip().upper())
         if room is None:
+            if code.strip().upper() in self.offline:
+                raise Refusal(ErrorCode.UNAVAILABLE, UNAVAILABLE_TEXT)
             raise Refusal(ErrorCode.UNKNOWN_ROOM, f"there is no room {code[:16]!r}")
         return room
 
@@ -281,7 +285,7 @@ class Lobby:
         """A fresh room code that no open room uses."""
         while True:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            if code not in self.rooms:
+            if code not in self.rooms and code not in self.offline:
                 return code
 
     def _ai_spec(self, msg: AddAi, room: Room) -> AiSpec:
@@ -350,6 +354,29 @@ class Lobby:
                 client.rooms.discard(code)
                 if not client.connected and not client.rooms:
                     self._forget(client)
+        self._push_summary(room, out)
+        return out
+
+    def take_offline(self, code: str, spare: str | None = None) -> Outbox:
+        """The room's records could not be stored: stop it in memory and tell its members (but `spare`).
+
+        Nothing of what it decided since its last stored record was shown to anyone; after a restart it comes
+        back as it is on disk. Until then every request for it is refused with `unavailable`.
+        """
+        room = self.rooms.pop(code, None)
+        out = Outbox()
+        if room is None:
+            return out
+        self.offline.add(code)
+        audience = room.audience()
+        room.close()
+        for session in audience | {s.session for s in room.seats if s.session} | room.spectators:
+            client = self.clients.get(session)
+            if client is not None:
+                client.rooms.discard(code)
+                if not client.connected and not client.rooms:
+                    self._forget(client)
+        out.send(audience - {spare}, Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, room=code))
         self._push_summary(room, out)
         return out
 

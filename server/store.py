@@ -200,14 +200,15 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """Run the block in BEGIN ... COMMIT, rolling back if it fails."""
+        """Run the block in BEGIN ... COMMIT; if the block or the commit fails, roll back and raise."""
         self.db.execute("BEGIN")
         try:
             yield
+            self.db.execute("COMMIT")  # with WAL the pages reach the disk here: a full disk fails here
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back already (a full disk, an I/O error)
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     def _write_one(self, record: Record, now: float) -> None:
         """Apply one record to the tables."""

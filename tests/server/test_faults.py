@@ -1,0 +1,91 @@
+"""Storage faults a real host hits: a database that stops taking writes, and one that cannot be read at start-up."""
+
+from __future__ import annotations
+
+import resource
+import urllib.error
+import urllib.request
+
+import pytest
+
+from gamenight.protocol.messages import MakeMove
+from tests.peer import Peer, seat_pair
+from tests.server.serverproc import ServerProcess
+
+
+def _health(port: int) -> tuple[int, str]:
+    """GET /healthz: the status and the body."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _stop_writes(pid: int) -> None:
+    """Make every file write of the server fail from now on, as a full disk does.
+
+    The file size limit (RLIMIT_FSIZE, set from outside with prlimit) is the fault used because it binds root
+    too: the tests may run as root, for whom a read-only file or directory is no obstacle. SQLite sees the same
+    failed write(2) it sees on a full disk; Python ignores SIGXFSZ, so only the write fails.
+    """
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+
+
+def _allow_writes(pid: int) -> None:
+    """Lift the file size limit again."""
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A server process on a database file; killed after the test if still running."""
+    started: list[ServerProcess] = []
+
+    def make() -> ServerProcess:
+        proc = ServerProcess(tmp_path / "games.db").start()
+        started.append(proc)
+        return proc
+
+    yield make
+    for proc in started:
+        if proc.proc is not None and proc.proc.poll() is None:
+            proc.kill()
+
+
+async def test_a_move_that_cannot_be_stored_is_refused_and_never_shown(server):
+    """With the disk refusing writes, a move gets `unavailable`, nobody sees it, /healthz says 503, and a restart
+    brings back exactly the moves that were shown."""
+    first = server()
+    alice, bob = await Peer.connect(first.url, "alice"), await Peer.connect(first.url, "bob")
+    code, state = await seat_pair(alice, bob)
+    shown = []
+    for _ in range(2):
+        mover = alice if state.to_move == [0] else bob
+        await mover.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+        shown.append(state.legal[0])
+        state = await alice.expect("state", seq=state.seq + 1)
+    assert _health(first.port)[0] == 200
+    assert first.proc is not None
+    _stop_writes(first.proc.pid)
+    mover, other = (alice, bob) if state.to_move == [0] else (bob, alice)
+    refused = await mover.request(MakeMove, room=code, move=state.legal[0], seq=state.seq)
+    assert refused.type == "error" and refused.code == "unavailable" and refused.room == code
+    told = await other.expect("error", code="unavailable")
+    assert told.room == code
+    status, body = _health(first.port)
+    assert status == 503 and "cannot store" in body
+    again = await mover.request(MakeMove, room=code, move=state.legal[0], seq=state.seq)
+    assert again.type == "error" and again.code == "unavailable"
+    assert not [m for m in alice.seen + bob.seen if m.type == "state" and m.seq > state.seq]
+    tokens = [alice.welcome.token, bob.welcome.token]
+    _allow_writes(first.proc.pid)
+    first.kill()
+    await alice.close()
+    await bob.close()
+    second = server()
+    alice = await Peer.connect(second.url, "alice", resume=tokens[0])
+    restored = await alice.expect("state")
+    assert restored.moves == shown
+    await alice.close()
+    assert second.stop() == 0
