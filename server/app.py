@@ -119,7 +119,10 @@ class GameServer:
     async def start(self) -> Server:
         """Start listening; returns the websockets server (its sockets tell the bound port)."""
         if self.store is not None:
-            self.deliver(self.lobby.restore(self.store.unfinished_rooms(), time.monotonic()))
+            stored = self.store.unfinished_rooms(self.lobby.skipped)
+            self.deliver(self.lobby.restore(stored, time.monotonic()))
+            for code, reason in self.lobby.skipped:
+                log.error("could not restore room %s (%s); it stays in the database, closed to players", code, reason)
         self._server = await serve(
             self.handler,
             self.config.host,
@@ -185,11 +188,12 @@ class GameServer:
         return None
 
     def _health(self, connection: ServerConnection) -> Response:
-        """200 "ok" while every record is being stored; 503 saying why while the database cannot be written."""
+        """200 "ok" (and the rooms start-up could not restore) while records are stored; 503 saying why if not."""
         failure = self.outgoing.failure
         if failure is not None:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"unhealthy: cannot store games: {failure}\n")
-        return connection.respond(HTTPStatus.OK, "ok\n")
+        skipped = "".join(f"not restored: room {code}: {reason}\n" for code, reason in self.lobby.skipped)
+        return connection.respond(HTTPStatus.OK, "ok\n" + skipped)
 
     # -- connections -----------------------------------------------------------------------------------
     async def handler(self, ws: ServerConnection) -> None:

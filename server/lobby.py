@@ -43,7 +43,7 @@ from gamenight.protocol.messages import (
 )
 from gamenight.protocol.vocab import GameDescription, RoomSummary
 from gamenight.server.games import GAMES
-from gamenight.server.games.base import BadOptions, Game, GameError
+from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
 from gamenight.server.store import RoomClosed, StoredRoom
@@ -105,6 +105,7 @@ class Lobby:
         self.history = history
         self.max_rooms_per_client = max_rooms_per_client
         self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
+        self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
@@ -382,22 +383,45 @@ class Lobby:
 
     # -- restart ------------------------------------------------------------------------------------------------
     def restore(self, stored: list[StoredRoom], now: float) -> Outbox:
-        """Rebuild the rooms a previous run left open (each room restores itself; the lobby keeps the sessions)."""
+        """Rebuild the rooms a previous run left open (each room restores itself; the lobby keeps the sessions).
+
+        A room that cannot be rebuilt (a game this version lacks, moves its rules refuse, a broken stored value)
+        is left out, on disk as it is, and listed in `skipped`: one bad room never stops the server.
+        """
         out = Outbox()
         for saved in stored:
             game = GAMES.get(saved.game)
             if game is None:
+                self.skipped.append((saved.code, f"unknown game {saved.game[:40]!r}"))
                 continue
+            known = set(self.clients)
             try:
-                room, started = Room.restore(saved, game, now, self._held_for)
-            except GameError:
-                continue  # a log the current rules refuse cannot be resumed honestly; leave it out
+                room, started = Room.restore(self._checked(saved, game), game, now, self._held_for)
+            except Exception as exc:  # a log the current rules refuse cannot be resumed honestly; leave it out
+                self.skipped.append((saved.code, f"{type(exc).__name__}: {exc}"[:200]))
+                for session in set(self.clients) - known:
+                    if not self.clients[session].rooms:
+                        self._forget(self.clients[session])
+                continue
             self.rooms[room.code] = room
             for seat in room.seats:
                 if seat.holder is not None:
                     self.clients[seat.holder.session].rooms.add(room.code)
             out.extend(started)
         return out
+
+    @staticmethod
+    def _checked(saved: StoredRoom, game: Game[Any, Any]) -> StoredRoom:
+        """A stored room with its options validated as a new room's are and its seats in range (else raises)."""
+        try:
+            options, room_options = split_and_validate(game, {**saved.options, **saved.room_options})
+        except BadOptions as exc:
+            raise ValueError(f"stored options refused: {exc}") from None
+        seats = game.seat_count(options)
+        for seat in saved.seats:
+            if not 0 <= seat.seat < seats:
+                raise ValueError(f"seat {seat.seat} out of range 0..{seats - 1}")
+        return replace(saved, options=options, room_options=room_options)
 
     def _held_for(self, token_hash: str, name: str) -> Member:
         """The member a stored token resumes: the session restored already, or a new one waiting for its owner."""

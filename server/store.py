@@ -164,13 +164,16 @@ class Store:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA foreign_keys = ON")
-        if path != ":memory:":
-            self.db.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
-            self.db.execute("PRAGMA synchronous = NORMAL")
-        self._migrate()
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if path != ":memory:":
+                self.db.execute("PRAGMA journal_mode = WAL")
+                # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
+                self.db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.Error as exc:  # not a database, unreadable, read-only, a folder: one line, not a traceback
+            raise StoreError(f"cannot use the database {path}: {exc}") from None
 
     def close(self) -> None:
         """Close the database."""
@@ -265,35 +268,54 @@ class Store:
                 db.execute("DELETE FROM seats WHERE room = ?", (record.code,))
 
     # -- reading ------------------------------------------------------------------------------------------
-    def unfinished_rooms(self) -> list[StoredRoom]:
-        """Every room not closed, with its seats and the move log of its current game."""
+    def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]:
+        """Every room not closed, with its seats and the move log of its current game.
+
+        A room whose rows cannot be read (bad JSON, a broken value) is left out and added to `skipped` as
+        (code, reason); a database that cannot be read at all raises StoreError.
+        """
         rooms = []
-        for row in self.db.execute(
-            "SELECT code, game, options, room_options, host_name, private, game_no,"
-            " host_token_hash FROM rooms WHERE closed = 0 ORDER BY created_at"
-        ):
-            room = StoredRoom(
-                row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], bool(row[5]), row[6], row[7]
-            )
-            room.seats = [
-                SeatSaved(room.code, *seat)
-                for seat in self.db.execute(
-                    "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
-                    (room.code,),
-                )
-            ]
-            room.moves = [
-                m
-                for (m,) in self.db.execute(
-                    "SELECT move FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", (room.code, room.game_no)
-                )
-            ]
-            done = self.db.execute(
-                "SELECT result FROM games WHERE room = ? AND game_no = ?", (room.code, room.game_no)
-            ).fetchone()
-            room.result = json.loads(done[0]) if done else None
-            rooms.append(room)
+        try:
+            rows = self.db.execute(
+                "SELECT code, game, options, room_options, host_name, private, game_no,"
+                " host_token_hash FROM rooms WHERE closed = 0 ORDER BY created_at"
+            ).fetchall()
+            for row in rows:
+                try:
+                    rooms.append(self._stored_room(row))
+                except (ValueError, TypeError, IndexError) as exc:
+                    if skipped is not None:
+                        skipped.append((str(row[0]), f"{type(exc).__name__}: {exc}"))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return rooms
+
+    def _stored_room(self, row: tuple[Any, ...]) -> StoredRoom:
+        """One open room's rows read back (ValueError / TypeError if a stored value is broken)."""
+        options, room_options = json.loads(row[2]), json.loads(row[3])
+        if not isinstance(options, dict) or not isinstance(room_options, dict):
+            raise ValueError("options are not a map")
+        room = StoredRoom(row[0], row[1], options, room_options, row[4], bool(row[5]), int(row[6]), row[7])
+        room.seats = [
+            SeatSaved(room.code, *seat)
+            for seat in self.db.execute(
+                "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
+                (room.code,),
+            )
+        ]
+        room.moves = [
+            m
+            for (m,) in self.db.execute(
+                "SELECT move FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", (room.code, room.game_no)
+            )
+        ]
+        done = self.db.execute(
+            "SELECT result FROM games WHERE room = ? AND game_no = ?", (room.code, room.game_no)
+        ).fetchone()
+        room.result = json.loads(done[0]) if done else None
+        if room.result is not None and not isinstance(room.result, dict):
+            raise ValueError("the stored result is not a map")
+        return room
 
     def list_games(self, player: str | None = None, game: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """Finished games, newest first, optionally of one game kind or with one player (by name)."""

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import resource
+import sqlite3
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from gamenight.protocol.messages import MakeMove
+from gamenight.server.store import RoomSaved, Store
 from tests.peer import Peer, seat_pair
 from tests.server.serverproc import ServerProcess
 
@@ -89,3 +95,85 @@ async def test_a_move_that_cannot_be_stored_is_refused_and_never_shown(server):
     assert restored.moves == shown
     await alice.close()
     assert second.stop() == 0
+
+
+async def test_rooms_with_bad_rows_are_skipped_and_the_rest_restored(server):
+    """Rooms whose stored options are not JSON or whose seat is out of range are skipped (and listed on /healthz);
+    the server starts and the good room resumes."""
+    first = server()
+    alice, bob = await Peer.connect(first.url, "alice"), await Peer.connect(first.url, "bob")
+    good, _ = await seat_pair(alice, bob)
+    broken_json, _ = await seat_pair(alice, bob)
+    broken_seat, _ = await seat_pair(alice, bob)
+    token = alice.welcome.token
+    first.kill()
+    await alice.close()
+    await bob.close()
+    db = sqlite3.connect(first.db)
+    db.execute("UPDATE rooms SET options = '{not json' WHERE code = ?", (broken_json,))
+    db.execute("UPDATE seats SET seat = 7 WHERE room = ? AND seat = 1", (broken_seat,))
+    db.commit()
+    db.close()
+    second = server()
+    status, body = _health(second.port)
+    assert status == 200 and broken_json in body and broken_seat in body and good not in body
+    alice = await Peer.connect(second.url, "alice", resume=token)
+    restored = await alice.expect("state")
+    assert restored.room == good
+    assert not [m for m in alice.seen if getattr(m, "room", None) in (broken_json, broken_seat)]
+    await alice.close()
+    assert second.stop() == 0
+
+
+def _garbage(path: Path) -> None:
+    """A file that is not SQLite at all."""
+    path.write_bytes(b"these are not the pages you are looking for\n" * 100)
+
+
+def _truncated(path: Path) -> None:
+    """A real database cut after its first page, as a failed copy leaves it."""
+    store = Store(str(path))
+    store.write([RoomSaved(f"R{n:04}", "othello", {"x": "y" * 500}, {}, "ann", False) for n in range(200)])
+    store.close()
+    data = path.read_bytes()
+    path.write_bytes(data[:4096])
+
+
+def _folder(path: Path) -> None:
+    """A folder where the database file should be."""
+    path.mkdir()
+
+
+@pytest.mark.parametrize("spoil", [_garbage, _truncated, _folder], ids=["garbage", "truncated", "folder"])
+def test_an_unusable_database_gives_one_line_and_an_exit_code(tmp_path, spoil):
+    """A database that is garbage, truncated or a folder stops start-up with one line on stderr and exit code 2."""
+    path = tmp_path / "games.db"
+    spoil(path)
+    done = subprocess.run(
+        [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", str(path), "--log-level", "warning"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert str(path) in done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root opens read-only files for writing; the folder case covers it")
+def test_a_read_only_database_gives_one_line_and_an_exit_code(tmp_path):
+    """A database file the server may not write stops start-up with one line and exit code 2."""
+    path = tmp_path / "games.db"
+    Store(str(path)).close()
+    path.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        tmp_path.chmod(0o755)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
