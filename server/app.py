@@ -17,7 +17,7 @@ import os
 import ssl
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
@@ -29,6 +29,7 @@ from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, enco
 from gamenight.protocol.messages import Error, Hello, Message
 from gamenight.server.ai.play import bots, choose_move, fallback_move
 from gamenight.server.games import REGISTRY
+from gamenight.server.guard import FrameLimits, GuardedConnection
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby
 from gamenight.server.metrics import Metrics
 from gamenight.server.outgoing import Outgoing
@@ -64,6 +65,7 @@ class ServerConfig:
     max_strikes: int = 60  # rate-limited messages tolerated before the connection is closed
     metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
     idle_timeout_s: float = 1800.0  # a connection in no room that sends nothing this long is closed
+    frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
 
 
 class TokenBucket:
@@ -112,7 +114,7 @@ class GameServer:
         self._pool: Executor | None = None
         self._server: Server | None = None
         self.metrics = Metrics()
-        self.outgoing = Outgoing(self.store, on_backlog=self._not_reading)
+        self.outgoing = Outgoing(self.store, on_backlog=self._not_reading, max_backlog=config.frame_limits.max_backlog)
         self._closing = False
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -130,6 +132,7 @@ class GameServer:
             process_request=self._http,
             max_size=MAX_FRAME,
             compression=None,
+            create_connection=type("Connection", (GuardedConnection,), {"limits": self.config.frame_limits}),
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_interval,
             # A flooder's close frame waits behind its unread frames; don't hold its socket long for it.
@@ -146,7 +149,7 @@ class GameServer:
     def port(self) -> int:
         """The port actually bound (useful when asked for port 0)."""
         assert self._server is not None
-        return self._server.sockets[0].getsockname()[1]
+        return int(self._server.sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""
@@ -273,9 +276,11 @@ class GameServer:
         self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id)))
 
     def _not_reading(self, ws: ServerConnection) -> None:
-        """A client that stopped reading holds too much unsent data: close it (its seats wait for a resume)."""
-        log.warning("closing a connection that stopped reading (%d bytes unsent)", ws.transport.get_write_buffer_size())
-        self._spawn(ws.close(POLICY_VIOLATION, "not reading"))
+        """A client that stopped reading holds too much unsent data: abort it (its seats wait for a resume)."""
+        if isinstance(ws, GuardedConnection):
+            ws.abort(f"not reading ({ws.transport.get_write_buffer_size()} bytes unsent)")
+        else:
+            ws.transport.abort()
 
     async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
         """Close a connection after writing what is still queued for it (an error saying why, say)."""
