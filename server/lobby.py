@@ -213,7 +213,10 @@ class Lobby:
                 room = self._room(msg.room)
                 return self._after(room, room.move(client.session, msg.move, msg.seq, msg.id), now)
             case Chat():
-                return self._room(msg.room).chat(client.session, client.name, clean_text(msg.text))
+                room = self._room(msg.room)
+                if not room.is_member(client.session):  # checked before any work on the text
+                    raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
+                return room.chat(client.session, client.name, clean_text(msg.text))
             case Resign():
                 room = self._room(msg.room)
                 return self._after(room, room.resign(client.session), now)

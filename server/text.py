@@ -18,11 +18,15 @@ def _printable(text: str) -> str:
     return " ".join(kept.split())
 
 
+SCAN_FACTOR = 4
+"""Only the first SCAN_FACTOR x the kept length of a text is looked at: a 64 KiB line costs what a short one does."""
+
+
 def clean_name(name: str) -> str:
     """A display name: printable, at most MAX_NAME characters, never empty."""
-    return _printable(name)[:MAX_NAME] or "player"
+    return _printable(name[: MAX_NAME * SCAN_FACTOR])[:MAX_NAME] or "player"
 
 
 def clean_text(text: str) -> str:
     """A chat line: printable and at most MAX_CHAT characters."""
-    return _printable(text)[:MAX_CHAT]
+    return _printable(text[: MAX_CHAT * SCAN_FACTOR])[:MAX_CHAT]
