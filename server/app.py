@@ -30,7 +30,7 @@ from gamenight.protocol.messages import Error, Hello, Message
 from gamenight.server.ai.play import bots, choose_move, fallback_move
 from gamenight.server.games import REGISTRY
 from gamenight.server.guard import FrameLimits, GuardedConnection
-from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby
+from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outgoing import Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
@@ -65,6 +65,8 @@ class ServerConfig:
     max_strikes: int = 60  # rate-limited messages tolerated before the connection is closed
     metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
     idle_timeout_s: float = 1800.0  # a connection in no room that sends nothing this long is closed
+    max_connections_per_ip: int = 50  # open connections from one address (0: no cap)
+    lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
     frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
 
 
@@ -90,6 +92,14 @@ class TokenBucket:
         return False
 
 
+def _address(ws: ServerConnection) -> str:
+    """The remote IP address of a connection ("" if the socket no longer tells)."""
+    try:
+        return str(ws.remote_address[0])
+    except (TypeError, IndexError, OSError):
+        return ""
+
+
 def _warm() -> None:
     """In a worker process: import every game's AI so the first real search starts at once."""
     for module in AI_MODULES:
@@ -107,7 +117,8 @@ class GameServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.store = Store(config.db) if config.db else None
-        self.lobby = Lobby(ai_bots=bots(), history=self.store)
+        self.lobby = Lobby(ai_bots=bots(), history=self.store, limits=config.lobby_limits)
+        self.per_ip: dict[str, int] = {}  # open connections by remote address
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -176,7 +187,10 @@ class GameServer:
         return context
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Answer plain HTTP health checks on the websocket port; let upgrades through."""
+        """Answer plain HTTP health checks on the websocket port; let upgrades through (up to the per-address cap)."""
+        cap = self.config.max_connections_per_ip
+        if cap and self.per_ip.get(_address(connection), 0) >= cap:
+            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
         if request.path == "/healthz":
             return self._health(connection)
         if self.config.metrics and request.path.startswith("/metrics"):
@@ -203,6 +217,8 @@ class GameServer:
         """One connection: hello first (in time), then rate-limited requests until it closes; cleanup always runs."""
         session: str | None = None
         bucket = TokenBucket(self.config.rate, self.config.burst)
+        ip = _address(ws)
+        self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
         try:
             while True:
                 if session is None:
@@ -215,7 +231,7 @@ class GameServer:
                     except TimeoutError:
                         await self._close(ws, IDLE_CLOSE, "idle")
                         break
-                if not bucket.take():
+                if self.config.rate and not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
                         await self._close(ws, POLICY_VIOLATION, "too many messages")
                         break
@@ -227,6 +243,8 @@ class GameServer:
         except ConnectionClosed:
             pass
         finally:
+            if (left := self.per_ip.pop(ip) - 1) > 0:
+                self.per_ip[ip] = left
             # A resumed session may already live on a newer connection: only its own connection releases it.
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
@@ -259,7 +277,7 @@ class GameServer:
             self._reply_error(ws, ErrorCode.NOT_READY, "send hello first", msg.id)
             return None
         try:
-            client, out = self.lobby.hello(msg, time.monotonic())
+            client, out = self.lobby.hello(msg, time.monotonic(), _address(ws))
         except Refusal as refusal:
             self._reply_error(ws, refusal.code, refusal.message, msg.id)
             return None

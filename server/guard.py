@@ -34,7 +34,7 @@ BURST_FACTOR = 4.0
 
 @dataclass(frozen=True, slots=True)
 class FrameLimits:
-    """What one connection may send below the message level, and what it may leave unread."""
+    """What one connection may send below the message level, and what it may leave unread (0: no limit)."""
 
     bytes_per_s: float = 64 * 1024  # sustained; 4 s worth at once (a 64 KiB frame always fits)
     frames_per_s: float = 200.0  # every frame: data, continuation, ping, pong, close (10x the message rate)
@@ -73,9 +73,9 @@ class GuardedConnection(ServerConnection):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         limits = self.limits
-        self._bytes = Bucket(limits.bytes_per_s, floor=128 * 1024)
-        self._frames = Bucket(limits.frames_per_s)
-        self._pings = Bucket(limits.pings_per_s)
+        self._bytes = Bucket(limits.bytes_per_s, floor=128 * 1024) if limits.bytes_per_s else None
+        self._frames = Bucket(limits.frames_per_s) if limits.frames_per_s else None
+        self._pings = Bucket(limits.pings_per_s) if limits.pings_per_s else None
         self._fragments = 0
         self.aborted: str | None = None  # why the guard dropped the connection
 
@@ -83,11 +83,12 @@ class GuardedConnection(ServerConnection):
         """Count the bytes before websockets parses them; after the automatic replies, check the backlog."""
         if self.aborted is not None:
             return
-        if not self._bytes.take(len(data)):
+        if self._bytes is not None and not self._bytes.take(len(data)):
             self.abort("too many bytes")
             return
         super().data_received(data)
-        if self.aborted is None and self.transport.get_write_buffer_size() > self.limits.max_backlog:
+        backlog = self.limits.max_backlog
+        if self.aborted is None and backlog and self.transport.get_write_buffer_size() > backlog:
             self.abort("not reading")
 
     def process_event(self, event: Event) -> None:
@@ -95,17 +96,17 @@ class GuardedConnection(ServerConnection):
         if self.aborted is not None:
             return
         if isinstance(event, Frame):
-            if not self._frames.take():
+            if self._frames is not None and not self._frames.take():
                 self.abort("too many frames")
                 return
-            if event.opcode is Opcode.PING and not self._pings.take():
+            if event.opcode is Opcode.PING and self._pings is not None and not self._pings.take():
                 self.abort("too many pings")
                 return
             if event.opcode in (Opcode.TEXT, Opcode.BINARY):
                 self._fragments = 1
             elif event.opcode is Opcode.CONT:
                 self._fragments += 1
-                if self._fragments > self.limits.max_fragments:
+                if self.limits.max_fragments and self._fragments > self.limits.max_fragments:
                     self.abort("too many fragments")
                     return
         super().process_event(event)

@@ -41,7 +41,7 @@ from gamenight.protocol.messages import (
     Sync,
     Welcome,
 )
-from gamenight.protocol.vocab import GameDescription, RoomSummary
+from gamenight.protocol.vocab import GameDescription, Role, RoomSummary
 from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
@@ -52,6 +52,7 @@ from gamenight.server.text import clean_name, clean_text
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread
 CODE_LENGTH = 5
+CHAT_BURST_S = 2.0  # a room's chat allowance holds this many seconds of its rate
 EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
 AI_LEVELS = range(1, 6)
@@ -74,8 +75,8 @@ class Client:
     name: str
     token_hash: str
     rooms: set[str] = field(default_factory=set)
-    rooms_created: int = 0
     connected: bool = True
+    ip: str = ""  # the address of its latest connection ("" for sessions restored from disk)
 
     @property
     def member(self) -> Member:
@@ -88,6 +89,37 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class LobbyLimits:
+    """Caps that keep one person (or one address) from taking the whole server; 0 means no cap."""
+
+    rooms_per_player: int = 20  # open rooms one person (resume token) hosts
+    rooms_per_ip: int = 20  # open rooms hosted from one address, over all its sessions
+    public_rooms: int = 300  # open public rooms in all (each is listed in every `welcome`)
+    spectators_per_room: int = 50
+    player_chat_per_s: float = 5.0  # chat lines per second a room relays from its players, together
+    spectator_chat_per_s: float = 2.0  # ... and from its spectators, together (players keep their share)
+
+
+class Allowance:
+    """A token bucket on the lobby's clock: `rate` per second, `BURST_FACTOR` seconds' worth at once."""
+
+    __slots__ = ("capacity", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, now: float) -> None:
+        self.rate, self.capacity = rate, max(1.0, rate * CHAT_BURST_S)
+        self.tokens, self.stamp = self.capacity, now
+
+    def take(self, now: float) -> bool:
+        """Spend one token if there is one."""
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
 class Lobby:
     """All rooms and sessions of a server; routes each request to the room it concerns."""
 
@@ -96,28 +128,31 @@ class Lobby:
         *,
         ai_bots: dict[str, list[str]] | None = None,
         history: History | None = None,
-        max_rooms_per_client: int = 20,
+        limits: LobbyLimits | None = None,
     ) -> None:
         self.rooms: dict[str, Room] = {}
         self.clients: dict[str, Client] = {}  # by session, connected or holding seats
         self.by_token: dict[str, Client] = {}  # by token hash
         self.ai_bots = ai_bots or {}  # bot name -> the games it plays
         self.history = history
-        self.max_rooms_per_client = max_rooms_per_client
+        self.limits = limits or LobbyLimits()
+        self.hosts: dict[str, tuple[str, str]] = {}  # room code -> (host's token hash, host's address)
+        self.played: set[str] = set()  # rooms where a person made a move: only they keep the long grace
+        self.chat: dict[tuple[str, bool], Allowance] = {}  # (room, from players?) -> its chat allowance
         self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
         self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
 
     # -- sessions --------------------------------------------------------------------------------------
-    def hello(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
-        """Greet a connection: check the protocol, make or resume its session, reply `welcome`."""
+    def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
+        """Greet a connection (from address `ip`): check the protocol, make or resume its session, reply `welcome`."""
         if msg.protocol != PROTOCOL_VERSION:
             raise Refusal(
                 ErrorCode.UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}"
             )
         if msg.resume is not None:
-            return self._resume(msg, now)
+            return self._resume(msg, now, ip)
         token = secrets.token_urlsafe(24)
-        client = Client(session=secrets.token_hex(8), name=clean_name(msg.name), token_hash=hash_token(token))
+        client = Client(secrets.token_hex(8), clean_name(msg.name), hash_token(token), ip=ip)
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
         out = Outbox()
@@ -140,7 +175,7 @@ class Lobby:
         """A game's `welcome.games` entry, with the named bots that play it."""
         return describe(game, tuple(sorted(b for b, games in self.ai_bots.items() if game.name in games)))
 
-    def _resume(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
+    def _resume(self, msg: Hello, now: float, ip: str) -> tuple[Client, Outbox]:
         """Give a returning person their session back, with every seat they held."""
         assert msg.resume is not None
         wanted = hash_token(msg.resume)
@@ -148,7 +183,7 @@ class Lobby:
         # The dict lookup finds a candidate; the constant-time compare is what vouches for it.
         if client is None or not hmac.compare_digest(client.token_hash, wanted):
             raise Refusal(ErrorCode.BAD_TOKEN, "that resume token is unknown here (expired, or another server)")
-        client.connected = True
+        client.connected, client.ip = True, ip
         out = Outbox()
         out.send({client.session}, self._welcome(client, msg.resume, msg.id))
         for code in sorted(client.rooms):
@@ -211,11 +246,14 @@ class Lobby:
                 return self._after(room, out, now)
             case MakeMove():
                 room = self._room(msg.room)
-                return self._after(room, room.move(client.session, msg.move, msg.seq, msg.id), now)
+                out = room.move(client.session, msg.move, msg.seq, msg.id)
+                self.played.add(room.code)
+                return self._after(room, out, now)
             case Chat():
                 room = self._room(msg.room)
                 if not room.is_member(client.session):  # checked before any work on the text
                     raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
+                self._chat_allowed(room, client, now)
                 return room.chat(client.session, client.name, clean_text(msg.text))
             case Resign():
                 room = self._room(msg.room)
@@ -263,8 +301,7 @@ class Lobby:
         game = GAMES.get(msg.game)
         if game is None:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"unknown game {msg.game[:40]!r}; try one of {', '.join(GAMES)}")
-        if client.rooms_created >= self.max_rooms_per_client:
-            raise Refusal(ErrorCode.NOT_ALLOWED, f"you may open at most {self.max_rooms_per_client} rooms")
+        self._may_host(client, msg.private)
         try:
             game_options, room_options = split_and_validate(game, msg.options)
         except BadOptions as exc:
@@ -272,7 +309,7 @@ class Lobby:
         room = Room(self._new_code(), game, game_options, room_options, client.session, client.name, msg.private)
         room.empty_since = now
         self.rooms[room.code] = room
-        client.rooms_created += 1
+        self.hosts[room.code] = (client.token_hash, client.ip)
         out = Outbox(changed=True)
         out.records.append(replace(room.saved(), host_token_hash=client.token_hash))
         out.send({client.session}, room.info(msg.id))
@@ -281,6 +318,9 @@ class Lobby:
     def _join(self, client: Client, msg: Join, now: float) -> Outbox:
         """Take a seat or watch; a refused join leaves the person's rooms as they were."""
         room = self._room(msg.room)
+        cap = self.limits.spectators_per_room
+        if msg.role == Role.SPECTATOR and cap and len(room.spectators) >= cap and not room.is_member(client.session):
+            raise Refusal(ErrorCode.TOO_MANY, f"room {room.code} has its {cap} spectators already")
         out = room.join(client.member, msg.role, msg.seat, msg.id)
         client.rooms.add(room.code)
         return self._after(room, out, now)
@@ -291,6 +331,32 @@ class Lobby:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if code not in self.rooms and code not in self.offline:
                 return code
+
+    def _may_host(self, client: Client, private: bool) -> None:
+        """Refuse a new room past the caps: per person, per address, and public rooms in all."""
+        limits = self.limits
+        mine = sum(1 for token_hash, _ in self.hosts.values() if token_hash == client.token_hash)
+        if limits.rooms_per_player and mine >= limits.rooms_per_player:
+            raise Refusal(ErrorCode.TOO_MANY, f"you host {mine} open rooms; close one first")
+        if limits.rooms_per_ip and client.ip:
+            here = sum(1 for _, ip in self.hosts.values() if ip == client.ip)
+            if here >= limits.rooms_per_ip:
+                raise Refusal(ErrorCode.TOO_MANY, f"your address hosts {here} open rooms; close one first")
+        if not private and limits.public_rooms:
+            public = sum(1 for room in self.rooms.values() if not room.private)
+            if public >= limits.public_rooms:
+                raise Refusal(ErrorCode.TOO_MANY, "the server has all the public rooms it lists; open a private one")
+
+    def _chat_allowed(self, room: Room, client: Client, now: float) -> None:
+        """Each room relays a bounded number of lines per second: players share one allowance, spectators another."""
+        player = room.seat_of(client.session) is not None
+        key = (room.code, player)
+        allowance = self.chat.get(key)
+        if allowance is None:
+            rate = self.limits.player_chat_per_s if player else self.limits.spectator_chat_per_s
+            allowance = self.chat[key] = Allowance(rate, now)
+        if not allowance.take(now):
+            raise Refusal(ErrorCode.RATE_LIMITED, f"room {room.code} is chatting too fast; wait a moment")
 
     def _ai_spec(self, msg: AddAi, room: Room) -> AiSpec:
         """Check an add_ai request's level or bot name (the bot must play this room's game)."""
@@ -340,15 +406,18 @@ class Lobby:
                 out.extend(self._close(code))
         return out
 
-    @staticmethod
-    def _grace(room: Room) -> float:
-        """How long an empty room stays open: long while players hold seats in an unfinished game."""
-        held = room.status in RUNNING and any(s.holder is not None for s in room.seats)
+    def _grace(self, room: Room) -> float:
+        """How long an empty room stays open: long while players hold seats in an unfinished game they played.
+
+        A game nobody has made a move in (rooms opened and sat in only to hold them) gets the short grace.
+        """
+        held = room.status in RUNNING and room.code in self.played and any(s.holder is not None for s in room.seats)
         return HELD_GAME_GRACE_S if held else EMPTY_ROOM_GRACE_S
 
     def _close(self, code: str) -> Outbox:
         """Remove a room, forget it on disk, and tell the lobby it is gone."""
         room = self.rooms.pop(code)
+        self._forget_room(code)
         room.close()
         out = Outbox()
         out.records.append(RoomClosed(code))
@@ -372,6 +441,7 @@ class Lobby:
         if room is None:
             return out
         self.offline.add(code)
+        self._forget_room(code)
         audience = room.audience()
         room.close()
         for session in audience | {s.session for s in room.seats if s.session} | room.spectators:
@@ -383,6 +453,13 @@ class Lobby:
         out.send(audience - {spare}, Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, room=code))
         self._push_summary(room, out)
         return out
+
+    def _forget_room(self, code: str) -> None:
+        """Drop what the lobby keeps about a room that closed."""
+        self.hosts.pop(code, None)
+        self.played.discard(code)
+        self.chat.pop((code, True), None)
+        self.chat.pop((code, False), None)
 
     # -- restart ------------------------------------------------------------------------------------------------
     def restore(self, stored: list[StoredRoom], now: float) -> Outbox:
@@ -407,6 +484,9 @@ class Lobby:
                         self._forget(self.clients[session])
                 continue
             self.rooms[room.code] = room
+            self.hosts[room.code] = (saved.host_token_hash or "", "")
+            if room.moves:
+                self.played.add(room.code)
             for seat in room.seats:
                 if seat.holder is not None:
                     self.clients[seat.holder.session].rooms.add(room.code)

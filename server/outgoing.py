@@ -126,7 +126,8 @@ class Outgoing:
                     else:
                         queue.append(frame)
         for connection, queue in queues.items():
-            if write_frames(connection, queue) > self.max_backlog and self.on_backlog is not None:
+            unsent = write_frames(connection, queue)
+            if self.max_backlog and unsent > self.max_backlog and self.on_backlog is not None:
                 self.on_backlog(connection)
         for index, exc in lost.items():
             on_lost = decisions[index].on_lost
