@@ -46,7 +46,7 @@ from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
-from gamenight.server.store import RoomClosed, StoredRoom
+from gamenight.server.store import GameFinished, RoomClosed, StoredRoom
 from gamenight.server.text import clean_name, clean_text
 
 SERVER_NAME = "gamenight/0.1"
@@ -62,9 +62,11 @@ UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full o
 class History(Protocol):
     """Where finished games are read from (the SQLite store)."""
 
-    def list_games(self, player: str | None, game: str | None, limit: int) -> list[dict[str, Any]]: ...
+    def list_games(
+        self, player: str | None, game: str | None, limit: int, viewer: str | None
+    ) -> list[dict[str, Any]]: ...
 
-    def get_game(self, game_id: int) -> dict[str, Any] | None: ...
+    def get_game(self, game_id: int, viewer: str | None) -> dict[str, Any] | None: ...
 
 
 @dataclass(slots=True)
@@ -99,15 +101,17 @@ class LobbyLimits:
     spectators_per_room: int = 50
     player_chat_per_s: float = 5.0  # chat lines per second a room relays from its players, together
     spectator_chat_per_s: float = 2.0  # ... and from its spectators, together (players keep their share)
+    code_guesses_per_min: float = 6.0  # joins by a code that is not a public room, per address (hit or miss)
+    code_guess_burst: int = 10  # ... of which this many at once
 
 
 class Allowance:
-    """A token bucket on the lobby's clock: `rate` per second, `BURST_FACTOR` seconds' worth at once."""
+    """A token bucket on the lobby's clock: `rate` per second, at most `capacity` (default: CHAT_BURST_S seconds)."""
 
     __slots__ = ("capacity", "rate", "stamp", "tokens")
 
-    def __init__(self, rate: float, now: float) -> None:
-        self.rate, self.capacity = rate, max(1.0, rate * CHAT_BURST_S)
+    def __init__(self, rate: float, now: float, capacity: float | None = None) -> None:
+        self.rate, self.capacity = rate, max(1.0, rate * CHAT_BURST_S if capacity is None else capacity)
         self.tokens, self.stamp = self.capacity, now
 
     def take(self, now: float) -> bool:
@@ -139,6 +143,7 @@ class Lobby:
         self.hosts: dict[str, tuple[str, str]] = {}  # room code -> (host's token hash, host's address)
         self.played: set[str] = set()  # rooms where a person made a move: only they keep the long grace
         self.chat: dict[tuple[str, bool], Allowance] = {}  # (room, from players?) -> its chat allowance
+        self.guesses: dict[str, Allowance] = {}  # address -> its allowance of joins by a private or unknown code
         self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
         self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
 
@@ -239,56 +244,85 @@ class Lobby:
             case Join():
                 return self._join(client, msg, now)
             case Leave():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 out = room.leave(client.session)
                 client.rooms.discard(room.code)
                 out.send({client.session}, Left(room=room.code, id=msg.id))
                 return self._after(room, out, now)
             case MakeMove():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 out = room.move(client.session, msg.move, msg.seq, msg.id)
                 self.played.add(room.code)
                 return self._after(room, out, now)
             case Chat():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 if not room.is_member(client.session):  # checked before any work on the text
                     raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
                 self._chat_allowed(room, client, now)
                 return room.chat(client.session, client.name, clean_text(msg.text))
             case Resign():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.resign(client.session), now)
             case Rematch():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.rematch(client.session), now)
             case AddAi():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 out = room.add_ai(client.session, msg.seat, self._ai_spec(msg, room))
                 return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case RemoveAi():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 out = room.remove_ai(client.session, msg.seat)
                 return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case Sync():
                 return self._sync(client, msg)
             case ListGames():
-                games = self._history().list_games(msg.player, msg.game, msg.limit)
+                games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash)
                 return _reply(client, Games(games=games, id=msg.id))
             case GetGame():
-                record = self._history().get_game(msg.game_id)
+                record = self._history().get_game(msg.game_id, client.token_hash)
                 if record is None:
                     raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
                 return _reply(client, GameRecord(record=record, frames=replay_frames(record), id=msg.id))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
-    def _room(self, code: str) -> Room:
-        """The room with this code (case-insensitive), or an unknown_room (or unavailable) refusal."""
+    def _room(self, code: str, client: Client | None = None) -> Room:
+        """The room with this code (case-insensitive), or an unknown_room (or unavailable) refusal.
+
+        With `client`, a private room that person is not in (nor hosts) is refused exactly as a code that does
+        not exist, so no request but `join` (rate-limited per address) tells whether a private code is in use.
+        """
         room = self.rooms.get(code.strip().upper())
+        if room is not None and client is not None and room.private and not self._inside(room, client):
+            room = None
         if room is None:
             if code.strip().upper() in self.offline:
                 raise Refusal(ErrorCode.UNAVAILABLE, UNAVAILABLE_TEXT)
             raise Refusal(ErrorCode.UNKNOWN_ROOM, f"there is no room {code[:16]!r}")
         return room
+
+    @staticmethod
+    def _inside(room: Room, client: Client) -> bool:
+        """True if the person sits in, watches or hosts the room."""
+        return room.is_member(client.session) or room.host == client.session
+
+    def _guess_allowed(self, client: Client, code: str, now: float) -> None:
+        """Joins by a code that is not a listed public room spend the address's guess allowance, hit or miss.
+
+        When it is spent the join is refused with `rate_limited` before the code is looked up, so guessing
+        codes gives no answer faster than `code_guesses_per_min` (docs/security.md has the arithmetic).
+        """
+        room = self.rooms.get(code.strip().upper())
+        if room is not None and (not room.private or self._inside(room, client)):
+            return
+        rate = self.limits.code_guesses_per_min / 60
+        if not rate:
+            return
+        allowance = self.guesses.get(client.ip)
+        if allowance is None:
+            allowance = self.guesses[client.ip] = Allowance(rate, now, self.limits.code_guess_burst)
+        if not allowance.take(now):
+            raise Refusal(ErrorCode.RATE_LIMITED, "too many room codes tried from your address; wait a minute")
 
     def _history(self) -> History:
         """The finished-games store, or a refusal if this server keeps none."""
@@ -317,6 +351,7 @@ class Lobby:
 
     def _join(self, client: Client, msg: Join, now: float) -> Outbox:
         """Take a seat or watch; a refused join leaves the person's rooms as they were."""
+        self._guess_allowed(client, msg.room, now)
         room = self._room(msg.room)
         cap = self.limits.spectators_per_room
         if msg.role == Role.SPECTATOR and cap and len(room.spectators) >= cap and not room.is_member(client.session):
@@ -371,7 +406,7 @@ class Lobby:
 
     def _sync(self, client: Client, msg: Sync) -> Outbox:
         """Resend what a member missed: the kept events since `seq` and the current state."""
-        room = self._room(msg.room)
+        room = self._room(msg.room, client)
         if not room.is_member(client.session):
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
         out = Outbox()
@@ -400,6 +435,9 @@ class Lobby:
     def sweep(self, now: float) -> Outbox:
         """Forfeit seats left too long, and close rooms that have had nobody in them for their grace period."""
         out = Outbox()
+        for ip, allowance in list(self.guesses.items()):
+            if allowance.tokens + (now - allowance.stamp) * allowance.rate >= allowance.capacity:
+                del self.guesses[ip]  # full again: forgetting it changes nothing
         for code, room in list(self.rooms.items()):
             out.extend(self._after(room, room.sweep(now), now))
             if room.empty_since is not None and now - room.empty_since >= self._grace(room):
@@ -525,6 +563,10 @@ class Lobby:
         if out.changed:
             self._push_summary(room, out)
             out.changed = False
+        for index, record in enumerate(out.records):
+            if isinstance(record, GameFinished) and record.code == room.code and not record.token_hashes:
+                hashes = tuple(s.holder.token_hash if s.holder else None for s in room.seats)
+                out.records[index] = replace(record, private=room.private, token_hashes=hashes)
         return out
 
     def _push_summary(self, room: Room, out: Outbox) -> None:

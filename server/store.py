@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -68,6 +68,25 @@ MIGRATIONS: dict[int, str] = {
     """,
     # The host's token hash, so the host keeps the room's controls after a restart (NULL for older rooms).
     1: "ALTER TABLE rooms ADD COLUMN host_token_hash TEXT",
+    # Who played each finished game, indexed by name (list_games {player}) and by token hash (who may see a
+    # private room's games); games of private rooms are marked. Older private games have no token hashes, so
+    # they become visible to nobody rather than to everybody.
+    2: """
+    ALTER TABLE games ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE game_players (
+        game_id INTEGER NOT NULL REFERENCES games(id),
+        seat INTEGER NOT NULL,
+        name TEXT,
+        token_hash TEXT,
+        PRIMARY KEY (game_id, seat)
+    );
+    CREATE INDEX game_players_by_name ON game_players(name, game_id);
+    CREATE INDEX game_players_by_token ON game_players(token_hash, game_id);
+    INSERT OR IGNORE INTO game_players (game_id, seat, name)
+        SELECT games.id, json_extract(p.value, '$.seat'), json_extract(p.value, '$.name')
+        FROM games, json_each(games.players) AS p WHERE json_valid(games.players);
+    UPDATE games SET private = COALESCE((SELECT rooms.private FROM rooms WHERE rooms.code = games.room), 0);
+    """,
 }
 
 
@@ -130,6 +149,8 @@ class GameFinished:
     result: dict[str, Any]
     moves: list[str]
     transcript: str
+    private: bool = False  # a private room's game: only its players see it in the history
+    token_hashes: tuple[str | None, ...] = ()  # by seat: whose resume token played it (None for an AI)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,9 +267,9 @@ class Store:
                     (record.code, record.game_no, record.ply, record.move, now),
                 )
             case GameFinished():
-                db.execute(
+                cursor = db.execute(
                     "INSERT INTO games (room, game_no, game, options, players, result, reason, moves,"
-                    " transcript, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " transcript, finished_at, private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         record.code,
                         record.game_no,
@@ -260,7 +281,16 @@ class Store:
                         json.dumps(record.moves),
                         record.transcript,
                         now,
+                        int(record.private),
                     ),
+                )
+                hashes = dict(enumerate(record.token_hashes))
+                db.executemany(
+                    "INSERT INTO game_players (game_id, seat, name, token_hash) VALUES (?, ?, ?, ?)",
+                    [
+                        (cursor.lastrowid, p.get("seat", n), p.get("name"), hashes.get(p.get("seat", n)))
+                        for n, p in enumerate(record.players)
+                    ],
                 )
             case RoomClosed():
                 db.execute("UPDATE rooms SET closed = 1 WHERE code = ?", (record.code,))
@@ -317,17 +347,35 @@ class Store:
             raise ValueError("the stored result is not a map")
         return room
 
-    def list_games(self, player: str | None = None, game: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        """Finished games, newest first, optionally of one game kind or with one player (by name)."""
-        sql = "SELECT id, game, players, result, finished_at FROM games WHERE 1=1"
-        args: list[Any] = []
+    def list_games(
+        self, player: str | None = None, game: str | None = None, limit: int = 20, viewer: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Finished games, newest first, optionally of one game kind or with one player (by name).
+
+        With `viewer` (a token hash), games of private rooms are listed only if that person played them. The
+        player filter goes through the game_players index, so its cost follows `limit`, not the history's size.
+        """
+        where, args = ["1=1"], []
+        if viewer is not None:
+            where.append("(g.private = 0 OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = ?))")
+            args.append(viewer)
         if game is not None:
-            sql += " AND game = ?"
+            where.append("g.game = ?")
             args.append(game)
         if player is not None:
-            sql += " AND EXISTS (SELECT 1 FROM json_each(players) WHERE json_extract(value, '$.name') = ?)"
-            args.append(player)
-        sql += " ORDER BY id DESC LIMIT ?"
+            sql = (
+                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM game_players AS gp"
+                " JOIN games AS g ON g.id = gp.game_id WHERE gp.name = ? AND "
+                + " AND ".join(where)
+                + " ORDER BY gp.game_id DESC LIMIT ?"
+            )
+            args.insert(0, player)
+        else:
+            sql = (
+                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM games AS g WHERE "
+                + " AND ".join(where)
+                + " ORDER BY g.id DESC LIMIT ?"
+            )
         args.append(max(1, min(limit, 200)))
         return [
             {
@@ -340,12 +388,17 @@ class Store:
             for r in self.db.execute(sql, args)
         ]
 
-    def get_game(self, game_id: int) -> dict[str, Any] | None:
-        """One finished game as a replay record (docs/replay.md), or None."""
-        row = self.db.execute(
-            "SELECT id, game, options, players, result, moves, transcript, finished_at FROM games WHERE id = ?",
-            (game_id,),
-        ).fetchone()
+    def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None:
+        """One finished game as a replay record (docs/replay.md), or None (also for a private room's game that
+        `viewer`, a token hash, did not play; without `viewer` every game is readable, as for `export`)."""
+        if not 0 <= game_id < 2**63:  # SQLite integers are 64-bit: a larger id cannot exist
+            return None
+        sql = "SELECT id, game, options, players, result, moves, transcript, finished_at FROM games WHERE id = ?"
+        args: list[Any] = [game_id]
+        if viewer is not None:
+            sql += " AND (private = 0 OR id IN (SELECT game_id FROM game_players WHERE token_hash = ?))"
+            args.append(viewer)
+        row = self.db.execute(sql, args).fetchone()
         if row is None:
             return None
         return {
