@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import ipaddress
 import json
 import logging
 import multiprocessing
@@ -39,6 +40,7 @@ from gamenight.server.store import Record, Store
 log = logging.getLogger("gamenight.server")
 
 SWEEP_INTERVAL_S = 1.0
+PURGE_INTERVAL_S = 3600.0  # how often closed rooms past their retention are deleted from the database
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
@@ -66,6 +68,7 @@ class ServerConfig:
     metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
     idle_timeout_s: float = 1800.0  # a connection in no room that sends nothing this long is closed
     max_connections_per_ip: int = 50  # open connections from one address (0: no cap)
+    closed_room_retention_s: float = 7 * 24 * 3600.0  # a closed room's row is deleted this long after it closed
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
     frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
 
@@ -93,11 +96,18 @@ class TokenBucket:
 
 
 def _address(ws: ServerConnection) -> str:
-    """The remote IP address of a connection ("" if the socket no longer tells)."""
+    """Who a connection counts as for the per-address caps: its IPv4 address, or its IPv6 /64 network (one host
+    usually holds a whole /64, so counting single IPv6 addresses would cap nothing); "" if the socket no longer tells.
+    """
     try:
-        return str(ws.remote_address[0])
-    except (TypeError, IndexError, OSError):
+        address = ipaddress.ip_address(str(ws.remote_address[0]).split("%")[0])
+    except (TypeError, IndexError, OSError, ValueError):
         return ""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 def _warm() -> None:
@@ -429,7 +439,14 @@ class GameServer:
                 del self.clocks[effect.room]
 
     async def _sweeper(self) -> None:
-        """Periodically close rooms nobody has been in for the grace period."""
+        """Periodically close rooms nobody has been in for the grace period, and purge long-closed rooms."""
+        purged_at = float("-inf")
         while True:
             await asyncio.sleep(SWEEP_INTERVAL_S)
             self.deliver(self.lobby.sweep(time.monotonic()))
+            if self.store is not None and time.monotonic() - purged_at >= PURGE_INTERVAL_S:
+                purged_at = time.monotonic()
+                try:
+                    self.store.purge_closed(time.time() - self.config.closed_room_retention_s)
+                except Exception as exc:
+                    log.warning("could not purge closed rooms: %s", exc)

@@ -86,6 +86,9 @@ MIGRATIONS: dict[int, str] = {
         SELECT games.id, json_extract(p.value, '$.seat'), json_extract(p.value, '$.name')
         FROM games, json_each(games.players) AS p WHERE json_valid(games.players);
     UPDATE games SET private = COALESCE((SELECT rooms.private FROM rooms WHERE rooms.code = games.room), 0);
+    ALTER TABLE rooms ADD COLUMN closed_at REAL;
+    UPDATE rooms SET closed_at = created_at WHERE closed = 1;
+    CREATE INDEX rooms_closed ON rooms(closed, closed_at);
     """,
 }
 
@@ -293,9 +296,15 @@ class Store:
                     ],
                 )
             case RoomClosed():
-                db.execute("UPDATE rooms SET closed = 1 WHERE code = ?", (record.code,))
+                db.execute("UPDATE rooms SET closed = 1, closed_at = ? WHERE code = ?", (now, record.code))
                 db.execute("DELETE FROM moves WHERE room = ?", (record.code,))
                 db.execute("DELETE FROM seats WHERE room = ?", (record.code,))
+
+    def purge_closed(self, before: float) -> int:
+        """Delete the rows of rooms closed before `before` (a time.time()); their finished games stay."""
+        with self._transaction():
+            cursor = self.db.execute("DELETE FROM rooms WHERE closed = 1 AND closed_at < ?", (before,))
+        return cursor.rowcount
 
     # -- reading ------------------------------------------------------------------------------------------
     def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]:
