@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import ssl
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -27,7 +27,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
-from gamenight.protocol.messages import Error, Hello, Message
+from gamenight.protocol.messages import Error, GetGame, Hello, ListGames, Message
 from gamenight.server.ai.play import bots, choose_move, fallback_move
 from gamenight.server.games import REGISTRY
 from gamenight.server.guard import FrameLimits, GuardedConnection
@@ -40,6 +40,9 @@ from gamenight.server.store import Record, Store
 log = logging.getLogger("gamenight.server")
 
 SWEEP_INTERVAL_S = 1.0
+HISTORY_TIMEOUT_S = 5.0  # a history request not answered by then gets `rate_limited`
+MAX_HISTORY_PENDING = 32  # history requests waiting for the history thread at once, server-wide
+MAX_HISTORY_PER_SESSION = 2  # ... and from one session
 PURGE_INTERVAL_S = 3600.0  # how often closed rooms past their retention are deleted from the database
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
@@ -127,7 +130,14 @@ class GameServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.store = Store(config.db) if config.db else None
-        self.lobby = Lobby(ai_bots=bots(), history=self.store, limits=config.lobby_limits)
+        # History is read off the event loop, through a connection of its own (a file database; ":memory:" has
+        # one connection only, so there it is read on the loop).
+        self.reader = Store(config.db) if config.db and config.db != ":memory:" else None
+        self._history_pool = ThreadPoolExecutor(1, thread_name_prefix="history") if self.reader else None
+        self._history_pending = 0
+        self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet
+        history = self.reader or self.store
+        self.lobby = Lobby(ai_bots=bots(), history=history, limits=config.lobby_limits)
         self.per_ip: dict[str, int] = {}  # open connections by remote address
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
@@ -185,6 +195,10 @@ class GameServer:
         self.outgoing.flush()  # what the last disconnects decided, stored
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._history_pool is not None:
+            self._history_pool.shutdown(wait=True, cancel_futures=True)
+        if self.reader is not None:
+            self.reader.close()
         if self.store is not None:
             self.store.close()
 
@@ -275,11 +289,55 @@ class GameServer:
         try:
             if session is None:
                 return self._hello(ws, msg)
+            if isinstance(msg, ListGames | GetGame) and self._history_pool is not None:
+                self._history(ws, session, msg)
+                return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
         except Exception:
             log.exception("bug while handling %s", msg.type)
             self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
         return session
+
+    def _history(self, ws: ServerConnection, session: str, msg: ListGames | GetGame) -> None:
+        """Answer a history request in the history thread (queries and replays never hold the event loop).
+
+        At most MAX_HISTORY_PENDING requests wait at once; past that, or past HISTORY_TIMEOUT_S, the answer
+        is `rate_limited`. The lobby's history part only reads the store and its own replay cache.
+        """
+        assert self._history_pool is not None
+        mine = self._history_waiting.get(session, 0)
+        if self._history_pending >= MAX_HISTORY_PENDING or mine >= MAX_HISTORY_PER_SESSION:
+            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
+            return
+        self._history_pending += 1
+        self._history_waiting[session] = mine + 1
+        loop = asyncio.get_running_loop()
+        future = self._history_pool.submit(self.lobby.handle, session, msg, time.monotonic())
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._history_done, session))
+        self._spawn(self._history_answer(ws, session, msg, future))
+
+    def _history_done(self, session: str) -> None:
+        """On the loop: a history request left the thread (answered, failed, or given up on long ago)."""
+        self._history_pending -= 1
+        if (left := self._history_waiting.pop(session, 1) - 1) > 0:
+            self._history_waiting[session] = left
+
+    async def _history_answer(
+        self, ws: ServerConnection, session: str, msg: ListGames | GetGame, future: Future[Outbox]
+    ) -> None:
+        """Deliver the history thread's answer, or say the history is busy if it takes too long."""
+        try:
+            out = await asyncio.wait_for(asyncio.wrap_future(future), HISTORY_TIMEOUT_S)
+        except TimeoutError:
+            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
+            return
+        except KeyError:
+            return  # the session ended while its request waited
+        except Exception:
+            log.exception("bug while handling %s", msg.type)
+            self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
+            return
+        self.deliver(out, (ws, session, msg.id))
 
     def _hello(self, ws: ServerConnection, msg: Message) -> str | None:
         """The first message must be hello; on success the connection gets its session."""

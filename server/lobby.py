@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -52,6 +53,7 @@ from gamenight.server.text import clean_name, clean_text
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread
 CODE_LENGTH = 5
+REPLAY_CACHE = 64  # finished games whose replay frames are kept
 CHAT_BURST_S = 2.0  # a room's chat allowance holds this many seconds of its rate
 EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
@@ -143,6 +145,7 @@ class Lobby:
         self.hosts: dict[str, tuple[str, str]] = {}  # room code -> (host's token hash, host's address)
         self.played: set[str] = set()  # rooms where a person made a move: only they keep the long grace
         self.chat: dict[tuple[str, bool], Allowance] = {}  # (room, from players?) -> its chat allowance
+        self.replays: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()  # game id -> frames, latest last
         self.guesses: dict[str, Allowance] = {}  # address -> its allowance of joins by a private or unknown code
         self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
         self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
@@ -283,7 +286,7 @@ class Lobby:
                 record = self._history().get_game(msg.game_id, client.token_hash)
                 if record is None:
                     raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
-                return _reply(client, GameRecord(record=record, frames=replay_frames(record), id=msg.id))
+                return _reply(client, GameRecord(record=record, frames=self._frames(record), id=msg.id))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
     def _room(self, code: str, client: Client | None = None) -> Room:
@@ -323,6 +326,18 @@ class Lobby:
             allowance = self.guesses[client.ip] = Allowance(rate, now, self.limits.code_guess_burst)
         if not allowance.take(now):
             raise Refusal(ErrorCode.RATE_LIMITED, "too many room codes tried from your address; wait a minute")
+
+    def _frames(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """A finished game's replay frames, from the cache if it was replayed lately (a game never changes)."""
+        key = record["game_id"]
+        frames = self.replays.get(key)
+        if frames is None:
+            frames = self.replays[key] = replay_frames(record)
+            while len(self.replays) > REPLAY_CACHE:
+                self.replays.popitem(last=False)
+        else:
+            self.replays.move_to_end(key)
+        return frames
 
     def _history(self) -> History:
         """The finished-games store, or a refusal if this server keeps none."""

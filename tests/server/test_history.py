@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
 from dataclasses import replace
 
 import pytest
 
-from gamenight.protocol.messages import CreateRoom, GetGame
+from gamenight.protocol.messages import CreateRoom, GetGame, ListGames, MakeMove, Resign
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.store import GameFinished, Store
-from tests.peer import Peer
+from tests.peer import Peer, seat_pair
 
 
 @pytest.fixture
@@ -74,3 +75,39 @@ def test_games_by_player_are_found_through_the_index(tmp_path):
     assert [g["players"][0]["name"] for g in store.list_games(player="p7", viewer="h")] == ["p7"]
     assert len(store.list_games(player="bo", limit=10)) == 10
     store.close()
+
+
+async def test_games_go_on_while_a_replay_is_computed(server, monkeypatch):
+    """While a long replay is being computed for one client, moves in another room are still answered; the
+    replay then arrives, and asking for it again does not replay the game again."""
+    from gamenight.server import lobby
+
+    url = f"ws://127.0.0.1:{server.port}"
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    code, state = await seat_pair(alice, bob)
+    await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+    state = await alice.expect("state", seq=state.seq + 1)
+    await bob.send(Resign(room=code))
+    await alice.expect("event", kind="game_over")
+    game_id = (await alice.request(ListGames)).games[0]["game_id"]
+    release, replays, original = threading.Event(), [], lobby.replay_frames
+
+    def slow_replay(record):
+        replays.append(record["game_id"])
+        assert release.wait(20), "the test never released the replay"
+        return original(record)
+
+    monkeypatch.setattr(lobby, "replay_frames", slow_replay)
+    reader = await Peer.connect(url, "reader")
+    await reader.send(GetGame(game_id=game_id, id=4242))
+    one, two = await Peer.connect(url, "one"), await Peer.connect(url, "two")
+    other, state = await seat_pair(one, two)
+    for _ in range(2):
+        mover = one if state.to_move == [0] else two
+        await mover.send(MakeMove(room=other, move=state.legal[0], seq=state.seq))
+        state = await one.expect("state", seq=state.seq + 1)
+    assert replays == [game_id]  # the replay is still running: the moves did not wait for it
+    release.set()
+    first = await reader.wait(lambda m: m.id == 4242)
+    again = await reader.request(GetGame, game_id=game_id)
+    assert first.type == again.type == "game" and first.frames == again.frames and replays == [game_id]
