@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import ssl
 import time
+from collections.abc import Coroutine
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -136,9 +137,11 @@ class GameServer:
         self._history_pool = ThreadPoolExecutor(1, thread_name_prefix="history") if self.reader else None
         self._history_pending = 0
         self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet
+        self._history_asked: dict[ServerConnection, Coroutine[Any, Any, None]] = {}  # the answer to await next
         history = self.reader or self.store
         self.lobby = Lobby(ai_bots=bots(), history=history, limits=config.lobby_limits)
         self.per_ip: dict[str, int] = {}  # open connections by remote address
+        self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -163,7 +166,9 @@ class GameServer:
             process_request=self._http,
             max_size=MAX_FRAME,
             compression=None,
-            create_connection=type("Connection", (GuardedConnection,), {"limits": self.config.frame_limits}),
+            create_connection=type(
+                "Connection", (GuardedConnection,), {"limits": self.config.frame_limits, "on_abort": self._penalize}
+            ),
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_interval,
             # A flooder's close frame waits behind its unread frames; don't hold its socket long for it.
@@ -212,9 +217,11 @@ class GameServer:
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         """Answer plain HTTP health checks on the websocket port; let upgrades through (up to the per-address cap)."""
-        cap = self.config.max_connections_per_ip
-        if cap and self.per_ip.get(_address(connection), 0) >= cap:
+        cap, address = self.config.max_connections_per_ip, _address(connection)
+        if cap and self.per_ip.get(address, 0) >= cap:
             return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
+        if self.penalized.get(address, 0.0) > time.monotonic():
+            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, "your address broke a limit; wait a few seconds\n")
         if request.path == "/healthz":
             return self._health(connection)
         if self.config.metrics and request.path.startswith("/metrics"):
@@ -262,6 +269,8 @@ class GameServer:
                     self._reply_error(ws, ErrorCode.RATE_LIMITED, "too many messages; slow down", None)
                     continue
                 session = self._receive(ws, session, frame)
+                if (waiting := self._history_asked.pop(ws, None)) is not None:
+                    await waiting  # this connection's next request waits for its history answer (order kept)
         except TimeoutError:
             await self._close(ws, POLICY_VIOLATION, "no hello")
         except ConnectionClosed:
@@ -290,7 +299,7 @@ class GameServer:
             if session is None:
                 return self._hello(ws, msg)
             if isinstance(msg, ListGames | GetGame) and self._history_pool is not None:
-                self._history(ws, session, msg)
+                self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
         except Exception:
@@ -301,8 +310,10 @@ class GameServer:
     def _history(self, ws: ServerConnection, session: str, msg: ListGames | GetGame) -> None:
         """Answer a history request in the history thread (queries and replays never hold the event loop).
 
-        At most MAX_HISTORY_PENDING requests wait at once; past that, or past HISTORY_TIMEOUT_S, the answer
-        is `rate_limited`. The lobby's history part only reads the store and its own replay cache.
+        The connection's handler awaits the answer before it reads that connection's next frame, so each client
+        gets its replies in the order it asked, and other connections go on meanwhile. At most
+        MAX_HISTORY_PENDING requests wait at once; past that, or past HISTORY_TIMEOUT_S, the answer is
+        `rate_limited`. The lobby's history part only reads the store and its own replay cache.
         """
         assert self._history_pool is not None
         mine = self._history_waiting.get(session, 0)
@@ -314,7 +325,7 @@ class GameServer:
         loop = asyncio.get_running_loop()
         future = self._history_pool.submit(self.lobby.handle, session, msg, time.monotonic())
         future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._history_done, session))
-        self._spawn(self._history_answer(ws, session, msg, future))
+        self._history_asked[ws] = self._history_answer(ws, session, msg, future)
 
     def _history_done(self, session: str) -> None:
         """On the loop: a history request left the thread (answered, failed, or given up on long ago)."""
@@ -360,6 +371,12 @@ class GameServer:
     def _reply_error(self, ws: ServerConnection, code: ErrorCode, text: str, request_id: int | None) -> None:
         """Send an error to one connection, after whatever was decided for it before (a closed one is skipped)."""
         self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id)))
+
+    def _penalize(self, ws: ServerConnection, _reason: str) -> None:
+        """A connection was dropped for breaking a frame limit: its address waits before connecting again."""
+        penalty = self.config.frame_limits.abort_penalty_s
+        if penalty:
+            self.penalized[_address(ws)] = time.monotonic() + penalty
 
     def _not_reading(self, ws: ServerConnection) -> None:
         """A client that stopped reading holds too much unsent data: abort it (its seats wait for a resume)."""
@@ -502,6 +519,9 @@ class GameServer:
         while True:
             await asyncio.sleep(SWEEP_INTERVAL_S)
             self.deliver(self.lobby.sweep(time.monotonic()))
+            now = time.monotonic()
+            for address in [a for a, until in self.penalized.items() if until <= now]:
+                del self.penalized[address]
             if self.store is not None and time.monotonic() - purged_at >= PURGE_INTERVAL_S:
                 purged_at = time.monotonic()
                 try:

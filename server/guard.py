@@ -12,7 +12,9 @@ into thousands of fragments, or bytes as fast as the link allows. `GuardedConnec
 
 A connection over any limit is aborted at once (a close frame 1008 is written if the socket takes it, then the
 transport is dropped): asking a flooder to close politely would wait behind everything it sent. The work
-spent on it is bounded by one read of the socket (asyncio reads at most 256 KiB at a time).
+spent on it is bounded by one read of the socket (asyncio reads at most 256 KiB at a time). Its address then
+may not open a connection for `abort_penalty_s` (the server answers HTTP 429), so a flooder that reconnects
+at once costs an HTTP refusal, not a websocket.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from websockets.asyncio.server import ServerConnection
@@ -41,6 +44,7 @@ class FrameLimits:
     pings_per_s: float = 2.0  # a keepalive pings every few seconds at most
     max_fragments: int = 16  # frames one message may be cut into
     max_backlog: int = 1 << 20  # bytes written to the connection that the client has not taken yet
+    abort_penalty_s: float = 10.0  # after a connection is dropped for a limit, its address may not connect
 
 
 class Bucket:
@@ -66,9 +70,11 @@ class Bucket:
 
 
 class GuardedConnection(ServerConnection):
-    """A server connection that enforces `FrameLimits` (set per server by subclassing with `limits`)."""
+    """A server connection that enforces `FrameLimits` (set per server by subclassing with `limits`, and
+    `on_abort`, told the reason of each connection it drops)."""
 
     limits = FrameLimits()
+    on_abort: Callable[[ServerConnection, str], None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -117,6 +123,8 @@ class GuardedConnection(ServerConnection):
             return
         self.aborted = reason
         log.warning("aborting a connection from %s: %s", self._peer(), reason)
+        if self.on_abort is not None:
+            self.on_abort(self, reason)
         if self.protocol.state is State.OPEN and self.transport.get_write_buffer_size() == 0:
             # A fresh close frame, framed by hand: the protocol's own queue may hold megabytes of pongs.
             payload = Close(CloseCode.POLICY_VIOLATION, reason).serialize()

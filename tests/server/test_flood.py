@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.frames import Frame, Opcode
 
 from gamenight.protocol import encode
@@ -93,6 +93,9 @@ async def test_a_ping_flood_is_dropped_and_a_game_goes_on(game_server, url):
     assert sent < 20_000  # what the socket buffers took after the server dropped it
     for _ in range(3):
         state = await _honest_round_trip(alice, bob, code, state)
+    with pytest.raises(InvalidStatus) as refused:  # the flooder's address waits before it may connect again
+        await Peer.connect(url, "flooder again")
+    assert refused.value.response.status_code == 429
     await alice.close()
     await bob.close()
 
