@@ -711,7 +711,7 @@ class Target:
 
 NO_CAPS = tuple(
     arg
-    for name in ("max_connections_per_ip", "rooms_per_ip", "rooms_per_player", "public_rooms")
+    for name in ("max_connections_per_ip", "messages_per_ip_per_s", "rooms_per_ip", "rooms_per_player", "public_rooms")
     for arg in ("--limit", f"{name}=0")
 )
 """All the load comes from 127.0.0.1, so the per-address caps (docs/security.md) are off for the bench."""

@@ -31,7 +31,7 @@ from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, enco
 from gamenight.protocol.messages import Error, GetGame, Hello, ListGames, Message
 from gamenight.server.ai.play import bots, choose_move, fallback_move
 from gamenight.server.games import REGISTRY
-from gamenight.server.guard import FrameLimits, GuardedConnection
+from gamenight.server.guard import Bucket, FrameLimits, GuardedConnection
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outgoing import Outgoing
@@ -72,6 +72,7 @@ class ServerConfig:
     metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
     idle_timeout_s: float = 1800.0  # a connection in no room that sends nothing this long is closed
     max_connections_per_ip: int = 50  # open connections from one address (0: no cap)
+    messages_per_ip_per_s: float = 100.0  # messages read from one address's connections together (then they wait)
     closed_room_retention_s: float = 7 * 24 * 3600.0  # a closed room's row is deleted this long after it closed
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
     frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
@@ -142,6 +143,7 @@ class GameServer:
         self.lobby = Lobby(ai_bots=bots(), history=history, limits=config.lobby_limits)
         self.per_ip: dict[str, int] = {}  # open connections by remote address
         self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
+        self.ip_budget: dict[str, Bucket] = {}  # address -> the messages its connections may send together
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -262,6 +264,7 @@ class GameServer:
                     except TimeoutError:
                         await self._close(ws, IDLE_CLOSE, "idle")
                         break
+                await self._address_turn(ip)
                 if self.config.rate and not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
                         await self._close(ws, POLICY_VIOLATION, "too many messages")
@@ -278,10 +281,27 @@ class GameServer:
         finally:
             if (left := self.per_ip.pop(ip) - 1) > 0:
                 self.per_ip[ip] = left
+            else:
+                self.ip_budget.pop(ip, None)
             # A resumed session may already live on a newer connection: only its own connection releases it.
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
                 self.deliver(self.lobby.disconnect(session, time.monotonic()))
+
+    async def _address_turn(self, ip: str) -> None:
+        """Wait until the address's shared message budget allows one more message.
+
+        An address flooding from many connections (each within its own rate) is slowed, not answered: its
+        connections stop being read, so the flood waits in its own socket buffers and costs no work here.
+        """
+        rate = self.config.messages_per_ip_per_s
+        if not rate:
+            return
+        budget = self.ip_budget.get(ip)
+        if budget is None:
+            budget = self.ip_budget[ip] = Bucket(rate)
+        while not budget.take():
+            await asyncio.sleep(budget.delay())
 
     def _in_a_room(self, session: str) -> bool:
         """True while a session sits or watches somewhere (those connections are never idle-closed)."""

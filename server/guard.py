@@ -58,11 +58,19 @@ class Bucket:
         self.tokens = self.capacity
         self.stamp = time.monotonic()
 
-    def take(self, amount: float = 1.0) -> bool:
-        """Spend `amount` if the bucket holds it (refilled for the time passed); False if it does not."""
+    def delay(self) -> float:
+        """Seconds until the bucket holds one token (0 if it holds one now)."""
+        self._refill()
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
+
+    def _refill(self) -> None:
         now = time.monotonic()
         self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
+
+    def take(self, amount: float = 1.0) -> bool:
+        """Spend `amount` if the bucket holds it (refilled for the time passed); False if it does not."""
+        self._refill()
         if self.tokens < amount:
             return False
         self.tokens -= amount

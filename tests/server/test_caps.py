@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from gamenight.protocol.messages import Chat, CreateRoom, Join, MakeMove
+from gamenight.protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer, seat_pair
@@ -134,3 +134,19 @@ async def test_spectator_chat_cannot_drown_the_room(server_with):
     await bob.wait(lambda m: m.type == "event" and m.kind == "chat" and m.data["text"] == "still here")
     relayed = [m for m in bob.seen if m.type == "event" and m.kind == "chat" and m.data["text"].startswith("spam")]
     assert len(relayed) <= 4  # about two seconds' worth of one line per second, not twenty lines
+
+
+async def test_an_address_flooding_from_many_connections_is_slowed_not_refused(server_with):
+    """Connections of one address share a message budget: past it their requests are answered later (not refused)."""
+    server = await server_with(ServerConfig(port=0, ai_workers=1, messages_per_ip_per_s=2.0))
+    peers = [await Peer.connect(_url(server), f"p{n}") for n in range(4)]  # 4 hellos spent 4 of the 8 at once
+    started = asyncio.get_running_loop().time()
+    for peer in peers:
+        for k in range(3):
+            await peer.send(ListRooms(id=100 + k))
+    replies = [await peer.wait(lambda m, k=k: m.id == 100 + k) for peer in peers for k in range(3)]
+    assert {r.type for r in replies} == {"rooms"}
+    # 12 requests, 4 tokens left: the other 8 came in at 2 a second, so no sooner than ~4 s.
+    assert asyncio.get_running_loop().time() - started >= 3.0
+    for peer in peers:
+        await peer.close()
