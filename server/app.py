@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import ipaddress
+import itertools
 import json
 import logging
 import multiprocessing
@@ -152,6 +153,12 @@ class GameServer:
         self.metrics = Metrics()
         self.outgoing = Outgoing(self.store, on_backlog=self._not_reading, max_backlog=config.frame_limits.max_backlog)
         self._closing = False
+        self._ai_workers = config.ai_workers or os.cpu_count() or 1
+        self._ai_running = 0  # searches on the workers now
+        self._ai_exhibitions = 0  # ... of them for all-AI rooms
+        self._ai_by_room: dict[str, int] = {}  # room -> its searches on the workers now
+        self._ai_waiters: list[tuple[bool, int, str, asyncio.Future[None]]] = []  # (all-AI?, order, room, wakes it)
+        self._ai_order = itertools.count()
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
@@ -460,10 +467,18 @@ class GameServer:
             log.error("background task failed", exc_info=task.exception())
 
     async def _ai_turn(self, turn: AiTurn) -> None:
-        """Get an AI's move from the pool; a crash or a late answer becomes a quick fallback move."""
+        """Get an AI's move from the pool, in its fair turn; a crash or a late answer becomes a quick fallback move.
+
+        The time limit (its budget plus AI_GRACE_MS) runs from the moment a worker takes the search, so waiting
+        for a worker never turns into a fallback move.
+        """
         loop = asyncio.get_running_loop()
         started = loop.time()
+        exhibition = self._exhibition(turn.room)
+        await self._ai_slot(turn.room, exhibition)
         try:
+            if turn.room not in self.lobby.rooms:
+                return  # the room closed while its turn waited: no search for nobody
             future = loop.run_in_executor(self._ai_pool(), _run_ai, turn)
             text, info = await asyncio.wait_for(future, (turn.budget_ms + AI_GRACE_MS) / 1000)
         except asyncio.CancelledError:
@@ -473,8 +488,60 @@ class GameServer:
                 "AI for room %s seat %d failed (%s); playing a fallback move", turn.room, turn.seat, type(exc).__name__
             )
             text, info = fallback_move(turn.game, turn.state, turn.seat), {"fallback": True}
+        finally:
+            self._ai_release(turn.room, exhibition)
         await self._pace(turn, loop.time() - started)
         self.deliver(self.lobby.ai_moved(turn.room, turn.seat, turn.seq, text, info, time.monotonic()))
+
+    def _exhibition(self, code: str) -> bool:
+        """True for a room where only AIs play (nobody's opponent waits for its moves)."""
+        room = self.lobby.rooms.get(code)
+        return room is not None and all(seat.ai is not None for seat in room.seats)
+
+    async def _ai_slot(self, code: str, exhibition: bool) -> None:
+        """Wait for a worker, fairly: turns of rooms where people play go first, then the room using the fewest
+        workers; all-AI rooms together never hold every worker (with one worker, at most that one)."""
+        if self._ai_may_start(code, exhibition) and not self._ai_waiters:
+            self._ai_take(code, exhibition)
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._ai_waiters.append((exhibition, next(self._ai_order), code, waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._ai_release(code, exhibition)  # granted and cancelled at once: give the worker back
+            self._ai_waiters[:] = [w for w in self._ai_waiters if w[3] is not waiter]
+            raise
+
+    def _ai_may_start(self, code: str, exhibition: bool) -> bool:
+        """True if a worker is free for this room's turn now."""
+        if self._ai_running >= self._ai_workers:
+            return False
+        return not exhibition or self._ai_exhibitions < max(1, self._ai_workers - 1)
+
+    def _ai_take(self, code: str, exhibition: bool) -> None:
+        """Count a worker as taken by `code`."""
+        self._ai_running += 1
+        self._ai_exhibitions += exhibition
+        self._ai_by_room[code] = self._ai_by_room.get(code, 0) + 1
+
+    def _ai_release(self, code: str, exhibition: bool) -> None:
+        """A search ended: free its worker and hand it to the fairest waiting turn."""
+        self._ai_running -= 1
+        self._ai_exhibitions -= exhibition
+        if (left := self._ai_by_room.pop(code, 1) - 1) > 0:
+            self._ai_by_room[code] = left
+        while self._ai_waiters:
+            ready = [w for w in self._ai_waiters if self._ai_may_start(w[2], w[0])]
+            if not ready:
+                return
+            chosen = min(ready, key=lambda w: (w[0], self._ai_by_room.get(w[2], 0), w[1]))
+            self._ai_waiters.remove(chosen)
+            if chosen[3].done():
+                continue
+            self._ai_take(chosen[2], chosen[0])
+            chosen[3].set_result(None)
 
     async def _pace(self, turn: AiTurn, spent_s: float) -> None:
         """Keep all-AI games watchable: wait out the room's `ai_pace_ms` between AI moves."""

@@ -42,7 +42,7 @@ from gamenight.protocol.messages import (
     Sync,
     Welcome,
 )
-from gamenight.protocol.vocab import GameDescription, Role, RoomSummary
+from gamenight.protocol.vocab import GameDescription, Role, RoomStatus, RoomSummary
 from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
@@ -56,6 +56,7 @@ CODE_LENGTH = 5
 REPLAY_CACHE = 64  # finished games whose replay frames are kept
 CHAT_BURST_S = 2.0  # a room's chat allowance holds this many seconds of its rate
 EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
+EMPTY_AI_ROOM_GRACE_S = 5.0  # ...and an all-AI room nobody watches after this
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
 AI_LEVELS = range(1, 6)
 UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full or read-only); it is stopped"
@@ -103,6 +104,7 @@ class LobbyLimits:
     spectators_per_room: int = 50
     player_chat_per_s: float = 5.0  # chat lines per second a room relays from its players, together
     spectator_chat_per_s: float = 2.0  # ... and from its spectators, together (players keep their share)
+    ai_rooms_per_ip: int = 2  # unfinished all-AI rooms (exhibitions) hosted from one address
     code_guesses_per_min: float = 6.0  # joins by a code that is not a public room, per address (hit or miss)
     code_guess_burst: int = 10  # ... of which this many at once
 
@@ -271,6 +273,7 @@ class Lobby:
                 return self._after(room, room.rematch(client.session), now)
             case AddAi():
                 room = self._room(msg.room, client)
+                self._may_add_ai(room, client)
                 out = room.add_ai(client.session, msg.seat, self._ai_spec(msg, room))
                 return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case RemoveAi():
@@ -397,6 +400,23 @@ class Lobby:
             if public >= limits.public_rooms:
                 raise Refusal(ErrorCode.TOO_MANY, "the server has all the public rooms it lists; open a private one")
 
+    def _may_add_ai(self, room: Room, client: Client) -> None:
+        """Refuse the AI that would make one more all-AI room for an address that runs its share of them."""
+        cap = self.limits.ai_rooms_per_ip
+        if not cap or sum(1 for s in room.seats if s.free) != 1 or any(s.holder is not None for s in room.seats):
+            return
+        host_ip = self.hosts.get(room.code, ("", client.ip))[1] or client.ip
+        running = sum(
+            1
+            for code, other in self.rooms.items()
+            if other is not room
+            and other.status != RoomStatus.FINISHED
+            and all(s.ai is not None for s in other.seats)
+            and self.hosts.get(code, ("", ""))[1] == host_ip
+        )
+        if running >= cap:
+            raise Refusal(ErrorCode.TOO_MANY, f"your address runs {running} all-AI games; let one finish first")
+
     def _chat_allowed(self, room: Room, client: Client, now: float) -> None:
         """Each room relays a bounded number of lines per second: players share one allowance, spectators another."""
         player = room.seat_of(client.session) is not None
@@ -462,8 +482,11 @@ class Lobby:
     def _grace(self, room: Room) -> float:
         """How long an empty room stays open: long while players hold seats in an unfinished game they played.
 
-        A game nobody has made a move in (rooms opened and sat in only to hold them) gets the short grace.
+        A game nobody has made a move in (rooms opened and sat in only to hold them) gets the short grace, and
+        an all-AI room nobody watches an even shorter one: its searches use the AI workers others wait for.
         """
+        if all(s.ai is not None for s in room.seats):
+            return min(EMPTY_AI_ROOM_GRACE_S, EMPTY_ROOM_GRACE_S)  # an exhibition nobody watches stops soon
         held = room.status in RUNNING and room.code in self.played and any(s.holder is not None for s in room.seats)
         return HELD_GAME_GRACE_S if held else EMPTY_ROOM_GRACE_S
 
