@@ -364,7 +364,8 @@ class Store:
         With `viewer` (a token hash), games of private rooms are listed only if that person played them. The
         player filter goes through the game_players index, so its cost follows `limit`, not the history's size.
         """
-        where, args = ["1=1"], []
+        where: list[str] = ["1=1"]
+        args: list[Any] = []
         if viewer is not None:
             where.append("(g.private = 0 OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = ?))")
             args.append(viewer)

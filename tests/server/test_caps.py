@@ -150,3 +150,14 @@ async def test_an_address_flooding_from_many_connections_is_slowed_not_refused(s
     assert asyncio.get_running_loop().time() - started >= 3.0
     for peer in peers:
         await peer.close()
+
+
+def test_the_limits_are_set_from_the_command_line():
+    """`gamenight-server --limit NAME=VALUE` sets a server, lobby or frame limit; an unknown name is an error."""
+    from gamenight.server.__main__ import apply_limits, parse_args
+
+    args = parse_args(["--limit", "rooms_per_ip=3", "--limit", "max-backlog=4096", "--limit", "rate=5"])
+    config = apply_limits(ServerConfig(), args.limit)
+    assert config.lobby_limits.rooms_per_ip == 3 and config.frame_limits.max_backlog == 4096 and config.rate == 5
+    with pytest.raises(SystemExit):
+        parse_args(["--limit", "rooms=3"])
