@@ -161,3 +161,22 @@ def test_the_limits_are_set_from_the_command_line():
     assert config.lobby_limits.rooms_per_ip == 3 and config.frame_limits.max_backlog == 4096 and config.rate == 5
     with pytest.raises(SystemExit):
         parse_args(["--limit", "rooms=3"])
+
+
+@pytest.mark.parametrize(
+    ("remote", "counted_as"),
+    [
+        (("203.0.113.7", 5000), "203.0.113.7"),
+        (("2001:db8:1:2:aaaa::1", 5000, 0, 0), "2001:db8:1:2::/64"),
+        (("2001:db8:1:2:ffff::9", 5000, 0, 0), "2001:db8:1:2::/64"),
+        (("::ffff:198.51.100.4", 5000, 0, 0), "198.51.100.4"),
+    ],
+)
+def test_an_ipv6_network_counts_as_one_address(remote, counted_as):
+    """The per-address caps count an IPv6 /64 (which one host usually holds) as one address, IPv4 as itself."""
+    from gamenight.server.app import _address
+
+    class Remote:
+        remote_address = remote
+
+    assert _address(Remote()) == counted_as  # type: ignore[arg-type]
