@@ -250,10 +250,11 @@ class Lobby:
                 return self._join(client, msg, now)
             case Leave():
                 room = self._room(msg.room, client)
+                players = self._players(room)  # a game the leaver resigns by leaving is still theirs to see
                 out = room.leave(client.session)
                 client.rooms.discard(room.code)
                 out.send({client.session}, Left(room=room.code, id=msg.id))
-                return self._after(room, out, now)
+                return self._after(room, out, now, players)
             case MakeMove():
                 room = self._room(msg.room, client)
                 out = room.move(client.session, msg.move, msg.seq, msg.id)
@@ -592,7 +593,7 @@ class Lobby:
         return client.member
 
     # -- lobby pushes ---------------------------------------------------------------------------------------------
-    def _after(self, room: Room, out: Outbox, now: float) -> Outbox:
+    def _after(self, room: Room, out: Outbox, now: float, players: tuple[str | None, ...] | None = None) -> Outbox:
         """Bookkeeping after a room changed: its empty-since clock and the lobby's view of it."""
         if room.occupied():
             room.empty_since = None
@@ -603,9 +604,14 @@ class Lobby:
             out.changed = False
         for index, record in enumerate(out.records):
             if isinstance(record, GameFinished) and record.code == room.code and not record.token_hashes:
-                hashes = tuple(s.holder.token_hash if s.holder else None for s in room.seats)
+                hashes = players or self._players(room)
                 out.records[index] = replace(record, private=room.private, token_hashes=hashes)
         return out
+
+    @staticmethod
+    def _players(room: Room) -> tuple[str | None, ...]:
+        """By seat, the token hash of the person sitting there (None for an AI or an empty seat)."""
+        return tuple(s.holder.token_hash if s.holder else None for s in room.seats)
 
     def _push_summary(self, room: Room, out: Outbox) -> None:
         """Tell the room's members and, for a public room, everyone browsing the lobby what it looks like now.
