@@ -4,11 +4,12 @@
 
 Starts `python -m gamenight.server` on a fresh SQLite file (pre-filled with `--games` finished games, so history
 requests have something to search), seats two honest players in an Othello room who play a move every 50 ms,
-and measures the mover's move -> state round trip. For each attack it prints the honest round trip's p50/p99
-in the `--before` seconds before the attack and during it, and the server's RSS at the start and after the
-attack ended. The attack itself runs in a child process (so its own CPU does not slow the honest clients'
-process) from another loopback address (127.0.0.2, as from another host), is bounded in connections and time,
-and is stopped before the next one starts.
+and measures the mover's move -> state round trip; beside them a third person plays a level-1 AI (thinking
+200 ms), and the time from their move to the AI's answer is measured too. For each attack it prints the
+honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before the attack and during it,
+and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so
+its own CPU does not slow the honest clients' process) from another loopback address (127.0.0.2, as from
+another host), is bounded in connections and time, and is stopped before the next one starts.
 
 Targets (issue 12): p99 during each attack <= 2x the p99 before it; RSS back within 20% of its start.
 """
@@ -40,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
 from gamenight.protocol.messages import (  # noqa: E402
+    AddAi,
     Chat,
     CreateRoom,
     GetGame,
@@ -134,7 +136,7 @@ async def honest_game(url: str, samples: list[tuple[float, float]], stop: asynci
         await players[-1].until(lambda m: m.type == "welcome")
     alice, bob = players
     await alice.ws.send(encode(CreateRoom(game="othello", options={}, id=1)))
-    code = (await alice.until(lambda m: m.type == "room")).room
+    code = (await alice.until(lambda m: m.type == "room" and m.id == 1)).room
     await alice.ws.send(encode(Join(room=code, seat=0)))
     await bob.ws.send(encode(Join(room=code, seat=1)))
     state = await alice.until(lambda m: m.type == "state")
@@ -167,6 +169,44 @@ async def honest_game(url: str, samples: list[tuple[float, float]], stop: asynci
     task = asyncio.get_running_loop().create_task(play())
     info["task"] = task
     return info
+
+
+async def honest_ai_game(url: str, samples: list[tuple[float, float]]) -> asyncio.Task[None]:
+    """A person plays a level-1 AI (ai_ms 200): appends (time, ms from the person's move to the AI's answer)."""
+    ws = await connect(url, max_size=1 << 22)
+    await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="carol")))
+    carol = Player(ws)
+    await carol.until(lambda m: m.type == "welcome")
+    await ws.send(encode(CreateRoom(game="othello", options={"ai_ms": 200, "ai_pace_ms": 0}, id=1)))
+    code = (await carol.until(lambda m: m.type == "room" and m.id == 1)).room  # not a lobby push of alice's room
+    await ws.send(encode(Join(room=code, seat=0)))
+    await ws.send(encode(AddAi(room=code, level=1)))
+    rng = random.Random(2)
+
+    async def play() -> None:
+        seat = 0
+        state = await carol.until(lambda m: m.type == "state")
+        while True:
+            if state.status == "finished":
+                carol.clear()
+                await ws.send(encode(Rematch(room=code)))
+                seat = (await carol.until(lambda m: m.type == "joined")).seat  # seats rotate between games
+                state = await carol.until(lambda m: m.type == "state" and m.status == "playing")
+                continue
+            if seat not in state.to_move:
+                state = await carol.until(lambda m, s=state.seq: m.type == "state" and m.seq > s)
+                continue
+            sent = time.perf_counter()
+            await ws.send(encode(MakeMove(room=code, move=rng.choice(state.legal), seq=state.seq)))
+            state = await carol.until(
+                lambda m, s=state.seq, mine=seat: (
+                    m.type == "state" and m.seq > s and (mine in m.to_move or m.status != "playing")
+                )
+            )
+            samples.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
+            await asyncio.sleep(MOVE_EVERY_S)
+
+    return asyncio.get_running_loop().create_task(play())
 
 
 # -- attacks (each runs in a child process) ----------------------------------------------------------------------
@@ -295,6 +335,17 @@ async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, in
             await ws.send(encode(Chat(room=room, text=f"look at me {n} " * 20)))
             await asyncio.sleep(0.05)
 
+    async def exhibitions(n: int) -> None:  # watched all-AI rooms, strongest level, longest thinking time
+        ws = await _hello(url, f"showman{n}")
+        await ws.send(encode(CreateRoom(game="othello", options={"ai_ms": 10_000, "ai_pace_ms": 0}, id=1)))
+        while (reply := decode(await ws.recv(), 1 << 22)).id != 1:
+            pass
+        if reply.type == "room":
+            await ws.send(encode(Join(room=reply.room, role="spectator")))
+            for _ in range(2):
+                await ws.send(encode(AddAi(room=reply.room, level=5)))
+        await _drain(ws)
+
     attacks: dict[str, tuple[Callable[[int], Awaitable[None]], int]] = {
         "squat": (squat, 20),
         "ping_flood": (ping_flood, 4),
@@ -304,12 +355,23 @@ async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, in
         "huge_ids": (huge_ids, 20),
         "guess_codes": (guess_codes, 20),
         "chat_fanout": (chat_fanout, 60),
+        "exhibitions": (exhibitions, 8),
     }
     worker, count = attacks[name]
     return await _forever(worker, count, until)
 
 
-ATTACKS = ("squat", "ping_flood", "fragments", "big_chat", "history", "huge_ids", "guess_codes", "chat_fanout")
+ATTACKS = (
+    "squat",
+    "ping_flood",
+    "fragments",
+    "big_chat",
+    "history",
+    "huge_ids",
+    "guess_codes",
+    "chat_fanout",
+    "exhibitions",
+)
 
 
 def attack_main(name: str, url: str, room: str, seconds: float, out: Any) -> None:
@@ -331,9 +393,11 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     proc, url = start_server(db)
     rows: list[dict[str, Any]] = []
     samples: list[tuple[float, float]] = []
+    ai_samples: list[tuple[float, float]] = []  # a person's move -> their AI opponent's answer
     stop = asyncio.Event()
     try:
         game = await honest_game(url, samples, stop)
+        ai_task = await honest_ai_game(url, ai_samples)
         await asyncio.sleep(2.0)  # warm-up
         rss_start = rss_mib(proc.pid)
         context = multiprocessing.get_context("spawn")
@@ -357,9 +421,13 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 raise RuntimeError(f"the honest game stopped during {name}") from game["task"].exception()
             before = window(samples, before_start, during_start)
             during = window(samples, during_start, during_end)
+            ai_before = window(ai_samples, before_start, during_start)
+            ai_during = window(ai_samples, during_start, during_end)
             row = {
                 "attack": name,
                 "before": before,
+                "ai_before": ai_before,
+                "ai_during": ai_during,
                 "during": during,
                 "p99_ratio": round(during.get("p99", 0) / max(before.get("p99", 1), 0.001), 2),
                 "rss_start_mib": round(rss_start, 1),
@@ -374,10 +442,13 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     f"{name:12} p50/p99 before {before.get('p50')}/{before.get('p99')} ms (n={before['n']})"
                     f"  during {during.get('p50')}/{during.get('p99')} ms (n={during['n']})"
                     f"  ratio {row['p99_ratio']}  RSS {row['rss_start_mib']} -> peak {row['rss_peak_mib']}"
-                    f" -> after {row['rss_after_mib']} MiB  attacker {counters}",
+                    f" -> after {row['rss_after_mib']} MiB  attacker {counters}"
+                    f"  | AI answer p50/p99 before {ai_before.get('p50')}/{ai_before.get('p99')}"
+                    f" during {ai_during.get('p50')}/{ai_during.get('p99')} ms",
                     flush=True,
                 )
         stop.set()
+        ai_task.cancel()
         task = game["task"]
         if task.done() and task.exception() is not None:
             raise RuntimeError("the honest game stopped") from task.exception()

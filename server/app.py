@@ -501,8 +501,8 @@ class GameServer:
     async def _ai_slot(self, code: str, exhibition: bool) -> None:
         """Wait for a worker, fairly: turns of rooms where people play go first, then the room using the fewest
         workers; all-AI rooms together never hold every worker (with one worker, at most that one)."""
-        if self._ai_may_start(code, exhibition) and not self._ai_waiters:
-            self._ai_take(code, exhibition)
+        if self._ai_may_start(code, exhibition) and not any(self._ai_may_start(w[2], w[0]) for w in self._ai_waiters):
+            self._ai_take(code, exhibition)  # a free worker nobody waiting may take (all-AI turns wait for their cap)
             return
         waiter = asyncio.get_running_loop().create_future()
         self._ai_waiters.append((exhibition, next(self._ai_order), code, waiter))

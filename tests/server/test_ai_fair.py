@@ -15,11 +15,12 @@ from tests.peer import Peer
 
 @pytest.fixture
 async def server_with():
-    """A factory of one-worker servers with given lobby limits; stopped after the test."""
+    """A factory of servers (one AI worker unless told) with given lobby limits; stopped after the test."""
     started: list[GameServer] = []
 
-    async def make(**limits: object) -> GameServer:
-        server = GameServer(replace(ServerConfig(port=0, ai_workers=1), lobby_limits=replace(LobbyLimits(), **limits)))
+    async def make(workers: int = 1, **limits: object) -> GameServer:
+        config = ServerConfig(port=0, ai_workers=workers)
+        server = GameServer(replace(config, lobby_limits=replace(LobbyLimits(), **limits)))
         await server.start()
         started.append(server)
         return server
@@ -58,6 +59,22 @@ async def test_a_persons_ai_opponent_does_not_wait_behind_exhibitions(server_wit
     await player.send(MakeMove(room=room.room, move=state.legal[0], seq=state.seq))
     answer = await player.wait(lambda m: m.type == "event" and m.kind == "move" and m.data.get("seat") == 1)
     assert "ai" in answer.data and not answer.data["ai"].get("fallback")
+
+
+async def test_a_free_worker_goes_to_a_persons_ai_while_exhibitions_queue(server_with):
+    """With two workers and three exhibitions (which may hold only one), a person's AI takes the free worker at
+    once: it answers before any exhibition has finished its first search."""
+    server = await server_with(workers=2, ai_rooms_per_ip=0)
+    url = f"ws://127.0.0.1:{server.port}"
+    shows = [(await _exhibition(url, f"show{n}", ai_ms=3000))[1] for n in range(3)]
+    player = await Peer.connect(url, "player")
+    room = await player.request(CreateRoom, game="othello", options={"ai_ms": 200})
+    await player.request(Join, room=room.room, seat=0)
+    await player.request(AddAi, room=room.room, level=1)
+    state = await player.expect("state")
+    await player.send(MakeMove(room=room.room, move=state.legal[0], seq=state.seq))
+    await player.wait(lambda m: m.type == "event" and m.kind == "move" and m.data.get("seat") == 1)
+    assert [server.lobby.rooms[code].moves for code in shows] == [[], [], []]
 
 
 async def test_an_address_runs_a_bounded_number_of_exhibitions(server_with):
