@@ -709,6 +709,14 @@ class Target:
             self.proc.wait(STOP_GRACE_S)
 
 
+NO_CAPS = tuple(
+    arg
+    for name in ("max_connections_per_ip", "messages_per_ip_per_s", "rooms_per_ip", "rooms_per_player", "public_rooms")
+    for arg in ("--limit", f"{name}=0")
+)
+"""All the load comes from 127.0.0.1, so the per-address caps (docs/security.md) are off for the bench."""
+
+
 def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memory:") -> Target:
     """Start the game server ("game", storing into `db`) or the echo server ("echo") on a free loopback port."""
     if kind == "echo":
@@ -725,6 +733,7 @@ def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memor
             "--metrics",
             "--log-level",
             "warning",
+            *NO_CAPS,
         ]
         if ai_workers is not None:
             command += ["--ai-workers", str(ai_workers)]

@@ -25,9 +25,11 @@ class ErrorCode(StrEnum):
     GAME_OVER = "game_over"  # the game has ended; only rematch or leave
     BAD_OPTIONS = "bad_options"  # unknown game, unknown option or a value out of range
     NOT_ALLOWED = "not_allowed"  # you may not do that here (not the host, game already started, ...)
-    RATE_LIMITED = "rate_limited"  # too many messages; slow down
+    RATE_LIMITED = "rate_limited"  # too many messages (or a room's chat too fast); slow down
+    TOO_MANY = "too_many"  # a cap is reached: rooms per person or address, public rooms, spectators
     BAD_TOKEN = "bad_token"  # a resume token the server does not know
     UNKNOWN_GAME = "unknown_game"  # no finished game with that id
+    UNAVAILABLE = "unavailable"  # the server cannot store this room's game now (a full or read-only disk)
     INTERNAL_ERROR = "internal_error"  # a server bug; it is logged there, never described here
 
 

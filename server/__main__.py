@@ -13,11 +13,15 @@ import json
 import logging
 import signal
 import sys
+from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any
 
 from platformdirs import user_data_dir
 
 from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.guard import FrameLimits
+from gamenight.server.lobby import LobbyLimits
 from gamenight.server.store import Store, StoreError
 
 log = logging.getLogger("gamenight.server")
@@ -60,6 +64,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile the server speaks wss://")
     parser.add_argument("--keyfile", help="TLS private key (PEM)")
     parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        type=parse_limit,
+        help="change one of the server's limits (repeatable; 0 turns a cap off), e.g. --limit rooms_per_ip=40;"
+        " the names and defaults are in docs/security.md: " + ", ".join(LIMIT_NAMES),
+    )
+    parser.add_argument(
         "--metrics",
         action="store_true",
         help="serve GET /metrics (JSON: tick lateness, event-loop lag, RSS, CPU) for benchmarks",
@@ -68,6 +81,49 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if bool(args.certfile) != bool(args.keyfile):
         parser.error("--certfile and --keyfile go together")
     return args
+
+
+LIMIT_NAMES = tuple(
+    f.name
+    for cls in (ServerConfig, LobbyLimits, FrameLimits)
+    for f in fields(cls)
+    if f.type in ("int", "float") and f.name not in ("port", "ping_interval")
+)
+"""Every number `--limit` may set: the fields of ServerConfig (connections, rates), LobbyLimits and FrameLimits."""
+
+
+def parse_limit(text: str) -> tuple[str, float]:
+    """`NAME=VALUE` of one limit (argparse type)."""
+    name, _, value = text.partition("=")
+    name = name.strip().replace("-", "_")
+    if name not in LIMIT_NAMES:
+        raise argparse.ArgumentTypeError(f"no limit {name!r}; the limits are {', '.join(LIMIT_NAMES)}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name} needs a number, not {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{name} cannot be negative")
+    return name, number
+
+
+def apply_limits(config: ServerConfig, limits: list[tuple[str, float]]) -> ServerConfig:
+    """The config with each `--limit` applied to whichever part (server, lobby, frames) has that name."""
+    chosen = dict(limits)
+
+    def pick(obj: Any) -> dict[str, Any]:
+        return {
+            f.name: type(getattr(obj, f.name))(chosen[f.name]) if getattr(obj, f.name) is not None else chosen[f.name]
+            for f in fields(obj)
+            if f.name in chosen
+        }
+
+    return replace(
+        config,
+        **pick(config),
+        lobby_limits=replace(config.lobby_limits, **pick(config.lobby_limits)),
+        frame_limits=replace(config.frame_limits, **pick(config.frame_limits)),
+    )
 
 
 GC_THRESHOLDS = (20_000, 50, 50)
@@ -139,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             keyfile=args.keyfile,
             metrics=args.metrics,
         )
+        config = apply_limits(config, args.limit)
         asyncio.run(serve_until_signalled(config))
     except StoreError as exc:
         print(f"gamenight-server: {exc}", file=sys.stderr)

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import ipaddress
+import itertools
 import json
 import logging
 import multiprocessing
 import os
 import ssl
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Coroutine
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
@@ -26,18 +29,23 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
-from gamenight.protocol.messages import Error, Hello, Message
+from gamenight.protocol.messages import Error, GetGame, Hello, ListGames, Message
 from gamenight.server.games import REGISTRY, bots
-from gamenight.server.lobby import Lobby
+from gamenight.server.guard import Bucket, FrameLimits, GuardedConnection
+from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import Store
+from gamenight.server.store import Record, Store
 
 log = logging.getLogger("gamenight.server")
 
 SWEEP_INTERVAL_S = 1.0
+HISTORY_TIMEOUT_S = 5.0  # a history request not answered by then gets `rate_limited`
+MAX_HISTORY_PENDING = 32  # history requests waiting for the history thread at once, server-wide
+MAX_HISTORY_PER_SESSION = 2  # ... and from one session
+PURGE_INTERVAL_S = 3600.0  # how often closed rooms past their retention are deleted from the database
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
@@ -65,6 +73,11 @@ class ServerConfig:
     metrics: bool = False  # serve GET /metrics and run the event-loop lag probe
     idle_timeout_s: float = 1800.0  # a connection in no room that sends nothing this long is closed
     lag_probe_s: float = 2.0  # how often players in a clocked game are pinged, for lag compensation
+    max_connections_per_ip: int = 50  # open connections from one address (0: no cap)
+    messages_per_ip_per_s: float = 100.0  # messages read from one address's connections together (then they wait)
+    closed_room_retention_s: float = 7 * 24 * 3600.0  # a closed room's row is deleted this long after it closed
+    lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
+    frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
 
 
 class TokenBucket:
@@ -89,6 +102,21 @@ class TokenBucket:
         return False
 
 
+def _address(ws: ServerConnection) -> str:
+    """Who a connection counts as for the per-address caps: its IPv4 address, or its IPv6 /64 network (one host
+    usually holds a whole /64, so counting single IPv6 addresses would cap nothing); "" if the socket no longer tells.
+    """
+    try:
+        address = ipaddress.ip_address(str(ws.remote_address[0]).split("%")[0])
+    except (TypeError, IndexError, OSError, ValueError):
+        return ""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
 def _warm() -> None:
     """In a worker process: import every game's AI so the first real search starts at once."""
     for module in AI_MODULES:
@@ -108,7 +136,18 @@ class GameServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.store = Store(config.db) if config.db else None
-        self.lobby = Lobby(ai_bots=bots(), history=self.store)
+        # History is read off the event loop, through a connection of its own (a file database; ":memory:" has
+        # one connection only, so there it is read on the loop).
+        self.reader = Store(config.db) if config.db and config.db != ":memory:" else None
+        self._history_pool = ThreadPoolExecutor(1, thread_name_prefix="history") if self.reader else None
+        self._history_pending = 0
+        self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet
+        self._history_asked: dict[ServerConnection, Coroutine[Any, Any, None]] = {}  # the answer to await next
+        history = self.reader or self.store
+        self.lobby = Lobby(ai_bots=bots(), history=history, limits=config.lobby_limits)
+        self.per_ip: dict[str, int] = {}  # open connections by remote address
+        self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
+        self.ip_budget: dict[str, Bucket] = {}  # address -> the messages its connections may send together
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.flags: dict[str, asyncio.TimerHandle] = {}  # each clocked room's next look at its flag
@@ -116,14 +155,23 @@ class GameServer:
         self._pool: Executor | None = None
         self._server: Server | None = None
         self.metrics = Metrics()
-        self.outgoing = Outgoing(self.store, on_backlog=self._not_reading)
+        self.outgoing = Outgoing(self.store, on_backlog=self._not_reading, max_backlog=config.frame_limits.max_backlog)
         self._closing = False
+        self._ai_workers = config.ai_workers or os.cpu_count() or 1
+        self._ai_running = 0  # searches on the workers now
+        self._ai_exhibitions = 0  # ... of them for all-AI rooms
+        self._ai_by_room: dict[str, int] = {}  # room -> its searches on the workers now
+        self._ai_waiters: list[tuple[bool, int, str, asyncio.Future[None]]] = []  # (all-AI?, order, room, wakes it)
+        self._ai_order = itertools.count()
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
         """Start listening; returns the websockets server (its sockets tell the bound port)."""
         if self.store is not None:
-            self.deliver(self.lobby.restore(self.store.unfinished_rooms(), time.monotonic()))
+            stored = self.store.unfinished_rooms(self.lobby.skipped)
+            self.deliver(self.lobby.restore(stored, time.monotonic()))
+            for code, reason in self.lobby.skipped:
+                log.error("could not restore room %s (%s); it stays in the database, closed to players", code, reason)
         self._server = await serve(
             self.handler,
             self.config.host,
@@ -131,6 +179,9 @@ class GameServer:
             process_request=self._http,
             max_size=MAX_FRAME,
             compression=None,
+            create_connection=type(
+                "Connection", (GuardedConnection,), {"limits": self.config.frame_limits, "on_abort": self._penalize}
+            ),
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_interval,
             # A flooder's close frame waits behind its unread frames; don't hold its socket long for it.
@@ -166,6 +217,10 @@ class GameServer:
         self.outgoing.flush()  # what the last disconnects decided, stored
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._history_pool is not None:
+            self._history_pool.shutdown(wait=True, cancel_futures=True)
+        if self.reader is not None:
+            self.reader.close()
         if self.store is not None:
             self.store.close()
 
@@ -178,9 +233,14 @@ class GameServer:
         return context
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Answer plain HTTP health checks on the websocket port; let upgrades through."""
+        """Answer plain HTTP health checks on the websocket port; let upgrades through (up to the per-address cap)."""
+        cap, address = self.config.max_connections_per_ip, _address(connection)
+        if cap and self.per_ip.get(address, 0) >= cap:
+            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
+        if self.penalized.get(address, 0.0) > time.monotonic():
+            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, "your address broke a limit; wait a few seconds\n")
         if request.path == "/healthz":
-            return connection.respond(HTTPStatus.OK, "ok\n")
+            return self._health(connection)
         if self.config.metrics and request.path.startswith("/metrics"):
             if request.path == "/metrics?reset=1":
                 self.metrics.reset()
@@ -192,11 +252,21 @@ class GameServer:
             return response
         return None
 
+    def _health(self, connection: ServerConnection) -> Response:
+        """200 "ok" (and the rooms start-up could not restore) while records are stored; 503 saying why if not."""
+        failure = self.outgoing.failure
+        if failure is not None:
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"unhealthy: cannot store games: {failure}\n")
+        skipped = "".join(f"not restored: room {code}: {reason}\n" for code, reason in self.lobby.skipped)
+        return connection.respond(HTTPStatus.OK, "ok\n" + skipped)
+
     # -- connections -----------------------------------------------------------------------------------
     async def handler(self, ws: ServerConnection) -> None:
         """One connection: hello first (in time), then rate-limited requests until it closes; cleanup always runs."""
         session: str | None = None
         bucket = TokenBucket(self.config.rate, self.config.burst)
+        ip = _address(ws)
+        self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
         try:
             while True:
                 if session is None:
@@ -209,22 +279,44 @@ class GameServer:
                     except TimeoutError:
                         await self._close(ws, IDLE_CLOSE, "idle")
                         break
-                if not bucket.take():
+                await self._address_turn(ip)
+                if self.config.rate and not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
                         await self._close(ws, POLICY_VIOLATION, "too many messages")
                         break
                     self._reply_error(ws, ErrorCode.RATE_LIMITED, "too many messages; slow down", None)
                     continue
                 session = self._receive(ws, session, frame)
+                if (waiting := self._history_asked.pop(ws, None)) is not None:
+                    await waiting  # this connection's next request waits for its history answer (order kept)
         except TimeoutError:
             await self._close(ws, POLICY_VIOLATION, "no hello")
         except ConnectionClosed:
             pass
         finally:
+            if (left := self.per_ip.pop(ip) - 1) > 0:
+                self.per_ip[ip] = left
+            else:
+                self.ip_budget.pop(ip, None)
             # A resumed session may already live on a newer connection: only its own connection releases it.
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
                 self.deliver(self.lobby.disconnect(session, time.monotonic()))
+
+    async def _address_turn(self, ip: str) -> None:
+        """Wait until the address's shared message budget allows one more message.
+
+        An address flooding from many connections (each within its own rate) is slowed, not answered: its
+        connections stop being read, so the flood waits in its own socket buffers and costs no work here.
+        """
+        rate = self.config.messages_per_ip_per_s
+        if not rate:
+            return
+        budget = self.ip_budget.get(ip)
+        if budget is None:
+            budget = self.ip_budget[ip] = Bucket(rate)
+        while not budget.take():
+            await asyncio.sleep(budget.delay())
 
     def _in_a_room(self, session: str) -> bool:
         """True while a session sits or watches somewhere (those connections are never idle-closed)."""
@@ -241,11 +333,57 @@ class GameServer:
         try:
             if session is None:
                 return self._hello(ws, msg)
-            self.deliver(self.lobby.handle(session, msg, time.monotonic()))
+            if isinstance(msg, ListGames | GetGame) and self._history_pool is not None:
+                self._history(ws, session, msg)  # answered before this connection's next frame is read
+                return session
+            self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
         except Exception:
             log.exception("bug while handling %s", msg.type)
             self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
         return session
+
+    def _history(self, ws: ServerConnection, session: str, msg: ListGames | GetGame) -> None:
+        """Answer a history request in the history thread (queries and replays never hold the event loop).
+
+        The connection's handler awaits the answer before it reads that connection's next frame, so each client
+        gets its replies in the order it asked, and other connections go on meanwhile. At most
+        MAX_HISTORY_PENDING requests wait at once; past that, or past HISTORY_TIMEOUT_S, the answer is
+        `rate_limited`. The lobby's history part only reads the store and its own replay cache.
+        """
+        assert self._history_pool is not None
+        mine = self._history_waiting.get(session, 0)
+        if self._history_pending >= MAX_HISTORY_PENDING or mine >= MAX_HISTORY_PER_SESSION:
+            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
+            return
+        self._history_pending += 1
+        self._history_waiting[session] = mine + 1
+        loop = asyncio.get_running_loop()
+        future = self._history_pool.submit(self.lobby.handle, session, msg, time.monotonic())
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._history_done, session))
+        self._history_asked[ws] = self._history_answer(ws, session, msg, future)
+
+    def _history_done(self, session: str) -> None:
+        """On the loop: a history request left the thread (answered, failed, or given up on long ago)."""
+        self._history_pending -= 1
+        if (left := self._history_waiting.pop(session, 1) - 1) > 0:
+            self._history_waiting[session] = left
+
+    async def _history_answer(
+        self, ws: ServerConnection, session: str, msg: ListGames | GetGame, future: Future[Outbox]
+    ) -> None:
+        """Deliver the history thread's answer, or say the history is busy if it takes too long."""
+        try:
+            out = await asyncio.wait_for(asyncio.wrap_future(future), HISTORY_TIMEOUT_S)
+        except TimeoutError:
+            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
+            return
+        except KeyError:
+            return  # the session ended while its request waited
+        except Exception:
+            log.exception("bug while handling %s", msg.type)
+            self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
+            return
+        self.deliver(out, (ws, session, msg.id))
 
     def _hello(self, ws: ServerConnection, msg: Message) -> str | None:
         """The first message must be hello; on success the connection gets its session."""
@@ -253,7 +391,7 @@ class GameServer:
             self._reply_error(ws, ErrorCode.NOT_READY, "send hello first", msg.id)
             return None
         try:
-            client, out = self.lobby.hello(msg, time.monotonic())
+            client, out = self.lobby.hello(msg, time.monotonic(), _address(ws))
         except Refusal as refusal:
             self._reply_error(ws, refusal.code, refusal.message, msg.id)
             return None
@@ -269,10 +407,18 @@ class GameServer:
         """Send an error to one connection, after whatever was decided for it before (a closed one is skipped)."""
         self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id)))
 
+    def _penalize(self, ws: ServerConnection, _reason: str) -> None:
+        """A connection was dropped for breaking a frame limit: its address waits before connecting again."""
+        penalty = self.config.frame_limits.abort_penalty_s
+        if penalty:
+            self.penalized[_address(ws)] = time.monotonic() + penalty
+
     def _not_reading(self, ws: ServerConnection) -> None:
-        """A client that stopped reading holds too much unsent data: close it (its seats wait for a resume)."""
-        log.warning("closing a connection that stopped reading (%d bytes unsent)", ws.transport.get_write_buffer_size())
-        self._spawn(ws.close(POLICY_VIOLATION, "not reading"))
+        """A client that stopped reading holds too much unsent data: abort it (its seats wait for a resume)."""
+        if isinstance(ws, GuardedConnection):
+            ws.abort(f"not reading ({ws.transport.get_write_buffer_size()} bytes unsent)")
+        else:
+            ws.transport.abort()
 
     async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
         """Close a connection after writing what is still queued for it (an error saying why, say)."""
@@ -280,18 +426,22 @@ class GameServer:
         await ws.close(code, reason)
 
     # -- carrying out decisions ---------------------------------------------------------------------------
-    def deliver(self, out: Outbox) -> None:
+    def deliver(self, out: Outbox, requester: tuple[ServerConnection, str, int | None] | None = None) -> None:
         """Queue the records and every message (encoded once per message) for the next flush; start the effects.
 
         The flush (`server.outgoing`) stores the records before it writes any frame, so a move anybody has
-        seen is on disk, whatever happens next.
+        seen is on disk, whatever happens next. If they cannot be stored, no frame of this decision is sent:
+        `_lost` takes the rooms offline and the requester (connection, session, request id) gets `unavailable`.
         """
-        if out.records:
-            self.outgoing.add_records(out.records)
+        frames = []
         for send in out.sends:
             targets = [ws for s in send.to if (ws := self.connections.get(s)) is not None]
             if targets:
-                self.outgoing.add_frame(targets, encode(send.message))
+                frames.append((targets, encode(send.message)))
+        if out.records:
+            self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester))
+        elif frames:
+            self.outgoing.add((), frames)
         if self._closing:
             return
         for effect in out.effects:
@@ -301,6 +451,17 @@ class GameServer:
                 self._start_clock(effect)
             elif isinstance(effect, ArmFlag):
                 self._arm_flag(effect)
+
+    def _lost(self, records: list[Record], requester: tuple[ServerConnection, str, int | None] | None) -> None:
+        """A decision's records are not on disk: its rooms stop, and whoever asked for it learns why."""
+        codes = list(dict.fromkeys(record.code for record in records))
+        spare = requester[1] if requester is not None else None
+        for code in codes:
+            self.deliver(self.lobby.take_offline(code, spare))
+        if requester is not None:
+            ws, _, request_id = requester
+            error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
+            self.outgoing.add_frame([ws], encode(error))
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference until it finishes."""
@@ -316,10 +477,18 @@ class GameServer:
             log.error("background task failed", exc_info=task.exception())
 
     async def _ai_turn(self, turn: AiTurn) -> None:
-        """Get an AI's move from the pool; a crash or a late answer becomes a quick fallback move."""
+        """Get an AI's move from the pool, in its fair turn; a crash or a late answer becomes a quick fallback move.
+
+        The time limit (its budget plus AI_GRACE_MS) runs from the moment a worker takes the search, so waiting
+        for a worker never turns into a fallback move.
+        """
         loop = asyncio.get_running_loop()
         started = loop.time()
+        exhibition = self._exhibition(turn.room)
+        await self._ai_slot(turn.room, exhibition)
         try:
+            if turn.room not in self.lobby.rooms:
+                return  # the room closed while its turn waited: no search for nobody
             future = loop.run_in_executor(self._ai_pool(), _run_ai, turn)
             late_ms = AI_GRACE_MS if turn.late_ms is None else turn.late_ms
             text, info = await asyncio.wait_for(future, (turn.budget_ms + late_ms) / 1000)
@@ -332,8 +501,60 @@ class GameServer:
             from gamenight.server.ai.play import fallback_move  # only when an AI failed: the loop rarely pays for it
 
             text, info = fallback_move(turn.game, turn.state, turn.seat), {"fallback": True}
+        finally:
+            self._ai_release(turn.room, exhibition)
         await self._pace(turn, loop.time() - started)
         self.deliver(self.lobby.ai_moved(turn.room, turn.seat, turn.seq, text, info, time.monotonic()))
+
+    def _exhibition(self, code: str) -> bool:
+        """True for a room where only AIs play (nobody's opponent waits for its moves)."""
+        room = self.lobby.rooms.get(code)
+        return room is not None and all(seat.ai is not None for seat in room.seats)
+
+    async def _ai_slot(self, code: str, exhibition: bool) -> None:
+        """Wait for a worker, fairly: turns of rooms where people play go first, then the room using the fewest
+        workers; all-AI rooms together never hold every worker (with one worker, at most that one)."""
+        if self._ai_may_start(code, exhibition) and not any(self._ai_may_start(w[2], w[0]) for w in self._ai_waiters):
+            self._ai_take(code, exhibition)  # a free worker nobody waiting may take (all-AI turns wait for their cap)
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._ai_waiters.append((exhibition, next(self._ai_order), code, waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._ai_release(code, exhibition)  # granted and cancelled at once: give the worker back
+            self._ai_waiters[:] = [w for w in self._ai_waiters if w[3] is not waiter]
+            raise
+
+    def _ai_may_start(self, code: str, exhibition: bool) -> bool:
+        """True if a worker is free for this room's turn now."""
+        if self._ai_running >= self._ai_workers:
+            return False
+        return not exhibition or self._ai_exhibitions < max(1, self._ai_workers - 1)
+
+    def _ai_take(self, code: str, exhibition: bool) -> None:
+        """Count a worker as taken by `code`."""
+        self._ai_running += 1
+        self._ai_exhibitions += exhibition
+        self._ai_by_room[code] = self._ai_by_room.get(code, 0) + 1
+
+    def _ai_release(self, code: str, exhibition: bool) -> None:
+        """A search ended: free its worker and hand it to the fairest waiting turn."""
+        self._ai_running -= 1
+        self._ai_exhibitions -= exhibition
+        if (left := self._ai_by_room.pop(code, 1) - 1) > 0:
+            self._ai_by_room[code] = left
+        while self._ai_waiters:
+            ready = [w for w in self._ai_waiters if self._ai_may_start(w[2], w[0])]
+            if not ready:
+                return
+            chosen = min(ready, key=lambda w: (w[0], self._ai_by_room.get(w[2], 0), w[1]))
+            self._ai_waiters.remove(chosen)
+            if chosen[3].done():
+                continue
+            self._ai_take(chosen[2], chosen[0])
+            chosen[3].set_result(None)
 
     async def _pace(self, turn: AiTurn, spent_s: float) -> None:
         """Keep all-AI games watchable: wait out the room's `ai_pace_ms` between AI moves."""
@@ -427,7 +648,17 @@ class GameServer:
         self.lobby.record_lag(session, rtt_s * 1000)
 
     async def _sweeper(self) -> None:
-        """Periodically close rooms nobody has been in for the grace period."""
+        """Periodically close rooms nobody has been in for the grace period, and purge long-closed rooms."""
+        purged_at = float("-inf")
         while True:
             await asyncio.sleep(SWEEP_INTERVAL_S)
             self.deliver(self.lobby.sweep(time.monotonic()))
+            now = time.monotonic()
+            for address in [a for a, until in self.penalized.items() if until <= now]:
+                del self.penalized[address]
+            if self.store is not None and time.monotonic() - purged_at >= PURGE_INTERVAL_S:
+                purged_at = time.monotonic()
+                try:
+                    self.store.purge_closed(time.time() - self.config.closed_room_retention_s)
+                except Exception as exc:
+                    log.warning("could not purge closed rooms: %s", exc)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -45,28 +46,34 @@ from gamenight.protocol.messages import (
     TakebackDecline,
     Welcome,
 )
-from gamenight.protocol.vocab import GameDescription, RoomSummary
+from gamenight.protocol.vocab import GameDescription, Role, RoomStatus, RoomSummary
 from gamenight.server.games import GAMES
-from gamenight.server.games.base import BadOptions, Game, GameError
+from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
-from gamenight.server.store import RoomClosed, StoredRoom
+from gamenight.server.store import GameFinished, RoomClosed, StoredRoom
 from gamenight.server.text import clean_name, clean_text
 
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread
 CODE_LENGTH = 5
+REPLAY_CACHE = 64  # finished games whose replay frames are kept
+CHAT_BURST_S = 2.0  # a room's chat allowance holds this many seconds of its rate
 EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
+EMPTY_AI_ROOM_GRACE_S = 5.0  # ...and an all-AI room nobody watches after this
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
 AI_LEVELS = range(1, 6)
+UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full or read-only); it is stopped"
 
 
 class History(Protocol):
     """Where finished games are read from (the SQLite store)."""
 
-    def list_games(self, player: str | None, game: str | None, limit: int) -> list[dict[str, Any]]: ...
+    def list_games(
+        self, player: str | None, game: str | None, limit: int, viewer: str | None
+    ) -> list[dict[str, Any]]: ...
 
-    def get_game(self, game_id: int) -> dict[str, Any] | None: ...
+    def get_game(self, game_id: int, viewer: str | None) -> dict[str, Any] | None: ...
 
 
 @dataclass(slots=True)
@@ -77,8 +84,8 @@ class Client:
     name: str
     token_hash: str
     rooms: set[str] = field(default_factory=set)
-    rooms_created: int = 0
     connected: bool = True
+    ip: str = ""  # the address of its latest connection ("" for sessions restored from disk)
 
     @property
     def member(self) -> Member:
@@ -91,6 +98,40 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class LobbyLimits:
+    """Caps that keep one person (or one address) from taking the whole server; 0 means no cap."""
+
+    rooms_per_player: int = 20  # open rooms one person (resume token) hosts
+    rooms_per_ip: int = 20  # open rooms hosted from one address, over all its sessions
+    public_rooms: int = 300  # open public rooms in all (each is listed in every `welcome`)
+    spectators_per_room: int = 50
+    player_chat_per_s: float = 5.0  # chat lines per second a room relays from its players, together
+    spectator_chat_per_s: float = 2.0  # ... and from its spectators, together (players keep their share)
+    ai_rooms_per_ip: int = 2  # unfinished all-AI rooms (exhibitions) hosted from one address
+    code_guesses_per_min: float = 6.0  # joins by a code that is not a public room, per address (hit or miss)
+    code_guess_burst: int = 10  # ... of which this many at once
+
+
+class Allowance:
+    """A token bucket on the lobby's clock: `rate` per second, at most `capacity` (default: CHAT_BURST_S seconds)."""
+
+    __slots__ = ("capacity", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, now: float, capacity: float | None = None) -> None:
+        self.rate, self.capacity = rate, max(1.0, rate * CHAT_BURST_S if capacity is None else capacity)
+        self.tokens, self.stamp = self.capacity, now
+
+    def take(self, now: float) -> bool:
+        """Spend one token if there is one."""
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
 class Lobby:
     """All rooms and sessions of a server; routes each request to the room it concerns."""
 
@@ -99,27 +140,34 @@ class Lobby:
         *,
         ai_bots: dict[str, list[str]] | None = None,
         history: History | None = None,
-        max_rooms_per_client: int = 20,
+        limits: LobbyLimits | None = None,
     ) -> None:
         self.rooms: dict[str, Room] = {}
         self.clients: dict[str, Client] = {}  # by session, connected or holding seats
         self.by_token: dict[str, Client] = {}  # by token hash
         self.ai_bots = ai_bots or {}  # bot name -> the games it plays
         self.history = history
-        self.max_rooms_per_client = max_rooms_per_client
+        self.limits = limits or LobbyLimits()
+        self.hosts: dict[str, tuple[str, str]] = {}  # room code -> (host's token hash, host's address)
+        self.played: set[str] = set()  # rooms where a person made a move: only they keep the long grace
+        self.chat: dict[tuple[str, bool], Allowance] = {}  # (room, from players?) -> its chat allowance
+        self.replays: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()  # game id -> frames, latest last
+        self.guesses: dict[str, Allowance] = {}  # address -> its allowance of joins by a private or unknown code
+        self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
+        self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
         self.now = 0.0  # the time of what is being handled; rooms are stamped with it when they are looked up
 
     # -- sessions --------------------------------------------------------------------------------------
-    def hello(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
-        """Greet a connection: check the protocol, make or resume its session, reply `welcome`."""
+    def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
+        """Greet a connection (from address `ip`): check the protocol, make or resume its session, reply `welcome`."""
         if msg.protocol != PROTOCOL_VERSION:
             raise Refusal(
                 ErrorCode.UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}"
             )
         if msg.resume is not None:
-            return self._resume(msg, now)
+            return self._resume(msg, now, ip)
         token = secrets.token_urlsafe(24)
-        client = Client(session=secrets.token_hex(8), name=clean_name(msg.name), token_hash=hash_token(token))
+        client = Client(secrets.token_hex(8), clean_name(msg.name), hash_token(token), ip=ip)
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
         out = Outbox()
@@ -142,7 +190,7 @@ class Lobby:
         """A game's `welcome.games` entry, with the named bots that play it."""
         return describe(game, tuple(sorted(b for b, games in self.ai_bots.items() if game.name in games)))
 
-    def _resume(self, msg: Hello, now: float) -> tuple[Client, Outbox]:
+    def _resume(self, msg: Hello, now: float, ip: str) -> tuple[Client, Outbox]:
         """Give a returning person their session back, with every seat they held."""
         assert msg.resume is not None
         wanted = hash_token(msg.resume)
@@ -150,7 +198,7 @@ class Lobby:
         # The dict lookup finds a candidate; the constant-time compare is what vouches for it.
         if client is None or not hmac.compare_digest(client.token_hash, wanted):
             raise Refusal(ErrorCode.BAD_TOKEN, "that resume token is unknown here (expired, or another server)")
-        client.connected = True
+        client.connected, client.ip = True, ip
         out = Outbox()
         out.send({client.session}, self._welcome(client, msg.resume, msg.id))
         for code in sorted(client.rooms):
@@ -207,58 +255,74 @@ class Lobby:
             case Join():
                 return self._join(client, msg, now)
             case Leave():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
+                players = self._players(room)  # a game the leaver resigns by leaving is still theirs to see
                 out = room.leave(client.session)
                 client.rooms.discard(room.code)
                 out.send({client.session}, Left(room=room.code, id=msg.id))
-                return self._after(room, out, now)
+                return self._after(room, out, now, players)
             case MakeMove():
-                room = self._room(msg.room)
-                return self._after(room, room.move(client.session, msg.move, msg.seq, msg.id), now)
+                room = self._room(msg.room, client)
+                out = room.move(client.session, msg.move, msg.seq, msg.id)
+                self.played.add(room.code)
+                return self._after(room, out, now)
             case Chat():
-                return self._room(msg.room).chat(client.session, client.name, clean_text(msg.text))
+                room = self._room(msg.room, client)
+                if not room.is_member(client.session):  # checked before any work on the text
+                    raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
+                self._chat_allowed(room, client, now)
+                return room.chat(client.session, client.name, clean_text(msg.text))
             case Resign():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.resign(client.session), now)
             case Rematch():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.rematch(client.session), now)
             case MoreTime():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.moretime(client.session), now)
             case Takeback():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.takeback(client.session), now)
             case TakebackDecline():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.takeback_decline(client.session), now)
             case Abort():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 return self._after(room, room.abort(client.session), now)
             case AddAi():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
+                self._may_add_ai(room, client)
                 out = room.add_ai(client.session, msg.seat, self._ai_spec(msg, room))
                 return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case RemoveAi():
-                room = self._room(msg.room)
+                room = self._room(msg.room, client)
                 out = room.remove_ai(client.session, msg.seat)
                 return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case Sync():
                 return self._sync(client, msg)
             case ListGames():
-                games = self._history().list_games(msg.player, msg.game, msg.limit)
+                games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash)
                 return _reply(client, Games(games=games, id=msg.id))
             case GetGame():
-                record = self._history().get_game(msg.game_id)
+                record = self._history().get_game(msg.game_id, client.token_hash)
                 if record is None:
                     raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
-                return _reply(client, GameRecord(record=record, frames=replay_frames(record), id=msg.id))
+                return _reply(client, GameRecord(record=record, frames=self._frames(record), id=msg.id))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
-    def _room(self, code: str) -> Room:
-        """The room with this code (case-insensitive), or an unknown_room refusal."""
+    def _room(self, code: str, client: Client | None = None) -> Room:
+        """The room with this code (case-insensitive), or an unknown_room (or unavailable) refusal.
+
+        With `client`, a private room that person is not in (nor hosts) is refused exactly as a code that does
+        not exist, so no request but `join` (rate-limited per address) tells whether a private code is in use.
+        """
         room = self._at(self.rooms.get(code.strip().upper()), self.now)
+        if room is not None and client is not None and room.private and not self._inside(room, client):
+            room = None
         if room is None:
+            if code.strip().upper() in self.offline:
+                raise Refusal(ErrorCode.UNAVAILABLE, UNAVAILABLE_TEXT)
             raise Refusal(ErrorCode.UNKNOWN_ROOM, f"there is no room {code[:16]!r}")
         return room
 
@@ -268,6 +332,41 @@ class Lobby:
         if room is not None:
             room.now = now
         return room
+
+    @staticmethod
+    def _inside(room: Room, client: Client) -> bool:
+        """True if the person sits in, watches or hosts the room."""
+        return room.is_member(client.session) or room.host == client.session
+
+    def _guess_allowed(self, client: Client, code: str, now: float) -> None:
+        """Joins by a code that is not a listed public room spend the address's guess allowance, hit or miss.
+
+        When it is spent the join is refused with `rate_limited` before the code is looked up, so guessing
+        codes gives no answer faster than `code_guesses_per_min` (docs/security.md has the arithmetic).
+        """
+        room = self.rooms.get(code.strip().upper())
+        if room is not None and (not room.private or self._inside(room, client)):
+            return
+        rate = self.limits.code_guesses_per_min / 60
+        if not rate:
+            return
+        allowance = self.guesses.get(client.ip)
+        if allowance is None:
+            allowance = self.guesses[client.ip] = Allowance(rate, now, self.limits.code_guess_burst)
+        if not allowance.take(now):
+            raise Refusal(ErrorCode.RATE_LIMITED, "too many room codes tried from your address; wait a minute")
+
+    def _frames(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """A finished game's replay frames, from the cache if it was replayed lately (a game never changes)."""
+        key = record["game_id"]
+        frames = self.replays.get(key)
+        if frames is None:
+            frames = self.replays[key] = replay_frames(record)
+            while len(self.replays) > REPLAY_CACHE:
+                self.replays.popitem(last=False)
+        else:
+            self.replays.move_to_end(key)
+        return frames
 
     def _history(self) -> History:
         """The finished-games store, or a refusal if this server keeps none."""
@@ -280,8 +379,7 @@ class Lobby:
         game = GAMES.get(msg.game)
         if game is None:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"unknown game {msg.game[:40]!r}; try one of {', '.join(GAMES)}")
-        if client.rooms_created >= self.max_rooms_per_client:
-            raise Refusal(ErrorCode.NOT_ALLOWED, f"you may open at most {self.max_rooms_per_client} rooms")
+        self._may_host(client, msg.private)
         try:
             game_options, room_options = split_and_validate(game, msg.options)
         except BadOptions as exc:
@@ -289,7 +387,7 @@ class Lobby:
         room = Room(self._new_code(), game, game_options, room_options, client.session, client.name, msg.private)
         room.empty_since = room.now = now
         self.rooms[room.code] = room
-        client.rooms_created += 1
+        self.hosts[room.code] = (client.token_hash, client.ip)
         out = Outbox(changed=True)
         out.records.append(replace(room.saved(), host_token_hash=client.token_hash))
         out.send({client.session}, room.info(msg.id))
@@ -297,7 +395,11 @@ class Lobby:
 
     def _join(self, client: Client, msg: Join, now: float) -> Outbox:
         """Take a seat or watch; a refused join leaves the person's rooms as they were."""
+        self._guess_allowed(client, msg.room, now)
         room = self._room(msg.room)
+        cap = self.limits.spectators_per_room
+        if msg.role == Role.SPECTATOR and cap and len(room.spectators) >= cap and not room.is_member(client.session):
+            raise Refusal(ErrorCode.TOO_MANY, f"room {room.code} has its {cap} spectators already")
         out = room.join(client.member, msg.role, msg.seat, msg.id)
         client.rooms.add(room.code)
         return self._after(room, out, now)
@@ -306,8 +408,51 @@ class Lobby:
         """A fresh room code that no open room uses."""
         while True:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            if code not in self.rooms:
+            if code not in self.rooms and code not in self.offline:
                 return code
+
+    def _may_host(self, client: Client, private: bool) -> None:
+        """Refuse a new room past the caps: per person, per address, and public rooms in all."""
+        limits = self.limits
+        mine = sum(1 for token_hash, _ in self.hosts.values() if token_hash == client.token_hash)
+        if limits.rooms_per_player and mine >= limits.rooms_per_player:
+            raise Refusal(ErrorCode.TOO_MANY, f"you host {mine} open rooms; close one first")
+        if limits.rooms_per_ip and client.ip:
+            here = sum(1 for _, ip in self.hosts.values() if ip == client.ip)
+            if here >= limits.rooms_per_ip:
+                raise Refusal(ErrorCode.TOO_MANY, f"your address hosts {here} open rooms; close one first")
+        if not private and limits.public_rooms:
+            public = sum(1 for room in self.rooms.values() if not room.private)
+            if public >= limits.public_rooms:
+                raise Refusal(ErrorCode.TOO_MANY, "the server has all the public rooms it lists; open a private one")
+
+    def _may_add_ai(self, room: Room, client: Client) -> None:
+        """Refuse the AI that would make one more all-AI room for an address that runs its share of them."""
+        cap = self.limits.ai_rooms_per_ip
+        if not cap or sum(1 for s in room.seats if s.free) != 1 or any(s.holder is not None for s in room.seats):
+            return
+        host_ip = self.hosts.get(room.code, ("", client.ip))[1] or client.ip
+        running = sum(
+            1
+            for code, other in self.rooms.items()
+            if other is not room
+            and other.status != RoomStatus.FINISHED
+            and all(s.ai is not None for s in other.seats)
+            and self.hosts.get(code, ("", ""))[1] == host_ip
+        )
+        if running >= cap:
+            raise Refusal(ErrorCode.TOO_MANY, f"your address runs {running} all-AI games; let one finish first")
+
+    def _chat_allowed(self, room: Room, client: Client, now: float) -> None:
+        """Each room relays a bounded number of lines per second: players share one allowance, spectators another."""
+        player = room.seat_of(client.session) is not None
+        key = (room.code, player)
+        allowance = self.chat.get(key)
+        if allowance is None:
+            rate = self.limits.player_chat_per_s if player else self.limits.spectator_chat_per_s
+            allowance = self.chat[key] = Allowance(rate, now)
+        if not allowance.take(now):
+            raise Refusal(ErrorCode.RATE_LIMITED, f"room {room.code} is chatting too fast; wait a moment")
 
     def _ai_spec(self, msg: AddAi, room: Room) -> AiSpec:
         """Check an add_ai request's level or bot name (the bot must play this room's game)."""
@@ -322,7 +467,7 @@ class Lobby:
 
     def _sync(self, client: Client, msg: Sync) -> Outbox:
         """Resend what a member missed: the kept events since `seq` and the current state."""
-        room = self._room(msg.room)
+        room = self._room(msg.room, client)
         if not room.is_member(client.session):
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
         out = Outbox()
@@ -374,6 +519,9 @@ class Lobby:
     def sweep(self, now: float) -> Outbox:
         """Forfeit seats left too long, and close rooms that have had nobody in them for their grace period."""
         out = Outbox()
+        for ip, allowance in list(self.guesses.items()):
+            if allowance.tokens + (now - allowance.stamp) * allowance.rate >= allowance.capacity:
+                del self.guesses[ip]  # full again: forgetting it changes nothing
         for code, room in list(self.rooms.items()):
             room.now = now
             out.extend(self._after(room, room.sweep(now), now))
@@ -381,15 +529,21 @@ class Lobby:
                 out.extend(self._close(code))
         return out
 
-    @staticmethod
-    def _grace(room: Room) -> float:
-        """How long an empty room stays open: long while players hold seats in an unfinished game."""
-        held = room.status in RUNNING and any(s.holder is not None for s in room.seats)
+    def _grace(self, room: Room) -> float:
+        """How long an empty room stays open: long while players hold seats in an unfinished game they played.
+
+        A game nobody has made a move in (rooms opened and sat in only to hold them) gets the short grace, and
+        an all-AI room nobody watches an even shorter one: its searches use the AI workers others wait for.
+        """
+        if all(s.ai is not None for s in room.seats):
+            return min(EMPTY_AI_ROOM_GRACE_S, EMPTY_ROOM_GRACE_S)  # an exhibition nobody watches stops soon
+        held = room.status in RUNNING and room.code in self.played and any(s.holder is not None for s in room.seats)
         return HELD_GAME_GRACE_S if held else EMPTY_ROOM_GRACE_S
 
     def _close(self, code: str) -> Outbox:
         """Remove a room, forget it on disk, and tell the lobby it is gone."""
         room = self.rooms.pop(code)
+        self._forget_room(code)
         room.close()
         out = Outbox()
         out.records.append(RoomClosed(code))
@@ -402,24 +556,81 @@ class Lobby:
         self._push_summary(room, out)
         return out
 
+    def take_offline(self, code: str, spare: str | None = None) -> Outbox:
+        """The room's records could not be stored: stop it in memory and tell its members (but `spare`).
+
+        Nothing of what it decided since its last stored record was shown to anyone; after a restart it comes
+        back as it is on disk. Until then every request for it is refused with `unavailable`.
+        """
+        room = self.rooms.pop(code, None)
+        out = Outbox()
+        if room is None:
+            return out
+        self.offline.add(code)
+        self._forget_room(code)
+        audience = room.audience()
+        room.close()
+        for session in audience | {s.session for s in room.seats if s.session} | room.spectators:
+            client = self.clients.get(session)
+            if client is not None:
+                client.rooms.discard(code)
+                if not client.connected and not client.rooms:
+                    self._forget(client)
+        out.send(audience - {spare}, Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, room=code))
+        self._push_summary(room, out)
+        return out
+
+    def _forget_room(self, code: str) -> None:
+        """Drop what the lobby keeps about a room that closed."""
+        self.hosts.pop(code, None)
+        self.played.discard(code)
+        self.chat.pop((code, True), None)
+        self.chat.pop((code, False), None)
+
     # -- restart ------------------------------------------------------------------------------------------------
     def restore(self, stored: list[StoredRoom], now: float) -> Outbox:
-        """Rebuild the rooms a previous run left open (each room restores itself; the lobby keeps the sessions)."""
+        """Rebuild the rooms a previous run left open (each room restores itself; the lobby keeps the sessions).
+
+        A room that cannot be rebuilt (a game this version lacks, moves its rules refuse, a broken stored value)
+        is left out, on disk as it is, and listed in `skipped`: one bad room never stops the server.
+        """
         out = Outbox()
         for saved in stored:
             game = GAMES.get(saved.game)
             if game is None:
+                self.skipped.append((saved.code, f"unknown game {saved.game[:40]!r}"))
                 continue
+            known = set(self.clients)
             try:
-                room, started = Room.restore(saved, game, now, self._held_for)
-            except GameError:
-                continue  # a log the current rules refuse cannot be resumed honestly; leave it out
+                room, started = Room.restore(self._checked(saved, game), game, now, self._held_for)
+            except Exception as exc:  # a log the current rules refuse cannot be resumed honestly; leave it out
+                self.skipped.append((saved.code, f"{type(exc).__name__}: {exc}"[:200]))
+                for session in set(self.clients) - known:
+                    if not self.clients[session].rooms:
+                        self._forget(self.clients[session])
+                continue
             self.rooms[room.code] = room
+            self.hosts[room.code] = (saved.host_token_hash or "", "")
+            if room.moves:
+                self.played.add(room.code)
             for seat in room.seats:
                 if seat.holder is not None:
                     self.clients[seat.holder.session].rooms.add(room.code)
             out.extend(started)
         return out
+
+    @staticmethod
+    def _checked(saved: StoredRoom, game: Game[Any, Any]) -> StoredRoom:
+        """A stored room with its options validated as a new room's are and its seats in range (else raises)."""
+        try:
+            options, room_options = split_and_validate(game, {**saved.options, **saved.room_options})
+        except BadOptions as exc:
+            raise ValueError(f"stored options refused: {exc}") from None
+        seats = game.seat_count(options)
+        for seat in saved.seats:
+            if not 0 <= seat.seat < seats:
+                raise ValueError(f"seat {seat.seat} out of range 0..{seats - 1}")
+        return replace(saved, options=options, room_options=room_options)
 
     def _held_for(self, token_hash: str, name: str) -> Member:
         """The member a stored token resumes: the session restored already, or a new one waiting for its owner."""
@@ -431,7 +642,7 @@ class Lobby:
         return client.member
 
     # -- lobby pushes ---------------------------------------------------------------------------------------------
-    def _after(self, room: Room, out: Outbox, now: float) -> Outbox:
+    def _after(self, room: Room, out: Outbox, now: float, players: tuple[str | None, ...] | None = None) -> Outbox:
         """Bookkeeping after a room changed: its empty-since clock and the lobby's view of it."""
         if room.occupied():
             room.empty_since = None
@@ -440,7 +651,16 @@ class Lobby:
         if out.changed:
             self._push_summary(room, out)
             out.changed = False
+        for index, record in enumerate(out.records):
+            if isinstance(record, GameFinished) and record.code == room.code and not record.token_hashes:
+                hashes = players or self._players(room)
+                out.records[index] = replace(record, private=room.private, token_hashes=hashes)
         return out
+
+    @staticmethod
+    def _players(room: Room) -> tuple[str | None, ...]:
+        """By seat, the token hash of the person sitting there (None for an AI or an empty seat)."""
+        return tuple(s.holder.token_hash if s.holder else None for s in room.seats)
 
     def _push_summary(self, room: Room, out: Outbox) -> None:
         """Tell the room's members and, for a public room, everyone browsing the lobby what it looks like now.

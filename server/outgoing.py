@@ -7,11 +7,12 @@ it at the start of the next loop iteration, so every move handled in one iterati
 and each connection gets its frames, in the order they were decided, in one write.
 
 The order that matters is kept: the records are committed before any frame of the same flush is written, so
-a move anybody has seen is on disk, as before.
+a move anybody has seen is on disk. A decision whose records cannot be stored (a full disk, a read-only file)
+sends none of its frames: its `on_lost` is told instead, and the server takes the room offline.
 
 Writes never wait for a reader (as with `websockets.broadcast`), so a client that stops reading would make
 the server hold everything sent to it. A connection whose unsent bytes pass `MAX_BACKLOG` is reported to
-`on_backlog` (the server closes it; the player can resume their seats from a fresh connection).
+`on_backlog` (the server aborts it; the player can resume their seats from a fresh connection).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
@@ -53,8 +55,17 @@ def write_frames(connection: ServerConnection, frames: list[bytes]) -> int:
         return 0
 
 
+@dataclass(slots=True)
+class Decision:
+    """What one lobby decision wants done: its records (stored together or not at all), then its frames."""
+
+    records: list[Record]
+    frames: list[tuple[list[ServerConnection], bytes]] = field(default_factory=list)
+    on_lost: Callable[[list[Record], Exception], None] | None = None  # told when the records could not be stored
+
+
 class Outgoing:
-    """Records and frames waiting for the flush at the start of the next loop iteration."""
+    """Decisions waiting for the flush at the start of the next loop iteration."""
 
     def __init__(
         self,
@@ -65,24 +76,27 @@ class Outgoing:
         self.store = store
         self.on_backlog = on_backlog
         self.max_backlog = max_backlog
-        self.groups: list[list[Record]] = []  # one group per decision: stored together or not at all
-        self.frames: dict[ServerConnection, list[bytes]] = {}
+        self.decisions: list[Decision] = []
+        self.failure: str | None = None  # why the last write to the store failed; None once one succeeds
         self._handle: asyncio.Handle | None = None
 
-    def add_records(self, records: Iterable[Record]) -> None:
-        """Queue one decision's records for the next transaction."""
-        self.groups.append(list(records))
+    def add(
+        self,
+        records: Iterable[Record],
+        frames: Iterable[tuple[list[ServerConnection], bytes]] = (),
+        on_lost: Callable[[list[Record], Exception], None] | None = None,
+    ) -> None:
+        """Queue one decision: its records, and the frames (each for its connections) that may go out once stored."""
+        self.decisions.append(Decision(list(records), [(list(c), f) for c, f in frames if c], on_lost))
         self._schedule()
+
+    def add_records(self, records: Iterable[Record]) -> None:
+        """Queue one decision's records alone."""
+        self.add(records)
 
     def add_frame(self, connections: Iterable[ServerConnection], frame: bytes) -> None:
         """Queue one encoded message for each of `connections` (the bytes are shared, not copied)."""
-        for connection in connections:
-            queue = self.frames.get(connection)
-            if queue is None:
-                self.frames[connection] = [frame]
-            else:
-                queue.append(frame)
-        self._schedule()
+        self.add((), [(list(connections), frame)])
 
     def _schedule(self) -> None:
         """Ask the loop for a flush, once per iteration."""
@@ -90,34 +104,65 @@ class Outgoing:
             self._handle = asyncio.get_running_loop().call_soon(self.flush)
 
     def flush(self) -> None:
-        """Commit the queued records, then write each connection's queued frames in one go.
+        """Commit the queued records, then write each connection's frames, in decision order, in one go.
 
-        The frames are sent even if storing fails: the rooms have already moved on in memory, and players
-        seeing the game as it is matters more than the durability of the records that failed (logged).
+        A decision whose records could not be stored sends none of its frames (nobody is told of a move that
+        is not on disk); its `on_lost` is told instead, after the others' frames are written.
         """
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        groups, self.groups = self.groups, []
-        frames, self.frames = self.frames, {}
-        if groups and self.store is not None:
-            self._store(groups)
-        for connection, queue in frames.items():
-            if write_frames(connection, queue) > self.max_backlog and self.on_backlog is not None:
+        decisions, self.decisions = self.decisions, []
+        lost = self._store(decisions) if self.store is not None else {}
+        queues: dict[ServerConnection, list[bytes]] = {}
+        for index, decision in enumerate(decisions):
+            if index in lost:
+                continue
+            for connections, frame in decision.frames:
+                for connection in connections:
+                    queue = queues.get(connection)
+                    if queue is None:
+                        queues[connection] = [frame]
+                    else:
+                        queue.append(frame)
+        for connection, queue in queues.items():
+            unsent = write_frames(connection, queue)
+            if self.max_backlog and unsent > self.max_backlog and self.on_backlog is not None:
                 self.on_backlog(connection)
+        for index, exc in lost.items():
+            on_lost = decisions[index].on_lost
+            if on_lost is not None:
+                on_lost(decisions[index].records, exc)
 
-    def _store(self, groups: list[list[Record]]) -> None:
-        """All groups in one transaction; if that fails, each group in its own, so one bad group loses only itself."""
+    def _store(self, decisions: list[Decision]) -> dict[int, Exception]:
+        """All decisions' records in one transaction; if that fails, each decision's in its own.
+
+        Returns the decisions (by index) whose records are not on disk, with the reason.
+        """
         assert self.store is not None
+        groups = [(i, d.records) for i, d in enumerate(decisions) if d.records]
+        if not groups:
+            return {}
         try:
-            self.store.write([record for group in groups for record in group])
-            return
-        except Exception:
+            self.store.write([record for _, records in groups for record in records])
+            self.failure = None
+            return {}
+        except Exception as exc:
             if len(groups) == 1:
-                log.exception("could not store %d records; the game goes on in memory", len(groups[0]))
-                return
-        for group in groups:
+                return self._failed({groups[0][0]: exc}, len(groups[0][1]))
+        lost: dict[int, Exception] = {}
+        for index, records in groups:
             try:
-                self.store.write(group)
-            except Exception:
-                log.exception("could not store %d records; the game goes on in memory", len(group))
+                self.store.write(records)
+            except Exception as exc:
+                lost[index] = exc
+        if len(lost) < len(groups):
+            self.failure = None
+        return self._failed(lost, sum(len(decisions[i].records) for i in lost)) if lost else lost
+
+    def _failed(self, lost: dict[int, Exception], count: int) -> dict[int, Exception]:
+        """Log a failed write loudly (once per flush) and remember why, for the health check."""
+        reason = next(iter(lost.values()))
+        self.failure = f"{type(reason).__name__}: {reason}"
+        log.error("could not store %d records (%s); their rooms stop until the database is writable", count, reason)
+        return lost

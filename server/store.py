@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -79,6 +79,28 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (room, game_no, ply)
     );
     ALTER TABLE games ADD COLUMN clock TEXT;
+    """,
+    # Who played each finished game, indexed by name (list_games {player}) and by token hash (who may see a
+    # private room's games); games of private rooms are marked. Older private games have no token hashes, so
+    # they become visible to nobody rather than to everybody.
+    3: """
+    ALTER TABLE games ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE game_players (
+        game_id INTEGER NOT NULL REFERENCES games(id),
+        seat INTEGER NOT NULL,
+        name TEXT,
+        token_hash TEXT,
+        PRIMARY KEY (game_id, seat)
+    );
+    CREATE INDEX game_players_by_name ON game_players(name, game_id);
+    CREATE INDEX game_players_by_token ON game_players(token_hash, game_id);
+    INSERT OR IGNORE INTO game_players (game_id, seat, name)
+        SELECT games.id, json_extract(p.value, '$.seat'), json_extract(p.value, '$.name')
+        FROM games, json_each(games.players) AS p WHERE json_valid(games.players);
+    UPDATE games SET private = COALESCE((SELECT rooms.private FROM rooms WHERE rooms.code = games.room), 0);
+    ALTER TABLE rooms ADD COLUMN closed_at REAL;
+    UPDATE rooms SET closed_at = created_at WHERE closed = 1;
+    CREATE INDEX rooms_closed ON rooms(closed, closed_at);
     """,
 }
 
@@ -163,6 +185,8 @@ class GameFinished:
     moves: list[str]
     transcript: str
     clock: dict[str, Any] | None = None  # the time control and each move's time spent (ms), in clocked games
+    private: bool = False  # a private room's game: only its players see it in the history
+    token_hashes: tuple[str | None, ...] = ()  # by seat: whose resume token played it (None for an AI)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,13 +223,16 @@ class Store:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA foreign_keys = ON")
-        if path != ":memory:":
-            self.db.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
-            self.db.execute("PRAGMA synchronous = NORMAL")
-        self._migrate()
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if path != ":memory:":
+                self.db.execute("PRAGMA journal_mode = WAL")
+                # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
+                self.db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.Error as exc:  # not a database, unreadable, read-only, a folder: one line, not a traceback
+            raise StoreError(f"cannot use the database {path}: {exc}") from None
 
     def close(self) -> None:
         """Close the database."""
@@ -235,14 +262,15 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """Run the block in BEGIN ... COMMIT, rolling back if it fails."""
+        """Run the block in BEGIN ... COMMIT; if the block or the commit fails, roll back and raise."""
         self.db.execute("BEGIN")
         try:
             yield
+            self.db.execute("COMMIT")  # with WAL the pages reach the disk here: a full disk fails here
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back already (a full disk, an I/O error)
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     def _write_one(self, record: Record, now: float) -> None:
         """Apply one record to the tables."""
@@ -287,9 +315,9 @@ class Store:
                 db.execute("DELETE FROM moves WHERE room = ? AND game_no = ? AND ply >= ?", args)
                 db.execute("DELETE FROM clocks WHERE room = ? AND game_no = ? AND ply > ?", args)
             case GameFinished():
-                db.execute(
+                cursor = db.execute(
                     "INSERT INTO games (room, game_no, game, options, players, result, reason, moves,"
-                    " transcript, finished_at, clock) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " transcript, finished_at, clock, private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         record.code,
                         record.game_no,
@@ -302,62 +330,115 @@ class Store:
                         record.transcript,
                         now,
                         json.dumps(record.clock) if record.clock is not None else None,
+                        int(record.private),
                     ),
                 )
+                hashes = dict(enumerate(record.token_hashes))
+                db.executemany(
+                    "INSERT INTO game_players (game_id, seat, name, token_hash) VALUES (?, ?, ?, ?)",
+                    [
+                        (cursor.lastrowid, p.get("seat", n), p.get("name"), hashes.get(p.get("seat", n)))
+                        for n, p in enumerate(record.players)
+                    ],
+                )
             case RoomClosed():
-                db.execute("UPDATE rooms SET closed = 1 WHERE code = ?", (record.code,))
+                db.execute("UPDATE rooms SET closed = 1, closed_at = ? WHERE code = ?", (now, record.code))
                 db.execute("DELETE FROM moves WHERE room = ?", (record.code,))
                 db.execute("DELETE FROM clocks WHERE room = ?", (record.code,))
                 db.execute("DELETE FROM seats WHERE room = ?", (record.code,))
 
+    def purge_closed(self, before: float) -> int:
+        """Delete the rows of rooms closed before `before` (a time.time()); their finished games stay."""
+        with self._transaction():
+            cursor = self.db.execute("DELETE FROM rooms WHERE closed = 1 AND closed_at < ?", (before,))
+        return cursor.rowcount
+
     # -- reading ------------------------------------------------------------------------------------------
-    def unfinished_rooms(self) -> list[StoredRoom]:
-        """Every room not closed, with its seats and the move log of its current game."""
+    def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]:
+        """Every room not closed, with its seats and the move log of its current game.
+
+        A room whose rows cannot be read (bad JSON, a broken value) is left out and added to `skipped` as
+        (code, reason); a database that cannot be read at all raises StoreError.
+        """
         rooms = []
-        for row in self.db.execute(
-            "SELECT code, game, options, room_options, host_name, private, game_no,"
-            " host_token_hash FROM rooms WHERE closed = 0 ORDER BY created_at"
-        ):
-            room = StoredRoom(
-                row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], bool(row[5]), row[6], row[7]
-            )
-            room.seats = [
-                SeatSaved(room.code, *seat)
-                for seat in self.db.execute(
-                    "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
-                    (room.code,),
-                )
-            ]
-            current = (room.code, room.game_no)
+        try:
             rows = self.db.execute(
-                "SELECT move, spent_ms FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", current
+                "SELECT code, game, options, room_options, host_name, private, game_no,"
+                " host_token_hash FROM rooms WHERE closed = 0 ORDER BY created_at"
             ).fetchall()
-            room.moves = [m for m, _ in rows]
-            room.move_ms = [ms for _, ms in rows if ms is not None]
-            room.clocks = [
-                json.loads(times)
-                for (times,) in self.db.execute(
-                    "SELECT remaining FROM clocks WHERE room = ? AND game_no = ? ORDER BY ply", current
-                )
-            ]
-            done = self.db.execute(
-                "SELECT result FROM games WHERE room = ? AND game_no = ?", (room.code, room.game_no)
-            ).fetchone()
-            room.result = json.loads(done[0]) if done else None
-            rooms.append(room)
+            for row in rows:
+                try:
+                    rooms.append(self._stored_room(row))
+                except (ValueError, TypeError, IndexError) as exc:
+                    if skipped is not None:
+                        skipped.append((str(row[0]), f"{type(exc).__name__}: {exc}"))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return rooms
 
-    def list_games(self, player: str | None = None, game: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        """Finished games, newest first, optionally of one game kind or with one player (by name)."""
-        sql = "SELECT id, game, players, result, finished_at FROM games WHERE 1=1"
+    def _stored_room(self, row: tuple[Any, ...]) -> StoredRoom:
+        """One open room's rows read back (ValueError / TypeError if a stored value is broken)."""
+        options, room_options = json.loads(row[2]), json.loads(row[3])
+        if not isinstance(options, dict) or not isinstance(room_options, dict):
+            raise ValueError("options are not a map")
+        room = StoredRoom(row[0], row[1], options, room_options, row[4], bool(row[5]), int(row[6]), row[7])
+        room.seats = [
+            SeatSaved(room.code, *seat)
+            for seat in self.db.execute(
+                "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
+                (room.code,),
+            )
+        ]
+        current = (room.code, room.game_no)
+        rows = self.db.execute(
+            "SELECT move, spent_ms FROM moves WHERE room = ? AND game_no = ? ORDER BY ply", current
+        ).fetchall()
+        room.moves = [m for m, _ in rows]
+        room.move_ms = [ms for _, ms in rows if ms is not None]
+        room.clocks = [
+            json.loads(times)
+            for (times,) in self.db.execute(
+                "SELECT remaining FROM clocks WHERE room = ? AND game_no = ? ORDER BY ply", current
+            )
+        ]
+        done = self.db.execute(
+            "SELECT result FROM games WHERE room = ? AND game_no = ?", (room.code, room.game_no)
+        ).fetchone()
+        room.result = json.loads(done[0]) if done else None
+        if room.result is not None and not isinstance(room.result, dict):
+            raise ValueError("the stored result is not a map")
+        return room
+
+    def list_games(
+        self, player: str | None = None, game: str | None = None, limit: int = 20, viewer: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Finished games, newest first, optionally of one game kind or with one player (by name).
+
+        With `viewer` (a token hash), games of private rooms are listed only if that person played them. The
+        player filter goes through the game_players index, so its cost follows `limit`, not the history's size.
+        """
+        where: list[str] = ["1=1"]
         args: list[Any] = []
+        if viewer is not None:
+            where.append("(g.private = 0 OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = ?))")
+            args.append(viewer)
         if game is not None:
-            sql += " AND game = ?"
+            where.append("g.game = ?")
             args.append(game)
         if player is not None:
-            sql += " AND EXISTS (SELECT 1 FROM json_each(players) WHERE json_extract(value, '$.name') = ?)"
-            args.append(player)
-        sql += " ORDER BY id DESC LIMIT ?"
+            sql = (
+                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM game_players AS gp"
+                " JOIN games AS g ON g.id = gp.game_id WHERE gp.name = ? AND "
+                + " AND ".join(where)
+                + " ORDER BY gp.game_id DESC LIMIT ?"
+            )
+            args.insert(0, player)
+        else:
+            sql = (
+                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM games AS g WHERE "
+                + " AND ".join(where)
+                + " ORDER BY g.id DESC LIMIT ?"
+            )
         args.append(max(1, min(limit, 200)))
         return [
             {
@@ -370,12 +451,17 @@ class Store:
             for r in self.db.execute(sql, args)
         ]
 
-    def get_game(self, game_id: int) -> dict[str, Any] | None:
-        """One finished game as a replay record (docs/replay.md), or None."""
-        row = self.db.execute(
-            "SELECT id, game, options, players, result, moves, transcript, finished_at, clock FROM games WHERE id = ?",
-            (game_id,),
-        ).fetchone()
+    def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None:
+        """One finished game as a replay record (docs/replay.md), or None (also for a private room's game that
+        `viewer`, a token hash, did not play; without `viewer` every game is readable, as for `export`)."""
+        if not 0 <= game_id < 2**63:  # SQLite integers are 64-bit: a larger id cannot exist
+            return None
+        sql = "SELECT id, game, options, players, result, moves, transcript, finished_at, clock FROM games WHERE id = ?"
+        args: list[Any] = [game_id]
+        if viewer is not None:
+            sql += " AND (private = 0 OR id IN (SELECT game_id FROM game_players WHERE token_hash = ?))"
+            args.append(viewer)
+        row = self.db.execute(sql, args).fetchone()
         if row is None:
             return None
         record = {

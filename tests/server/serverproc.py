@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+NO_ROOM_CAPS = ("--limit", "rooms_per_ip=0", "--limit", "rooms_per_player=0")
+"""Flags for a server that many tests' rooms share: no cap on the rooms one address (all of them 127.0.0.1) hosts."""
+
 
 class ServerProcess:
     """A server child process on a free loopback port, with a database file that outlives it."""

@@ -16,7 +16,7 @@ from websockets.exceptions import ConnectionClosed
 from gamenight.protocol import decode, encode
 from gamenight.protocol.messages import CLIENT_MESSAGES, Hello, ListRooms, MakeMove
 from tests.peer import Peer, seat_pair
-from tests.server.serverproc import ServerProcess
+from tests.server.serverproc import NO_ROOM_CAPS, ServerProcess
 
 _values = st.recursive(
     st.none()
@@ -67,7 +67,10 @@ _frames = st.one_of(
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
     """One real server process for the whole module."""
-    proc = ServerProcess(tmp_path_factory.mktemp("hostile") / "games.db").start()
+    # Every example opens a room from 127.0.0.1, more than one address may host, and an example that breaks a
+    # frame limit must not lock the next ones out: the caps and the penalty are tested in test_caps / test_flood.
+    extra = (*NO_ROOM_CAPS, "--limit", "abort_penalty_s=0")
+    proc = ServerProcess(tmp_path_factory.mktemp("hostile") / "games.db", *extra).start()
     yield proc
     assert proc.stop() == 0, "the server did not shut down cleanly after the abuse"
 

@@ -80,16 +80,20 @@ def test_rematch_rotates_seats_once_both_ask():
 
 
 def test_empty_rooms_close_after_grace_but_held_games_stay():
-    """A waiting room nobody is in closes after the grace period; a game with held seats does not."""
+    """A waiting room nobody is in closes after the grace period; a played game with held seats does not, and a
+    game nobody moved in (seats taken only to hold the room) closes like an empty room."""
     lobby = Lobby()
     host = _client(lobby, "host")
     code = _sent(lobby.handle(host, CreateRoom(game="othello"), 0.0), "room")[0][1].room
-    room, _alice, _bob = _game(lobby)
+    room, alice, bob = _game(lobby)
+    lobby.handle(alice, MakeMove(room=room.code, move="d3", seq=room.seq), 0.5)
+    squatted, *squatters = _game(lobby)
     lobby.disconnect(host, 1.0)
-    for session in (_alice, _bob):
+    for session in (alice, bob, *squatters):
         lobby.disconnect(session, 1.0)
     out = lobby.sweep(1.0 + EMPTY_ROOM_GRACE_S)
     assert RoomClosed(code) in out.records and code not in lobby.rooms
+    assert RoomClosed(squatted.code) in out.records and squatted.code not in lobby.rooms
     assert room.code in lobby.rooms and room.seats[0].holder is not None
 
 

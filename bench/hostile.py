@@ -1,0 +1,485 @@
+"""Hostile load beside an honest game: each attack runs for a few seconds while two honest players play.
+
+    python bench/hostile.py [--attacks squat,ping_flood,...] [--seconds 4] [--before 3] [--games 20000] [--json]
+
+Starts `python -m gamenight.server` on a fresh SQLite file (pre-filled with `--games` finished games, so history
+requests have something to search), seats two honest players in an Othello room who play a move every 50 ms,
+and measures the mover's move -> state round trip; beside them a third person plays a level-1 AI (thinking
+200 ms), and the time from their move to the AI's answer is measured too. For each attack it prints the
+honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before the attack and during it,
+and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so
+its own CPU does not slow the honest clients' process) from another loopback address (127.0.0.2, as from
+another host), is bounded in connections and time, and is stopped before the next one starts.
+
+Targets (issue 12): p99 during each attack <= 2x the p99 before it; RSS back within 20% of its start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import multiprocessing
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.frames import Frame, Opcode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
+from gamenight.protocol.messages import (  # noqa: E402
+    AddAi,
+    Chat,
+    CreateRoom,
+    GetGame,
+    Hello,
+    Join,
+    ListGames,
+    ListRooms,
+    MakeMove,
+    Message,
+    Rematch,
+)
+from gamenight.server.metrics import percentiles  # noqa: E402
+from gamenight.server.store import GameFinished, Store  # noqa: E402
+
+MOVE_EVERY_S = 0.05  # the honest players' pace (each player moves at most 10 times a second)
+COOL_DOWN_S = 2.0  # between an attack's end and the next window
+
+
+# -- the server ----------------------------------------------------------------------------------------------
+def fill_history(path: str, games: int) -> None:
+    """Write `games` finished games (200 distinct player names) straight into the database."""
+    store = Store(path)
+    batch = []
+    for n in range(games):
+        players = [{"seat": 0, "name": f"p{n % 200}"}, {"seat": 1, "name": f"q{n % 37}"}]
+        batch.append(GameFinished(f"H{n:05}", 1, "othello", {"size": 8}, players, {"winners": [0]}, ["d3"], "d3"))
+        if len(batch) == 1000:
+            store.write(batch)
+            batch = []
+    store.write(batch)
+    store.close()
+
+
+def start_server(db: str) -> tuple[subprocess.Popen[str], str]:
+    """The real server on a free port; returns the process and its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--log-level", "error"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "listening on" not in line:
+        proc.kill()
+        raise RuntimeError(f"the server did not start: {line!r}")
+    return proc, line.split("listening on", 1)[1].strip()
+
+
+def rss_mib(pid: int) -> float:
+    """The process's resident memory in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+# -- the honest game ------------------------------------------------------------------------------------------
+class Player:
+    """One honest client: reads everything, keeps the latest state."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.inbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for frame in self.ws:
+                self.inbox.put_nowait(decode(frame, 1 << 22))
+
+    def clear(self) -> None:
+        """Forget what was received so far (only alice's messages are followed move by move)."""
+        while not self.inbox.empty():
+            self.inbox.get_nowait()
+
+    async def until(self, match: Callable[[Message], bool]) -> Message:
+        """The next message matching `match` (others are dropped)."""
+        while True:
+            msg = await asyncio.wait_for(self.inbox.get(), 30)
+            if match(msg):
+                return msg
+
+
+async def honest_game(url: str, samples: list[tuple[float, float]], stop: asyncio.Event) -> dict[str, Any]:
+    """Two players play Othello (rematch after rematch) at MOVE_EVERY_S; appends (time, round trip ms)."""
+    players = []
+    for name in ("alice", "bob"):
+        ws = await connect(url, max_size=1 << 22)
+        await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=name)))
+        players.append(Player(ws))
+        await players[-1].until(lambda m: m.type == "welcome")
+    alice, bob = players
+    await alice.ws.send(encode(CreateRoom(game="othello", options={}, id=1)))
+    code = (await alice.until(lambda m: m.type == "room" and m.id == 1)).room
+    await alice.ws.send(encode(Join(room=code, seat=0)))
+    await bob.ws.send(encode(Join(room=code, seat=1)))
+    state = await alice.until(lambda m: m.type == "state")
+    seat_of = {0: alice, 1: bob}
+    info = {"room": code, "games": 1}
+    ready = asyncio.Event()
+    ready.set()
+    rng = random.Random(1)
+
+    async def play() -> None:
+        nonlocal state
+        while not stop.is_set():
+            if state.status == "finished":
+                bob.clear()
+                for p in players:
+                    await p.ws.send(encode(Rematch(room=code)))
+                joined = [await p.until(lambda m: m.type == "joined") for p in players]  # before the state
+                state = await alice.until(lambda m: m.type == "state" and m.status == "playing")
+                for p, j in zip(players, joined, strict=True):
+                    seat_of[j.seat] = p
+                info["games"] += 1
+                continue
+            mover = seat_of[state.to_move[0]]
+            sent = time.perf_counter()
+            await mover.ws.send(encode(MakeMove(room=code, move=rng.choice(state.legal), seq=state.seq)))
+            state = await alice.until(lambda m, s=state.seq: m.type == "state" and m.seq > s)
+            samples.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
+            await asyncio.sleep(MOVE_EVERY_S)
+
+    task = asyncio.get_running_loop().create_task(play())
+    info["task"] = task
+    return info
+
+
+async def honest_ai_game(url: str, samples: list[tuple[float, float]]) -> asyncio.Task[None]:
+    """A person plays a level-1 AI (ai_ms 200): appends (time, ms from the person's move to the AI's answer)."""
+    ws = await connect(url, max_size=1 << 22)
+    await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="carol")))
+    carol = Player(ws)
+    await carol.until(lambda m: m.type == "welcome")
+    await ws.send(encode(CreateRoom(game="othello", options={"ai_ms": 200, "ai_pace_ms": 0}, id=1)))
+    code = (await carol.until(lambda m: m.type == "room" and m.id == 1)).room  # not a lobby push of alice's room
+    await ws.send(encode(Join(room=code, seat=0)))
+    await ws.send(encode(AddAi(room=code, level=1)))
+    rng = random.Random(2)
+
+    async def play() -> None:
+        seat = 0
+        state = await carol.until(lambda m: m.type == "state")
+        while True:
+            if state.status == "finished":
+                carol.clear()
+                await ws.send(encode(Rematch(room=code)))
+                seat = (await carol.until(lambda m: m.type == "joined")).seat  # seats rotate between games
+                state = await carol.until(lambda m: m.type == "state" and m.status == "playing")
+                continue
+            if seat not in state.to_move:
+                state = await carol.until(lambda m, s=state.seq: m.type == "state" and m.seq > s)
+                continue
+            sent = time.perf_counter()
+            await ws.send(encode(MakeMove(room=code, move=rng.choice(state.legal), seq=state.seq)))
+            state = await carol.until(
+                lambda m, s=state.seq, mine=seat: (
+                    m.type == "state" and m.seq > s and (mine in m.to_move or m.status != "playing")
+                )
+            )
+            samples.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
+            await asyncio.sleep(MOVE_EVERY_S)
+
+    return asyncio.get_running_loop().create_task(play())
+
+
+# -- attacks (each runs in a child process) ----------------------------------------------------------------------
+ATTACKER_ADDRESS = "127.0.0.2"
+"""The attacks come from another loopback address than the honest players (as they would from another host):
+the per-address limits are meant to hit the attacker, not everyone."""
+
+
+async def _hello(url: str, name: str) -> ClientConnection:
+    """A websocket that said hello and read its welcome."""
+    ws = await connect(url, max_size=1 << 22, local_addr=(ATTACKER_ADDRESS, 0))
+    await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=name)))
+    await ws.recv()
+    return ws
+
+
+async def _drain(ws: ClientConnection) -> None:
+    """Read and drop everything (an attacker that reads, so only its requests cost the server)."""
+    with contextlib.suppress(ConnectionClosed):
+        async for _ in ws:
+            pass
+
+
+async def _raw(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A websocket opened by hand (to send frames websockets' client would not)."""
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port), local_addr=(ATTACKER_ADDRESS, 0))
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    await reader.readuntil(b"\r\n\r\n")
+    return reader, writer
+
+
+async def _forever(worker: Callable[[int], Awaitable[None]], count: int, until: float) -> dict[str, int]:
+    """Run `count` copies of an attacking connection, each reconnecting when dropped, until `until`."""
+    stats = {"dropped": 0, "refused": 0}
+
+    async def loop(n: int) -> None:
+        while time.monotonic() < until:
+            try:
+                await asyncio.wait_for(worker(n), max(0.1, until - time.monotonic()))
+            except (ConnectionClosed, ConnectionError, OSError, asyncio.IncompleteReadError):
+                stats["dropped"] += 1
+                await asyncio.sleep(0.05)
+            except InvalidStatus:
+                stats["refused"] += 1
+                await asyncio.sleep(0.2)
+            except TimeoutError:
+                return
+
+    await asyncio.gather(*(loop(n) for n in range(count)))
+    return stats
+
+
+async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, int]:
+    """Run one attack against `url` (the honest game is in `room`) for `seconds`."""
+    until = time.monotonic() + seconds
+
+    async def squat(n: int) -> None:  # throwaway sessions opening public rooms as fast as allowed
+        ws = await _hello(url, f"squat{n}")
+        for k in range(25):
+            await ws.send(encode(CreateRoom(game="othello", options={}, id=k)))
+            await asyncio.sleep(0.05)
+        await ws.close()
+
+    async def ping_flood(n: int) -> None:  # pings as fast as the socket takes them, nothing read
+        _, writer = await _raw(url)
+        ping = Frame(Opcode.PING, b"x" * 125).serialize(mask=True)
+        while True:
+            writer.write(ping * 64)
+            await writer.drain()
+
+    async def fragments(n: int) -> None:  # each message cut into 2,000 one-byte fragments
+        _, writer = await _raw(url)
+        data = encode(ListRooms(id=n)) * 1
+        data = data + b"\x00" * (2000 - len(data))
+        while True:
+            parts = [
+                Frame(Opcode.BINARY if i == 0 else Opcode.CONT, data[i : i + 1], fin=i == 1999) for i in range(2000)
+            ]
+            writer.write(b"".join(p.serialize(mask=True) for p in parts))
+            await writer.drain()
+
+    async def big_chat(n: int) -> None:  # 60,000-character lines to the honest room, which it is not in
+        ws = await _hello(url, f"chatter{n}")
+        drain = asyncio.get_running_loop().create_task(_drain(ws))
+        line = encode(Chat(room=room, text="x" * 60_000))
+        while not drain.done():
+            await ws.send(line)
+            await asyncio.sleep(0.05)
+
+    async def history(n: int) -> None:  # list_games by player and get_game, at the message rate limit
+        ws = await _hello(url, f"reader{n}")
+        drain = asyncio.get_running_loop().create_task(_drain(ws))
+        rng = random.Random(n)
+        while not drain.done():
+            await ws.send(encode(ListGames(player=f"p{rng.randrange(200)}", limit=200)))
+            await ws.send(encode(GetGame(game_id=rng.randrange(1, 20_000))))
+            await asyncio.sleep(0.1)
+
+    async def huge_ids(n: int) -> None:  # get_game with ids beyond 64 bits
+        ws = await _hello(url, f"prober{n}")
+        drain = asyncio.get_running_loop().create_task(_drain(ws))
+        while not drain.done():
+            await ws.send(encode(GetGame(game_id=2**64 - 1 - n)))
+            await asyncio.sleep(0.05)
+
+    async def guess_codes(n: int) -> None:  # joins by random private codes
+        ws = await _hello(url, f"guesser{n}")
+        drain = asyncio.get_running_loop().create_task(_drain(ws))
+        rng = random.Random(n)
+        letters = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+        while not drain.done():
+            code = "".join(rng.choice(letters) for _ in range(5))
+            await ws.send(encode(Join(room=code, role="spectator")))
+            await asyncio.sleep(0.05)
+
+    async def chat_fanout(n: int) -> None:  # spectators of the honest room chatting at the message limit
+        ws = await _hello(url, f"watcher{n}")
+        drain = asyncio.get_running_loop().create_task(_drain(ws))
+        await ws.send(encode(Join(room=room, role="spectator")))
+        while not drain.done():
+            await ws.send(encode(Chat(room=room, text=f"look at me {n} " * 20)))
+            await asyncio.sleep(0.05)
+
+    async def exhibitions(n: int) -> None:  # watched all-AI rooms, strongest level, longest thinking time
+        ws = await _hello(url, f"showman{n}")
+        await ws.send(encode(CreateRoom(game="othello", options={"ai_ms": 10_000, "ai_pace_ms": 0}, id=1)))
+        while (reply := decode(await ws.recv(), 1 << 22)).id != 1:
+            pass
+        if reply.type == "room":
+            await ws.send(encode(Join(room=reply.room, role="spectator")))
+            for _ in range(2):
+                await ws.send(encode(AddAi(room=reply.room, level=5)))
+        await _drain(ws)
+
+    attacks: dict[str, tuple[Callable[[int], Awaitable[None]], int]] = {
+        "squat": (squat, 20),
+        "ping_flood": (ping_flood, 4),
+        "fragments": (fragments, 4),
+        "big_chat": (big_chat, 8),
+        "history": (history, 8),
+        "huge_ids": (huge_ids, 20),
+        "guess_codes": (guess_codes, 20),
+        "chat_fanout": (chat_fanout, 60),
+        "exhibitions": (exhibitions, 8),
+    }
+    worker, count = attacks[name]
+    return await _forever(worker, count, until)
+
+
+ATTACKS = (
+    "squat",
+    "ping_flood",
+    "fragments",
+    "big_chat",
+    "history",
+    "huge_ids",
+    "guess_codes",
+    "chat_fanout",
+    "exhibitions",
+)
+
+
+def attack_main(name: str, url: str, room: str, seconds: float, out: Any) -> None:
+    """Child process entry point: run the attack, send back its counters."""
+    out.send(asyncio.run(attack(name, url, room, seconds)))
+
+
+# -- the run -------------------------------------------------------------------------------------------------------
+def window(samples: list[tuple[float, float]], start: float, end: float) -> dict[str, float | int]:
+    """Percentiles of the round trips measured between `start` and `end`."""
+    return percentiles([ms for at, ms in samples if start <= at < end])
+
+
+async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Start the server, the honest game, then each attack in turn; returns one row per attack."""
+    folder = tempfile.mkdtemp(prefix="gamenight-hostile-")
+    db = str(Path(folder) / "games.db")
+    fill_history(db, args.games)
+    proc, url = start_server(db)
+    rows: list[dict[str, Any]] = []
+    samples: list[tuple[float, float]] = []
+    ai_samples: list[tuple[float, float]] = []  # a person's move -> their AI opponent's answer
+    stop = asyncio.Event()
+    try:
+        game = await honest_game(url, samples, stop)
+        ai_task = await honest_ai_game(url, ai_samples)
+        await asyncio.sleep(2.0)  # warm-up
+        rss_start = rss_mib(proc.pid)
+        context = multiprocessing.get_context("spawn")
+        for name in args.attacks:
+            before_start = time.monotonic()
+            await asyncio.sleep(args.before)
+            receiver, sender = context.Pipe(duplex=False)
+            child = context.Process(target=attack_main, args=(name, url, game["room"], args.seconds, sender))
+            during_start = time.monotonic()
+            child.start()
+            peak = rss_mib(proc.pid)
+            while child.is_alive() and time.monotonic() < during_start + args.seconds + 10:
+                await asyncio.sleep(0.25)
+                peak = max(peak, rss_mib(proc.pid))
+            during_end = time.monotonic()
+            if child.is_alive():
+                child.kill()
+            counters = receiver.recv() if receiver.poll(1) else {}
+            await asyncio.sleep(COOL_DOWN_S)
+            if game["task"].done():
+                raise RuntimeError(f"the honest game stopped during {name}") from game["task"].exception()
+            before = window(samples, before_start, during_start)
+            during = window(samples, during_start, during_end)
+            ai_before = window(ai_samples, before_start, during_start)
+            ai_during = window(ai_samples, during_start, during_end)
+            row = {
+                "attack": name,
+                "before": before,
+                "ai_before": ai_before,
+                "ai_during": ai_during,
+                "during": during,
+                "p99_ratio": round(during.get("p99", 0) / max(before.get("p99", 1), 0.001), 2),
+                "rss_start_mib": round(rss_start, 1),
+                "rss_peak_mib": round(peak, 1),
+                "rss_after_mib": round(rss_mib(proc.pid), 1),
+                "attacker": counters,
+                "server_alive": proc.poll() is None,
+            }
+            rows.append(row)
+            if not args.json:
+                print(
+                    f"{name:12} p50/p99 before {before.get('p50')}/{before.get('p99')} ms (n={before['n']})"
+                    f"  during {during.get('p50')}/{during.get('p99')} ms (n={during['n']})"
+                    f"  ratio {row['p99_ratio']}  RSS {row['rss_start_mib']} -> peak {row['rss_peak_mib']}"
+                    f" -> after {row['rss_after_mib']} MiB  attacker {counters}"
+                    f"  | AI answer p50/p99 before {ai_before.get('p50')}/{ai_before.get('p99')}"
+                    f" during {ai_during.get('p50')}/{ai_during.get('p99')} ms",
+                    flush=True,
+                )
+        stop.set()
+        ai_task.cancel()
+        task = game["task"]
+        if task.done() and task.exception() is not None:
+            raise RuntimeError("the honest game stopped") from task.exception()
+        task.cancel()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return rows
+
+
+def main() -> int:
+    """Parse the command line, run, print."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--attacks", default=",".join(ATTACKS), help="comma-separated, from: " + ", ".join(ATTACKS))
+    parser.add_argument("--seconds", type=float, default=4.0, help="how long each attack runs")
+    parser.add_argument("--before", type=float, default=3.0, help="the honest window measured before each attack")
+    parser.add_argument("--games", type=int, default=20_000, help="finished games written into the history first")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
+    args = parser.parse_args()
+    args.attacks = [a for a in args.attacks.split(",") if a]
+    unknown = [a for a in args.attacks if a not in ATTACKS]
+    if unknown:
+        parser.error(f"unknown attacks: {', '.join(unknown)}")
+    rows = asyncio.run(run(args))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0 if all(row["server_alive"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

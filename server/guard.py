@@ -1,0 +1,147 @@
+"""Frame-level limits of one connection, enforced as bytes arrive, before any message is assembled or decoded.
+
+The message rate limit (`app.TokenBucket`) counts messages. Below it, a client can still make the server work
+without sending a single message: pings (each answered with a pong the client need not read), messages cut
+into thousands of fragments, or bytes as fast as the link allows. `GuardedConnection` counts what arrives:
+
+- bytes per second and frames per second (token buckets, with bursts of `BURST_FACTOR` seconds' worth);
+- pings per second;
+- fragments per message (no real client cuts a message of at most 64 KiB into more than a few);
+- the bytes written to the connection but not yet taken by the network (pongs included): a client that does
+  not read is not allowed to make the server hold more than `max_backlog` bytes for it.
+
+A connection over any limit is aborted at once (a close frame 1008 is written if the socket takes it, then the
+transport is dropped): asking a flooder to close politely would wait behind everything it sent. The work
+spent on it is bounded by one read of the socket (asyncio reads at most 256 KiB at a time). Its address then
+may not open a connection for `abort_penalty_s` (the server answers HTTP 429), so a flooder that reconnects
+at once costs an HTTP refusal, not a websocket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from websockets.asyncio.server import ServerConnection
+from websockets.frames import Close, CloseCode, Frame, Opcode
+from websockets.protocol import Event, State
+
+log = logging.getLogger("gamenight.server")
+
+BURST_FACTOR = 4.0
+"""A bucket holds this many seconds of its rate, so short bursts above the rate pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrameLimits:
+    """What one connection may send below the message level, and what it may leave unread (0: no limit)."""
+
+    bytes_per_s: float = 64 * 1024  # sustained; 4 s worth at once (a 64 KiB frame always fits)
+    frames_per_s: float = 200.0  # every frame: data, continuation, ping, pong, close (10x the message rate)
+    pings_per_s: float = 2.0  # a keepalive pings every few seconds at most
+    max_fragments: int = 16  # frames one message may be cut into
+    max_backlog: int = 1 << 20  # bytes written to the connection that the client has not taken yet
+    abort_penalty_s: float = 10.0  # after a connection is dropped for a limit, its address may not connect
+
+
+class Bucket:
+    """A token bucket: `rate` per second, holding at most `rate * BURST_FACTOR` (at least `floor`)."""
+
+    __slots__ = ("capacity", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, floor: float = 1.0) -> None:
+        self.rate = rate
+        self.capacity = max(rate * BURST_FACTOR, floor)
+        self.tokens = self.capacity
+        self.stamp = time.monotonic()
+
+    def delay(self) -> float:
+        """Seconds until the bucket holds one token (0 if it holds one now)."""
+        self._refill()
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def take(self, amount: float = 1.0) -> bool:
+        """Spend `amount` if the bucket holds it (refilled for the time passed); False if it does not."""
+        self._refill()
+        if self.tokens < amount:
+            return False
+        self.tokens -= amount
+        return True
+
+
+class GuardedConnection(ServerConnection):
+    """A server connection that enforces `FrameLimits` (set per server by subclassing with `limits`, and
+    `on_abort`, told the reason of each connection it drops)."""
+
+    limits = FrameLimits()
+    on_abort: Callable[[ServerConnection, str], None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        limits = self.limits
+        self._bytes = Bucket(limits.bytes_per_s, floor=128 * 1024) if limits.bytes_per_s else None
+        self._frames = Bucket(limits.frames_per_s) if limits.frames_per_s else None
+        self._pings = Bucket(limits.pings_per_s) if limits.pings_per_s else None
+        self._fragments = 0
+        self.aborted: str | None = None  # why the guard dropped the connection
+
+    def data_received(self, data: bytes) -> None:
+        """Count the bytes before websockets parses them; after the automatic replies, check the backlog."""
+        if self.aborted is not None:
+            return
+        if self._bytes is not None and not self._bytes.take(len(data)):
+            self.abort("too many bytes")
+            return
+        super().data_received(data)
+        backlog = self.limits.max_backlog
+        if self.aborted is None and backlog and self.transport.get_write_buffer_size() > backlog:
+            self.abort("not reading")
+
+    def process_event(self, event: Event) -> None:
+        """Count frames, pings and fragments; hand on only what is within the limits."""
+        if self.aborted is not None:
+            return
+        if isinstance(event, Frame):
+            if self._frames is not None and not self._frames.take():
+                self.abort("too many frames")
+                return
+            if event.opcode is Opcode.PING and self._pings is not None and not self._pings.take():
+                self.abort("too many pings")
+                return
+            if event.opcode in (Opcode.TEXT, Opcode.BINARY):
+                self._fragments = 1
+            elif event.opcode is Opcode.CONT:
+                self._fragments += 1
+                if self.limits.max_fragments and self._fragments > self.limits.max_fragments:
+                    self.abort("too many fragments")
+                    return
+        super().process_event(event)
+
+    def abort(self, reason: str) -> None:
+        """Drop the connection now: a close frame if the socket takes it at once, then the transport goes."""
+        if self.aborted is not None:
+            return
+        self.aborted = reason
+        log.warning("aborting a connection from %s: %s", self._peer(), reason)
+        if self.on_abort is not None:
+            self.on_abort(self, reason)
+        if self.protocol.state is State.OPEN and self.transport.get_write_buffer_size() == 0:
+            # A fresh close frame, framed by hand: the protocol's own queue may hold megabytes of pongs.
+            payload = Close(CloseCode.POLICY_VIOLATION, reason).serialize()
+            self.transport.write(Frame(Opcode.CLOSE, payload).serialize(mask=False, extensions=[]))
+        self.transport.abort()
+
+    def _peer(self) -> str:
+        """The remote address, for the log."""
+        try:
+            return str(self.remote_address[0])
+        except Exception:
+            return "?"

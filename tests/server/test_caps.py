@@ -1,0 +1,182 @@
+"""Caps that keep one person or one address from taking the server: rooms, connections, spectators, chat."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+from websockets.exceptions import InvalidStatus
+
+from gamenight.protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove
+from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.lobby import LobbyLimits
+from tests.peer import Peer, seat_pair
+
+
+@pytest.fixture
+async def server_with():
+    """A factory of servers with given lobby limits (and server settings); all stopped after the test."""
+    started: list[GameServer] = []
+
+    async def make(config: ServerConfig | None = None, **limits: object) -> GameServer:
+        config = config or ServerConfig(port=0, ai_workers=1)
+        server = GameServer(replace(config, lobby_limits=replace(LobbyLimits(), **limits)))
+        await server.start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        await server.stop()
+
+
+def _url(server: GameServer) -> str:
+    return f"ws://127.0.0.1:{server.port}"
+
+
+async def test_throwaway_sessions_cannot_squat_rooms_from_one_address(server_with):
+    """Many fresh sessions from one address open at most `rooms_per_ip` rooms; the rest get `too_many`."""
+    server = await server_with(rooms_per_ip=5)
+    peers = [await Peer.connect(_url(server), f"squat{n}") for n in range(8)]
+    replies = [await peer.request(CreateRoom, game="othello", options={}) for peer in peers]
+    assert [r.type for r in replies] == ["room"] * 5 + ["error"] * 3
+    assert {r.code for r in replies[5:]} == {"too_many"}
+    late = await Peer.connect(_url(server), "late")
+    assert len(late.welcome.rooms) == 5
+    for peer in [*peers, late]:
+        await peer.close()
+
+
+async def test_one_person_hosts_a_bounded_number_of_rooms(server_with):
+    """One session opens at most `rooms_per_player` rooms, whatever the address allows."""
+    server = await server_with(rooms_per_player=2, rooms_per_ip=0)
+    peer = await Peer.connect(_url(server), "host")
+    replies = [await peer.request(CreateRoom, game="othello", options={}, private=True) for _ in range(3)]
+    assert [r.type for r in replies] == ["room", "room", "error"] and replies[2].code == "too_many"
+    await peer.close()
+
+
+async def test_public_rooms_are_capped_but_private_ones_still_open(server_with):
+    """Past `public_rooms` open public rooms a new public room gets `too_many`; a private room still opens."""
+    server = await server_with(public_rooms=2, rooms_per_ip=0, rooms_per_player=0)
+    peer = await Peer.connect(_url(server), "host")
+    public = [await peer.request(CreateRoom, game="othello", options={}) for _ in range(3)]
+    assert [r.type for r in public] == ["room", "room", "error"] and public[2].code == "too_many"
+    private = await peer.request(CreateRoom, game="othello", options={}, private=True)
+    assert private.type == "room"
+    await peer.close()
+
+
+async def test_connections_per_address_are_capped(server_with):
+    """The connection past `max_connections_per_ip` is refused with HTTP 429; one closing makes room again."""
+    server = await server_with(ServerConfig(port=0, ai_workers=1, max_connections_per_ip=3))
+    peers = [await Peer.connect(_url(server), f"p{n}") for n in range(3)]
+    with pytest.raises(InvalidStatus) as refused:
+        await Peer.connect(_url(server), "one too many")
+    assert refused.value.response.status_code == 429
+    await peers[0].close()
+    for _ in range(50):  # the server notices the close a moment later
+        if server.per_ip.get("127.0.0.1", 0) < 3:
+            break
+        await asyncio.sleep(0.05)
+    again = await Peer.connect(_url(server), "again")
+    for peer in [*peers[1:], again]:
+        await peer.close()
+
+
+async def test_rooms_held_only_by_squatters_close_after_the_short_grace(server_with, monkeypatch):
+    """Seats taken in a game nobody moved in do not keep the room for 24 hours; a game that was played stays."""
+    monkeypatch.setattr("gamenight.server.lobby.EMPTY_ROOM_GRACE_S", 0.2)
+    monkeypatch.setattr("gamenight.server.app.SWEEP_INTERVAL_S", 0.1)
+    server = await server_with()
+    url = _url(server)
+    squatters = [await Peer.connect(url, "s1"), await Peer.connect(url, "s2")]
+    squatted, _ = await seat_pair(*squatters)
+    players = [await Peer.connect(url, "alice"), await Peer.connect(url, "bob")]
+    played, state = await seat_pair(*players)
+    await players[0].send(MakeMove(room=played, move=state.legal[0], seq=state.seq))
+    await players[1].expect("state", seq=state.seq + 1)
+    for peer in squatters + players:
+        await peer.close()
+    for _ in range(100):
+        if squatted not in server.lobby.rooms:
+            break
+        await asyncio.sleep(0.05)
+    assert squatted not in server.lobby.rooms and played in server.lobby.rooms
+
+
+async def test_spectators_per_room_are_capped(server_with):
+    """The spectator past `spectators_per_room` gets `too_many`; the players are unaffected."""
+    server = await server_with(spectators_per_room=2)
+    url = _url(server)
+    code, _ = await seat_pair(await Peer.connect(url, "alice"), await Peer.connect(url, "bob"))
+    watchers = [await Peer.connect(url, f"w{n}") for n in range(3)]
+    replies = [await w.request(Join, room=code, role="spectator") for w in watchers]
+    assert [r.type for r in replies] == ["joined", "joined", "error"] and replies[2].code == "too_many"
+
+
+async def test_spectator_chat_cannot_drown_the_room(server_with):
+    """Spectators chatting flat out share one small allowance per room; the players' own lines still go through."""
+    server = await server_with(spectator_chat_per_s=1.0, player_chat_per_s=5.0)
+    url = _url(server)
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    code, _ = await seat_pair(alice, bob)
+    watchers = [await Peer.connect(url, f"w{n}") for n in range(4)]
+    for w in watchers:
+        await w.request(Join, room=code, role="spectator")
+    for n in range(5):
+        for w in watchers:
+            await w.send(Chat(room=code, text=f"spam {n}"))
+    refused = await watchers[-1].expect("error", code="rate_limited")
+    assert refused.room == code
+    await alice.send(Chat(room=code, text="still here"))
+    await bob.wait(lambda m: m.type == "event" and m.kind == "chat" and m.data["text"] == "still here")
+    relayed = [m for m in bob.seen if m.type == "event" and m.kind == "chat" and m.data["text"].startswith("spam")]
+    assert len(relayed) <= 4  # about two seconds' worth of one line per second, not twenty lines
+
+
+async def test_an_address_flooding_from_many_connections_is_slowed_not_refused(server_with):
+    """Connections of one address share a message budget: past it their requests are answered later (not refused)."""
+    server = await server_with(ServerConfig(port=0, ai_workers=1, messages_per_ip_per_s=2.0))
+    peers = [await Peer.connect(_url(server), f"p{n}") for n in range(4)]  # 4 hellos spent 4 of the 8 at once
+    started = asyncio.get_running_loop().time()
+    for peer in peers:
+        for k in range(3):
+            await peer.send(ListRooms(id=100 + k))
+    replies = [await peer.wait(lambda m, k=k: m.id == 100 + k) for peer in peers for k in range(3)]
+    assert {r.type for r in replies} == {"rooms"}
+    # 12 requests, 4 tokens left: the other 8 came in at 2 a second, so no sooner than ~4 s.
+    assert asyncio.get_running_loop().time() - started >= 3.0
+    for peer in peers:
+        await peer.close()
+
+
+def test_the_limits_are_set_from_the_command_line():
+    """`gamenight-server --limit NAME=VALUE` sets a server, lobby or frame limit; an unknown name is an error."""
+    from gamenight.server.__main__ import apply_limits, parse_args
+
+    args = parse_args(["--limit", "rooms_per_ip=3", "--limit", "max-backlog=4096", "--limit", "rate=5"])
+    config = apply_limits(ServerConfig(), args.limit)
+    assert config.lobby_limits.rooms_per_ip == 3 and config.frame_limits.max_backlog == 4096 and config.rate == 5
+    with pytest.raises(SystemExit):
+        parse_args(["--limit", "rooms=3"])
+
+
+@pytest.mark.parametrize(
+    ("remote", "counted_as"),
+    [
+        (("203.0.113.7", 5000), "203.0.113.7"),
+        (("2001:db8:1:2:aaaa::1", 5000, 0, 0), "2001:db8:1:2::/64"),
+        (("2001:db8:1:2:ffff::9", 5000, 0, 0), "2001:db8:1:2::/64"),
+        (("::ffff:198.51.100.4", 5000, 0, 0), "198.51.100.4"),
+    ],
+)
+def test_an_ipv6_network_counts_as_one_address(remote, counted_as):
+    """The per-address caps count an IPv6 /64 (which one host usually holds) as one address, IPv4 as itself."""
+    from gamenight.server.app import _address
+
+    class Remote:
+        remote_address = remote
+
+    assert _address(Remote()) == counted_as  # type: ignore[arg-type]

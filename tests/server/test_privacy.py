@@ -1,0 +1,85 @@
+"""Private means private: codes give nothing away to non-members, guessing is slow, private games stay private."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gamenight.protocol.messages import Chat, CreateRoom, GetGame, Join, Leave, ListGames, MakeMove, Sync
+from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.lobby import LobbyLimits
+from tests.peer import Peer
+
+
+@pytest.fixture
+async def server(tmp_path):
+    """A server on a real database file, with a guess allowance of 5 codes at once."""
+    config = ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db"))
+    server = GameServer(replace(config, lobby_limits=replace(LobbyLimits(), code_guess_burst=5)))
+    await server.start()
+    yield server
+    await server.stop()
+
+
+async def _private_pair(url: str) -> tuple[Peer, Peer, str]:
+    """Alice and Bob seated in a private Othello room."""
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    room = await alice.request(CreateRoom, game="othello", options={"size": 6}, private=True)
+    await alice.request(Join, room=room.room, seat=0)
+    await bob.request(Join, room=room.room, seat=1)
+    return alice, bob, room.room
+
+
+async def test_requests_to_a_private_room_look_like_an_unknown_code(server):
+    """sync, chat, move and leave for a private room one is not in get the very answer a code in no use gets."""
+    url = f"ws://127.0.0.1:{server.port}"
+    _, _, code = await _private_pair(url)
+    unused = "ZZZZZ" if code != "ZZZZZ" else "YYYYY"
+    mallory = await Peer.connect(url, "mallory")
+    for request, fields in [
+        (Sync, {"seq": 0}),
+        (Chat, {"text": "hi"}),
+        (MakeMove, {"move": "a1"}),
+        (Leave, {}),
+    ]:
+        real = await mallory.request(request, room=code, **fields)
+        fake = await mallory.request(request, room=unused, **fields)
+        assert (real.code, real.message.replace(code, unused)) == (fake.code, fake.message), request.type
+        assert real.code == "unknown_room"
+
+
+async def test_guessing_codes_is_rate_limited_per_address_hit_or_miss(server):
+    """After the address's guess allowance is spent, even the right private code is refused `rate_limited`."""
+    url = f"ws://127.0.0.1:{server.port}"
+    _, _, code = await _private_pair(url)
+    guessers = [await Peer.connect(url, f"g{n}") for n in range(3)]  # new sessions do not get a new allowance
+    # Bob's join by the code spent one of the five; four wrong guesses spend the rest.
+    answers = [(await guessers[n % 3].request(Join, room=f"Q{n:04}", role="spectator")).code for n in range(4)]
+    assert answers == ["unknown_room"] * 4
+    right = await guessers[0].request(Join, room=code, role="spectator")
+    assert right.type == "error" and right.code == "rate_limited"
+
+
+async def test_a_private_rooms_finished_game_is_seen_only_by_its_players(server):
+    """list_games and get_game show a private room's game to its players and to nobody else."""
+    url = f"ws://127.0.0.1:{server.port}"
+    alice, bob, code = await _private_pair(url)
+    state = await alice.expect("state")
+    await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+    await bob.expect("state", seq=state.seq + 1)
+    await bob.request(Leave, room=code)  # leaving a running game resigns it
+    await alice.expect("event", kind="game_over")
+    mine = await alice.request(ListGames, player="bob")
+    assert len(mine.games) == 1
+    game_id = mine.games[0]["game_id"]
+    assert (await bob.request(GetGame, game_id=game_id)).type == "game"  # the leaver still sees it
+    carol = await Peer.connect(url, "carol")
+    assert (await carol.request(ListGames)).games == []
+    assert (await carol.request(ListGames, player="alice")).games == []
+    hidden = await carol.request(GetGame, game_id=game_id)
+    missing = await carol.request(GetGame, game_id=game_id + 1000)
+    assert (hidden.code, hidden.message.replace(str(game_id), "N")) == (
+        missing.code,
+        missing.message.replace(str(game_id + 1000), "N"),
+    )
