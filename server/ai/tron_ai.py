@@ -505,14 +505,15 @@ def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
     elsewhere: the chain holds one or the other, never both.
     """
     graph = territory | 1 << head
-    if not territory & local_cuts(graph, stride):
+    cuts = local_cuts(graph, stride)
+    if not territory & cuts:
         return CELL * territory.bit_count() + EDGE * degree_sum(territory, free, stride)
     key = (territory, head)
     tree = _TREES.get(key)
     if tree is None:
         if len(_TREES) >= TREE_CACHE:
             _TREES.clear()
-        tree = _TREES[key] = _chamber_tree(graph, stride, head)
+        tree = _TREES[key] = _chamber_tree(graph, stride, head, cuts)
     masks, above = tree
     if len(masks) == 1:
         return 0
@@ -533,65 +534,110 @@ leaves on random positions), and the tree does not depend on the squares outside
 TREE_CACHE = 8192
 
 
-def _chamber_tree(graph: Mask, stride: int, head: Index) -> tuple[list[Mask], list[int]]:
+def _chamber_tree(graph: Mask, stride: int, head: Index, cuts: Mask) -> tuple[list[Mask], list[int]]:
     """The chambers of `graph` (a territory and its head) from `head`: each chamber's squares (the first,
-    the head's own, without the head) and the chamber it hangs off (-1 for the first)."""
-    size = graph.bit_length() + stride + 2
-    # inside[i] is "1" for the squares of the territory and the head: a bytes lookup beats a set or a shift.
-    inside = bin(graph)[:1:-1].ljust(size, "0").encode()
-    disc = [-1] * size
-    disc[head] = 0
+    the head's own, without the head) and the chamber it hangs off (-1 for the first).
+
+    Only the squares of `cuts` (`local_cuts`: every articulation square is one) and the head can cut the
+    graph, so the rest falls into pieces no single square splits (flooded a whole layer at a time), and
+    Tarjan's low-links run over the much smaller graph of those squares and pieces. A square whose
+    subtree cannot climb above its parent square starts a new chamber; below a piece nothing does (a
+    piece is no single square, it cuts nothing). Three times faster than the same search square by square.
+    """
+    cuts = cuts & graph | 1 << head
+    rest = graph & ~cuts
+    pieces = []
+    while rest:
+        piece = front = rest & -rest
+        rest ^= front
+        while front:
+            front = (front << 1 | front >> 1 | front << stride | front >> stride) & rest
+            rest ^= front
+            piece |= front
+        pieces.append(piece)
+    squares = _bits(cuts)
+    count = len(squares)
+    node_of = {square: n for n, square in enumerate(squares)}
+    links: list[list[int]] = [[] for _ in range(count + len(pieces))]
+    steps = (-stride, 1, stride, -1)
+    get = node_of.get
+    for n, square in enumerate(squares):
+        mine = links[n]
+        for step in steps:
+            m = get(square + step)
+            if m is not None:
+                mine.append(m)
+    for p, piece in enumerate(pieces, count):
+        border = (piece << 1 | piece >> 1 | piece << stride | piece >> stride) & cuts
+        mine = links[p]
+        for square in _bits(border):
+            c = node_of[square]
+            mine.append(c)
+            links[c].append(p)
+    root = node_of[head]
+    disc = [-1] * len(links)
+    disc[root] = 0
     low = [0]
     parent = [-1]
-    order = [head]
-    steps = (-stride, 1, stride, -1)
-    stack_v = [head]
+    order = [root]
+    stack_v = [root]
     stack_k = [0]
-    one = ord("1")
-    while stack_v:  # Tarjan's low-links without recursion; the stacks hold squares and next directions
+    while stack_v:  # Tarjan's low-links without recursion; the stacks hold nodes and next links
         v = stack_v[-1]
         k = stack_k[-1]
         vi = disc[v]
+        around = links[v]
         descended = False
-        while k < 4:
-            w = v + steps[k]
+        while k < len(around):
+            w = around[k]
             k += 1
-            if inside[w] == one:
-                wi = disc[w]
-                if wi < 0:
-                    wi = len(order)
-                    disc[w] = wi
-                    low.append(wi)
-                    parent.append(vi)
-                    order.append(w)
-                    stack_k[-1] = k
-                    stack_v.append(w)
-                    stack_k.append(0)
-                    descended = True
-                    break
-                if wi < low[vi] and wi != parent[vi]:
-                    low[vi] = wi
+            wi = disc[w]
+            if wi < 0:
+                wi = len(order)
+                disc[w] = wi
+                low.append(wi)
+                parent.append(vi)
+                order.append(w)
+                stack_k[-1] = k
+                stack_v.append(w)
+                stack_k.append(0)
+                descended = True
+                break
+            if wi < low[vi] and wi != parent[vi]:
+                low[vi] = wi
         if not descended:
             stack_v.pop()
             stack_k.pop()
             pi = parent[vi]
             if pi >= 0 and low[vi] < low[pi]:
                 low[pi] = low[vi]
-    # Chambers in discovery order: a square whose subtree cannot climb above its parent starts a new one.
-    n = len(order)
-    chamber = [0] * n
+    # Chambers in discovery order: a node whose subtree cannot climb above its parent square starts a new one.
+    chamber = [0] * len(order)
     above = [-1]
     masks = [0]
-    for wi in range(1, n):
+    for wi in range(1, len(order)):
         pi = parent[wi]
-        if low[wi] >= pi:
+        w = order[wi]
+        mask = 1 << squares[w] if w < count else pieces[w - count]
+        if low[wi] >= pi and order[pi] < count:
             chamber[wi] = len(masks)
             above.append(chamber[pi])
-            masks.append(1 << order[wi])
+            masks.append(mask)
         else:
             c = chamber[wi] = chamber[pi]
-            masks[c] |= 1 << order[wi]
+            masks[c] |= mask
     return masks, above
+
+
+def _bits(mask: Mask) -> list[Index]:
+    """The indices of the set bits of `mask`, lowest first."""
+    text = bin(mask)[:1:-1]
+    found = []
+    at = text.find("1")
+    while at >= 0:
+        found.append(at)
+        at = text.find("1", at + 1)
+    return found
 
 
 # -- space filling (apart) ---------------------------------------------------------------------------------
@@ -607,67 +653,13 @@ def chamber_fill(free: Mask, stride: int, head: Index) -> int:
     region = flood(free, stride, head)
     if not region:
         return 0
-    order, parent, low, disc = _lowpoints(region, stride, head)
-    chamber = {head: 0}
-    sizes = [0]
-    above = [-1]
-    for w in order:
-        v = parent[w]
-        if low[w] >= disc[v]:  # w's subtree hangs off v: a new chamber
-            chamber[w] = len(sizes)
-            sizes.append(1)
-            above.append(chamber[v])
-        else:
-            chamber[w] = chamber[v]
-            sizes[chamber[v]] += 1
+    graph = region | 1 << head
+    masks, above = _chamber_tree(graph, stride, head, local_cuts(graph, stride))
+    sizes = [mask.bit_count() for mask in masks]
     best_below = [0] * len(sizes)
     for c in range(len(sizes) - 1, 0, -1):
         best_below[above[c]] = max(best_below[above[c]], sizes[c] + best_below[c])
     return min(sizes[0] + best_below[0], parity_fill(region, head))
-
-
-def _lowpoints(
-    region: Mask, stride: int, head: Index
-) -> tuple[list[Index], dict[Index, Index], dict[Index, int], dict[Index, int]]:
-    """Depth-first search from `head` over `region`: discovery order, parents, low-points, discovery times.
-
-    The head is the root. Edges back to it count like any other: a cycle through the head lets the rider
-    start either way round it (ignoring them made the chamber estimate fall below the longest ride).
-    """
-    cells = _members(region)
-    cells.add(head)
-    steps = steps_of(stride)[1:]
-    disc = {head: 1}
-    low = {head: 1}
-    parent: dict[Index, Index] = {}
-    order: list[Index] = []
-    stack = [(head, iter(steps))]
-    while stack:
-        v, pending = stack[-1]
-        for step in pending:
-            w = v + step
-            if w not in cells:
-                continue
-            if w not in disc:
-                disc[w] = low[w] = len(disc) + 1
-                parent[w] = v
-                order.append(w)
-                stack.append((w, iter(steps)))
-                break
-            if w != parent.get(v):
-                low[v] = min(low[v], disc[w])
-        else:
-            stack.pop()
-            if stack:
-                u = stack[-1][0]
-                low[u] = min(low[u], low[v])
-    return order, parent, low, disc
-
-
-def _members(region: Mask) -> set[Index]:
-    """The indices of the set bits of `region`."""
-    text = bin(region)[:1:-1]
-    return {i for i, bit in enumerate(text) if bit == "1"}
 
 
 def flood_leaf(free: Mask, stride: int, head: Index) -> int:
