@@ -55,6 +55,12 @@ BOTS: dict[str, str] = {
 # -- evaluation weights: a1k0n's Voronoi fit is 55 per square and 194 per edge; a degree sum counts edges twice
 CELL = 55
 EDGE = 97
+LEVEL5_EDGE = 97
+"""Level 5's weight of an open-neighbour link. a1k0n's 194 is per unit of a degree sum too (his edge count adds
+each square's open neighbours), but at 194 level 5 scored 68.5% against prev5 against 72.8% at 97 (46 games
+each at 100 ms): kept at 97."""
+LEVEL5_DRAW = 0
+"""What a mutual crash (or equal room apart) costs level 5."""
 DRAW_PENALTY = 150_000
 """A mutual crash this tick or the next (`NEAR_DRAW_TICKS`), seen by the AI's own side: worse than anything
 but a sure loss. The search underrates us in close fights (the opponent sees our first move), so with a
@@ -309,17 +315,28 @@ class TronEngine:
 
 
 def territory_score(
-    stride: int, free: Mask, first: Index, second: Index, first_ahead: bool, draw: int, chambers: bool = False
+    stride: int,
+    free: Mask,
+    first: Index,
+    second: Index,
+    first_ahead: bool,
+    draw: int,
+    chambers: bool = False,
+    edge: int = EDGE,
+    parity: bool = False,
 ) -> int:
     """The first head's score against the second: Voronoi territory in contact, space to fill apart.
 
     `draw` is what equal space to fill (both crash on the same tick) is worth to the first head. With
-    `chambers` each side's territory counts only along its best chain of chambers (`chamber_value`).
+    `chambers` each side's territory counts only along its best chain of chambers (`chamber_value`), an
+    open-neighbour link being worth `edge`.
     """
     split = voronoi(free, stride, first, second, first_ahead)
     if split.touching:
         if chambers:
-            return chamber_value(split.first, free, stride, first) - chamber_value(split.second, free, stride, second)
+            return chamber_value(split.first, free, stride, first, edge, parity) - chamber_value(
+                split.second, free, stride, second, edge, parity
+            )
         cells = split.first.bit_count() - split.second.bit_count()
         edges = degree_sum(split.first, free, stride) - degree_sum(split.second, free, stride)
         return CELL * cells + EDGE * edges
@@ -437,10 +454,24 @@ class VoronoiEngine(TronEngine):
     draw_penalty = 0
     chambers = True
     """Territory counted by chambers; False (an experiment of bench/tron_bench.py) counts plain Voronoi."""
+    edge = EDGE
+    """The worth of one open-neighbour link of a territory square."""
+    parity = False
+    """Count a chain of chambers by the checkerboard bound of its squares (`chamber_value`)."""
 
     def score(self, free: Mask, first: Index, second: Index, first_ahead: bool, first_is_us: bool) -> int:
         """The first head's chamber-counted territory against the second's (see `territory_score`)."""
-        return territory_score(self.stride, free, first, second, first_ahead, 0, chambers=self.chambers)
+        draw = -self.draw_penalty if first_is_us else self.draw_penalty
+        return territory_score(
+            self.stride, free, first, second, first_ahead, draw, self.chambers, self.edge, self.parity
+        )
+
+
+class Level5Engine(VoronoiEngine):
+    """Level 5's contact adapter: the voronoi bot's search with level 5's own evaluation weights and draws."""
+
+    edge = LEVEL5_EDGE
+    draw_penalty = LEVEL5_DRAW
 
 
 class FloodfillEngine(TronEngine):
@@ -494,20 +525,22 @@ def local_cuts(graph: Mask, stride: int) -> Mask:
     return graph & (((a | b) & (c | d)) | (a & b) | (c & d))
 
 
-def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
-    """What a rider can really use of its Voronoi `territory`: `CELL`·squares + `EDGE`·open-neighbour links
+def chamber_value(territory: Mask, free: Mask, stride: int, head: Index, edge: int = EDGE, parity: bool = False) -> int:
+    """What a rider can really use of its Voronoi `territory`: `CELL`·squares + `edge`·open-neighbour links
     along the best chain of the chamber tree from `head`.
 
     Articulation squares (Tarjan's low-links over the territory, head included) cut it into chambers; a ride
     enters a chamber through its cut square and cannot come back, so only one chain of chambers from the
     head down can be had, the most valuable. The chamber that touches the opponent's territory (the
     battlefront, where the rest of the board is fought for) is exclusive with the dead ends hanging off
-    elsewhere: the chain holds one or the other, never both.
+    elsewhere: the chain holds one or the other, never both. With `parity` the chain's squares count only as
+    far as the checkerboard bound lets a ride through them (a1k0n's fillable squares).
     """
     graph = territory | 1 << head
     cuts = local_cuts(graph, stride)
     if not territory & cuts:
-        return CELL * territory.bit_count() + EDGE * degree_sum(territory, free, stride)
+        squares = parity_fill(territory, head) if parity else territory.bit_count()
+        return CELL * squares + edge * degree_sum(territory, free, stride)
     key = (territory, head)
     tree = _TREES.get(key)
     if tree is None:
@@ -518,14 +551,38 @@ def chamber_value(territory: Mask, free: Mask, stride: int, head: Index) -> int:
     if len(masks) == 1:
         return 0
     if len(masks) == 2:
-        return CELL * masks[1].bit_count() + EDGE * degree_sum(masks[1], free, stride)
-    value = [CELL * mask.bit_count() + EDGE * degree_sum(mask, free, stride) for mask in masks]
+        squares = parity_fill(masks[1], head) if parity else masks[1].bit_count()
+        return CELL * squares + edge * degree_sum(masks[1], free, stride)
+    east, west, south, north = free >> 1, free << 1, free >> stride, free << stride
+    value = [
+        CELL * mask.bit_count()
+        + edge
+        * (
+            (mask & east).bit_count()
+            + (mask & west).bit_count()
+            + (mask & south).bit_count()
+            + (mask & north).bit_count()
+        )
+        for mask in masks
+    ]
     below = [0] * len(masks)
+    if not parity:
+        for c in range(len(masks) - 1, 0, -1):
+            chain = value[c] + below[c]
+            if chain > below[above[c]]:
+                below[above[c]] = chain
+        return value[0] + below[0]
+    pick = [0] * len(masks)
     for c in range(len(masks) - 1, 0, -1):
         chain = value[c] + below[c]
         if chain > below[above[c]]:
             below[above[c]] = chain
-    return value[0] + below[0]
+            pick[above[c]] = c
+    squares, c = masks[0], pick[0]
+    while c:
+        squares |= masks[c]
+        c = pick[c]
+    return value[0] + below[0] + CELL * (parity_fill(squares, head) - squares.bit_count())
 
 
 _TREES: dict[tuple[Mask, Index], tuple[list[Mask], list[int]]] = {}
@@ -1124,7 +1181,7 @@ def _pessimistic_move(
 ) -> tuple[Direction, dict[str, Any]]:
     """Level 5 in contact: two plies per tick, the opponent answering our move at every tick, leaves scored by
     chamber-counted territory (`VoronoiEngine`), deepening a whole tick at a time until the deadline."""
-    engine = VoronoiEngine(grid.stride, deadline)
+    engine = Level5Engine(grid.stride, deadline)
     root: Position = (grid.open, ours, theirs, 0, 0)
     owner = (5, seat)
     table = {key: (-1, flag, score, best) for key, (_, flag, score, best) in _CARRY.pop(owner, {}).items()}
