@@ -205,9 +205,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="experiment: level 5 (and the voronoi bot) count plain Voronoi territory",
     )
+    parser.add_argument(
+        "--parity",
+        action="store_true",
+        help="experiment: level 5 counts its chains of chambers by the checkerboard bound (Level5Engine.parity)",
+    )
     args = parser.parse_args(argv)
     if args.no_chambers:
         tron_ai.VoronoiEngine.chambers = False
+    if args.parity:
+        tron_ai.Level5Engine.parity = True
     if args.what == "games":
         games(args.b, args.games, args.ms, args.tick_ms)
     elif args.what == "fill":

@@ -453,6 +453,28 @@ def test_level5_values_draws_below_an_even_position() -> None:
     assert voronoi_bot.score(grid.open, ours, theirs, False, True) == 0
 
 
+CHEQUERED_ROOM = """
+7 5
+#######
+#   #2#
+#1  ###
+#   ###
+#######
+"""
+
+
+def test_parity_count_keeps_only_the_squares_a_ride_can_alternate_through() -> None:
+    """With the parity experiment on, a territory counts the squares the checkerboard bound lets a ride
+    through (7 of the 8 squares around a head on a 3x3 room's side), plain counting all 8."""
+    grid = grid_of(state_from(CHEQUERED_ROOM))
+    head, stride = grid.heads[0], grid.stride
+    territory = tron_ai.flood(grid.open, stride, head)
+    links = tron_ai.EDGE * tron_ai.degree_sum(territory, grid.open, stride)
+    assert territory.bit_count() == 8 and parity_fill(territory, head) == 7
+    assert tron_ai.chamber_value(territory, grid.open, stride, head) == tron_ai.CELL * 8 + links
+    assert tron_ai.chamber_value(territory, grid.open, stride, head, parity=True) == tron_ai.CELL * 7 + links
+
+
 def test_bit_parallel_cut_squares_match_the_ring_table() -> None:
     """The whole-board test for squares that may cut a region agrees square by square with the 3x3 ring test,
     so no articulation square is missed when level 5 decides a territory is one chamber."""
