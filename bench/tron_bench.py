@@ -43,10 +43,13 @@ def play(b: str, index: int, ms: int, maps: tuple[str, ...]) -> tuple[float, lis
     player = parse_player(b)
     records = []
     while state.result is None:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         move, info = tron_ai.choose_level(state, seat, 5, ms, random.Random(index * 7919 + state.tick))
         spent = (time.perf_counter() - started) * 1000
-        records.append({"phase": info["phase"], "ms": spent, "depth": info["depth"], "nodes": info["nodes"]})
+        cpu_ms = (time.process_time() - cpu) * 1000
+        records.append(
+            {"phase": info["phase"], "ms": spent, "cpu": cpu_ms, "depth": info["depth"], "nodes": info["nodes"]}
+        )
         other = GAME.parse_move(state, _move("tron", state, 1 - seat, ms, index * 31 + state.tick, player))
         state = GAME.apply(state, {seat: move, 1 - seat: other})
     result = state.result
@@ -84,6 +87,10 @@ def games(b: str, count: int, ms: int, tick_ms: int) -> None:
     over = sum(r["ms"] > ms for r in records)
     late = sum(r["ms"] > tick_ms for r in records)
     print(f"  moves over the budget ({ms} ms): {over} of {len(records)}; later than a {tick_ms} ms tick: {late}")
+    # Wall time includes waiting for a core: on a loaded machine a late move with little CPU time was not the AI's.
+    for r in sorted(records, key=lambda r: -r["ms"])[:late]:
+        print(f"    late move ({r['phase']}): {r['ms']:.1f} ms of wall time, {r['cpu']:.1f} ms of CPU time")
+    print(f"  CPU time per move: max {max(r['cpu'] for r in records):.1f} ms")
     if ms != live:
         print(f"  (a live room at tick_ms {tick_ms} gives the AI {live} ms: run with --ms {live} for that figure)")
 
