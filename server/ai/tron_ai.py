@@ -452,8 +452,8 @@ class VoronoiEngine(TronEngine):
     move first and the opponent answering it knowing it (pessimistic at every tick), iterative deepening a
     whole tick at a time; leaves scored by Voronoi squares and edges counted along the best chain of chambers
     (`chamber_value`), and by the space to fill once apart. A draw is worth nothing either way.
-    Level 5 differs in who sees whose move (`TickEngine`), the dated draws, the ordering carried from move
-    to move, the whole budget, and the exhaustive endgame filler."""
+    Level 5 (`Level5Engine`) differs in its draw cost, the ordering carried from move to move, the whole
+    budget, and the exhaustive endgame filler."""
 
     draw_penalty = 0
     chambers = True
@@ -1184,7 +1184,7 @@ def _pessimistic_move(
     grid: Grid, seat: int, ours: Index, theirs: Index, rng: random.Random, start: float, deadline: float
 ) -> tuple[Direction, dict[str, Any]]:
     """Level 5 in contact: two plies per tick, the opponent answering our move at every tick, leaves scored by
-    chamber-counted territory (`VoronoiEngine`), deepening a whole tick at a time until the deadline."""
+    chamber-counted territory (`Level5Engine`), deepening a whole tick at a time until the deadline."""
     engine = Level5Engine(grid.stride, deadline)
     root: Position = (grid.open, ours, theirs, 0, 0)
     owner = (5, seat)
