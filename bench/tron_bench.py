@@ -4,6 +4,7 @@ and how well its endgame filler fills small rooms against an exhaustive search.
 Usage (from the repository root):
     python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150]
     python -m bench.tron_bench fill --positions 200 --ms 100
+    python -m bench.tron_bench speed [--depth 6]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -11,6 +12,9 @@ budget, the median depth and nodes, and how many moves overran the budget and th
 (`--tick-ms`; a live room gives the AI `tick_ms - 40` ms, and a move later than the tick would make the
 server play its fallback move). `fill` puts a lone rider in random small walled rooms (8-40 open squares)
 and compares the endgame search's ride, at `--ms`, with the longest ride an exhaustive search finds.
+`speed` searches fixed contact positions (12 official maps, every fifth tick of a level-1 self-play game
+from tick 2) to a fixed depth with the voronoi bot's engine (chamber leaves, as level 5's) and prints the
+nodes per second of CPU time, which the load of other processes barely changes.
 """
 
 from __future__ import annotations
@@ -39,10 +43,13 @@ def play(b: str, index: int, ms: int, maps: tuple[str, ...]) -> tuple[float, lis
     player = parse_player(b)
     records = []
     while state.result is None:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         move, info = tron_ai.choose_level(state, seat, 5, ms, random.Random(index * 7919 + state.tick))
         spent = (time.perf_counter() - started) * 1000
-        records.append({"phase": info["phase"], "ms": spent, "depth": info["depth"], "nodes": info["nodes"]})
+        cpu_ms = (time.process_time() - cpu) * 1000
+        records.append(
+            {"phase": info["phase"], "ms": spent, "cpu": cpu_ms, "depth": info["depth"], "nodes": info["nodes"]}
+        )
         other = GAME.parse_move(state, _move("tron", state, 1 - seat, ms, index * 31 + state.tick, player))
         state = GAME.apply(state, {seat: move, 1 - seat: other})
     result = state.result
@@ -80,6 +87,10 @@ def games(b: str, count: int, ms: int, tick_ms: int) -> None:
     over = sum(r["ms"] > ms for r in records)
     late = sum(r["ms"] > tick_ms for r in records)
     print(f"  moves over the budget ({ms} ms): {over} of {len(records)}; later than a {tick_ms} ms tick: {late}")
+    # Wall time includes waiting for a core: on a loaded machine a late move with little CPU time was not the AI's.
+    for r in sorted(records, key=lambda r: -r["ms"])[:late]:
+        print(f"    late move ({r['phase']}): {r['ms']:.1f} ms of wall time, {r['cpu']:.1f} ms of CPU time")
+    print(f"  CPU time per move: max {max(r['cpu'] for r in records):.1f} ms")
     if ms != live:
         print(f"  (a live room at tick_ms {tick_ms} gives the AI {live} ms: run with --ms {live} for that figure)")
 
@@ -142,28 +153,81 @@ def fill(positions: int, ms: int, seed: int) -> None:
         print(f"  short: {squares} squares, longest {best}, found {got}")
 
 
+SPEED_MAPS = (
+    "joust", "huge-room", "apocalyptic", "box", "trix", "toronto2", "playground", "ring", "keyhole", "empty-room",
+    "15x16", "u",
+)  # fmt: skip
+
+
+def speed_positions() -> list[TronState]:
+    """Contact positions for `speed`: every fifth tick from tick 2 of level-1 self-play on `SPEED_MAPS`."""
+    found = []
+    for name in SPEED_MAPS:
+        state = new_state(official_maps()[name])
+        for tick in range(30):
+            if state.result is not None:
+                break
+            grid = tron_ai.grid_of(state)
+            if tick % 5 == 2 and tron_ai.voronoi(grid.open, grid.stride, *grid.heads).touching:
+                found.append(state)
+            moves = {seat: tron_ai.choose_level(state, seat, 1, 50, random.Random(tick))[0] for seat in (0, 1)}
+            state = GAME.apply(state, moves)
+    return found
+
+
+def speed(depth: int) -> None:
+    """Search every `speed_positions` position to `depth` plies and print the nodes per CPU second."""
+    from gamenight.server.ai.search import Limits, search
+
+    positions = speed_positions()
+    nodes = 0
+    started = time.process_time()
+    for state in positions:
+        grid = tron_ai.grid_of(state)
+        tron_ai._TREES.clear()
+        engine = tron_ai.VoronoiEngine(grid.stride)
+        root = (grid.open, grid.heads[0], grid.heads[1], 0, 0)
+        _, info = search(engine, root, Limits(depth=depth), rng=random.Random(0), tt={})
+        nodes += info.nodes
+    spent = time.process_time() - started
+    print(
+        f"{len(positions)} contact positions to depth {depth}: {nodes} nodes in {spent:.2f} s of CPU,"
+        f" {nodes / spent:.0f} nodes/s"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill"))
+    parser.add_argument("what", choices=("games", "fill", "speed"))
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
     parser.add_argument("--ms", type=int, default=100)
     parser.add_argument("--tick-ms", type=int, default=150)
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument(
         "--no-chambers",
         action="store_true",
         help="experiment: level 5 (and the voronoi bot) count plain Voronoi territory",
     )
+    parser.add_argument(
+        "--parity",
+        action="store_true",
+        help="experiment: level 5 counts its chains of chambers by the checkerboard bound (Level5Engine.parity)",
+    )
     args = parser.parse_args(argv)
     if args.no_chambers:
         tron_ai.VoronoiEngine.chambers = False
+    if args.parity:
+        tron_ai.Level5Engine.parity = True
     if args.what == "games":
         games(args.b, args.games, args.ms, args.tick_ms)
-    else:
+    elif args.what == "fill":
         fill(args.positions, args.ms, args.seed)
+    else:
+        speed(args.depth)
     return 0
 
 

@@ -429,6 +429,52 @@ def test_chambers_count_one_way_of_two() -> None:
     ) + tron_ai.EDGE * tron_ai.degree_sum(open_room, room.open, room.stride)
 
 
+SPLIT_ROOMS = """
+7 5
+#######
+#  #  #
+#1 # 2#
+#  #  #
+#######
+"""
+
+
+def test_level5_values_draws_below_an_even_position() -> None:
+    """Level 5 counts a mutual crash and an equal split of the room as a small loss (`LEVEL5_DRAW`), so it
+    does not ride into a draw where it stands even or better; a1k0n's voronoi bot values both at 0."""
+    grid = grid_of(state_from(SPLIT_ROOMS))
+    ours, theirs = grid.heads
+    level5 = tron_ai.Level5Engine(grid.stride)
+    voronoi_bot = tron_ai.VoronoiEngine(grid.stride)
+    crashed = (grid.open, ours, theirs, 0, DRAWN)
+    assert level5.terminal(crashed) == -tron_ai.LEVEL5_DRAW < 0 == voronoi_bot.terminal(crashed)
+    assert level5.score(grid.open, ours, theirs, False, True) == -tron_ai.LEVEL5_DRAW
+    assert level5.score(grid.open, theirs, ours, False, False) == tron_ai.LEVEL5_DRAW
+    assert voronoi_bot.score(grid.open, ours, theirs, False, True) == 0
+
+
+CHEQUERED_ROOM = """
+7 5
+#######
+#   #2#
+#1  ###
+#   ###
+#######
+"""
+
+
+def test_parity_count_keeps_only_the_squares_a_ride_can_alternate_through() -> None:
+    """With the parity experiment on, a territory counts the squares the checkerboard bound lets a ride
+    through (7 of the 8 squares around a head on a 3x3 room's side), plain counting all 8."""
+    grid = grid_of(state_from(CHEQUERED_ROOM))
+    head, stride = grid.heads[0], grid.stride
+    territory = tron_ai.flood(grid.open, stride, head)
+    links = tron_ai.EDGE * tron_ai.degree_sum(territory, grid.open, stride)
+    assert territory.bit_count() == 8 and parity_fill(territory, head) == 7
+    assert tron_ai.chamber_value(territory, grid.open, stride, head) == tron_ai.CELL * 8 + links
+    assert tron_ai.chamber_value(territory, grid.open, stride, head, parity=True) == tron_ai.CELL * 7 + links
+
+
 def test_bit_parallel_cut_squares_match_the_ring_table() -> None:
     """The whole-board test for squares that may cut a region agrees square by square with the 3x3 ring test,
     so no articulation square is missed when level 5 decides a territory is one chamber."""
