@@ -40,6 +40,7 @@ async def test_play_by_keys_and_mouse_then_resign_and_rematch(make_app, url):
         await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
         board = app.screen.query_one(OthelloBoard)
         assert board.has_focus
+        await wait_for(pilot, lambda: board.position.legal, "the board drawing ann's legal squares")
 
         # Keyboard: the cursor starts on a legal square; moving it right and back keeps it legal.
         first = board.position.legal[0]
