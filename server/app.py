@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import ssl
+import threading
 import time
 from collections.abc import Coroutine
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -51,6 +52,7 @@ HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
 POLICY_VIOLATION = 1008
 AI_NICENESS = 10  # added to the AI workers' nice value
+WORKER_WATCH_S = 1.0  # how often an AI worker checks that the server process still exists
 CLOSE_TIMEOUT_S = 2.0
 AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not None)
 """Every game's AI module, preloaded in the AI workers (never in this process)."""
@@ -115,6 +117,29 @@ def _address(ws: ServerConnection) -> str:
             return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, 64), strict=False))
     return str(address)
+
+
+def _worker_start(server_pid: int) -> None:
+    """In a new AI worker: run at a lower priority (the event loop must win the cores whenever it has work), and
+    end when the server process is gone.
+
+    A pool worker waits on its task queue forever, and the forkserver lives as long as any worker does, so a
+    server killed outright (SIGKILL, a crash, an OOM kill) would leave both behind on the host. A daemon thread
+    checks every `WORKER_WATCH_S` that the server still exists and otherwise ends the worker at once.
+    """
+    os.nice(AI_NICENESS)
+
+    def watch() -> None:
+        while True:
+            time.sleep(WORKER_WATCH_S)
+            try:
+                os.kill(server_pid, 0)  # signal 0: only "does it exist"
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:  # exists, owned by someone else: the pid was reused, the server is gone
+                os._exit(0)
+
+    threading.Thread(target=watch, name="server-watch", daemon=True).start()
 
 
 def _warm() -> None:
@@ -570,9 +595,8 @@ class GameServer:
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["gamenight.server.ai.play", *AI_MODULES])
-            # Workers run at a lower priority: the event loop must win the cores whenever it has work.
             self._pool = ProcessPoolExecutor(
-                self.config.ai_workers, mp_context=context, initializer=os.nice, initargs=(AI_NICENESS,)
+                self.config.ai_workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
             )
         return self._pool
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import time
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +135,44 @@ async def test_host_keeps_the_rooms_controls_after_a_restart(server_process):
     await host.close()
     await guest.close()
     assert second.stop() == 0
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every living process below `pid` (from /proc: the AI forkserver, its workers, the resource tracker)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended while we looked
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from Linux's /proc")
+def test_a_killed_server_leaves_no_ai_workers_behind(server_process):
+    """A server killed outright (SIGKILL, an OOM kill) leaves no AI worker or forkserver running on the host,
+    even when it dies while its workers are still starting."""
+    server = server_process()
+    assert server.proc is not None
+    deadline = time.monotonic() + 10
+    while len(helpers := _descendants(server.proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)  # guards a hang only: the forkserver and the first worker appear
+    assert len(helpers) >= 2, "the server never started its AI workers"
+    server.kill()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in helpers if _alive(pid)]
