@@ -37,7 +37,8 @@ class SeatKind(StrEnum):
 
     OPEN = "open"
     HUMAN = "human"
-    AI = "ai"
+    AI = "ai"  # the server's own AI
+    BOT = "bot"  # a program connected as a player (hello with `bot: true`)
 
 
 class EventKind(StrEnum):
