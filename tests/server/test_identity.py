@@ -178,3 +178,19 @@ async def test_bot_seat_survives_a_restart_and_history_marks_the_bot(server_proc
     assert record["players"][0]["bot"] is True and "bot" not in record["players"][1]
     await bot.close()
     await watcher.close()
+
+
+def test_stored_claims_read_back_and_a_bot_claim_never_turns_human(tmp_path):
+    """Claims written to the database file come back at start-up; a claim once a bot's stays a bot's."""
+    from gamenight.server.store import NameClaimed, Store
+
+    store = Store(str(tmp_path / "games.db"))
+    store.write([NameClaimed("allce", "alice", "h1"), NameClaimed("rhlno", "rhino", "h2", bot=True)])
+    store.write([NameClaimed("allce", "alice", "h1", bot=True)])
+    store.write([NameClaimed("rhlno", "rhino", "h2", bot=False)])
+    store.close()
+    again = Store(str(tmp_path / "games.db"))
+    claims = {c.name_key: c for c in again.claimed_names()}
+    assert claims["allce"] == NameClaimed("allce", "alice", "h1", bot=True)
+    assert claims["rhlno"] == NameClaimed("rhlno", "rhino", "h2", bot=True)
+    again.close()
