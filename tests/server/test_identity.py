@@ -194,3 +194,19 @@ def test_stored_claims_read_back_and_a_bot_claim_never_turns_human(tmp_path):
     assert claims["allce"] == NameClaimed("allce", "alice", "h1", bot=True)
     assert claims["rhlno"] == NameClaimed("rhlno", "rhino", "h2", bot=True)
     again.close()
+
+
+async def test_a_claim_that_cannot_be_stored_is_not_made(server_process):
+    """With the disk refusing writes, a claiming hello gets `unavailable` (no welcome); once writes work again
+    the name is still free, and another key claims it."""
+    from tests.server.test_faults import _allow_writes, _stop_writes
+
+    proc = server_process()
+    assert proc.proc is not None
+    _stop_writes(proc.proc.pid)
+    error = await refused_hello(proc.url, "hal", key=KEY)
+    assert error.code == "unavailable"
+    _allow_writes(proc.proc.pid)
+    other = await Peer.connect(proc.url, "hal", key=OTHER_KEY)
+    assert other.welcome.name == "hal" and other.welcome.claimed
+    await other.close()
