@@ -118,6 +118,11 @@ class GameNightApp(App[None]):
         self.lobby_screen.refresh_rooms()
         self.start_connection()
 
+    def _renamed(self, name: str | None) -> None:
+        """The server refused our name and the player chose another: remember it and connect again under it."""
+        self.connection = None  # the refused connection has stopped
+        self._named(name)
+
     def start_connection(self) -> None:
         """Open the connection (a worker that reconnects by itself); nothing when offline."""
         if self.url is None or self.connection is not None:
@@ -174,6 +179,9 @@ class GameNightApp(App[None]):
             await self._open_replay(changes.record)
         if changes.restore is not None:
             self._start(self._restore_room(resumed=changes.restore))
+        if changes.name_taken is not None:
+            taken = self.model.name
+            await self.push_screen(NameScreen(taken, changes.name_taken or None), self._renamed)
 
     def _pop_game_screens(self) -> None:
         """Close every screen above the lobby (a room's screen and its dialogs)."""

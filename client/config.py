@@ -1,6 +1,7 @@
 """The client's small remembered settings, kept as JSON in the user's config directory.
 
-It holds the player's name and, per server, the resume token of the last session there (key: the
+It holds the player's name, the random key that claims that name on the servers it plays on (made on first
+run, never shown; docs/security.md), and, per server, the resume token of the last session there (key: the
 server's URL, or "local" for the private server the client starts), so reopening gamenight puts you
 back in your seats.
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ CONFIG_ENV = "GAMENIGHT_CONFIG_DIR"
 CONFIG_FILE = "config.json"
 MAX_NAME = 24  # the server cuts names to this length too
 TOKENS = "tokens"
+KEY = "key"
+KEY_LENGTHS = range(16, 129)  # what servers accept as a claim key
 LOCAL_SERVER = "local"  # the session key of the private server (its port changes from run to run)
 
 
@@ -66,6 +70,17 @@ def remember_name(name: str) -> str:
     data["name"] = saved = clean_name(name)
     save_config(data)
     return saved
+
+
+def identity_key() -> str:
+    """The key that claims this player's name: the saved one, or a new random one saved now (first run)."""
+    data = load_config()
+    key = data.get(KEY)
+    if isinstance(key, str) and len(key) in KEY_LENGTHS:
+        return key
+    data[KEY] = key = secrets.token_urlsafe(32)
+    save_config(data)
+    return key
 
 
 def saved_token(server: str) -> str | None:

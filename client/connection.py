@@ -22,6 +22,7 @@ from textual.message import Message as TextualMessage
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from gamenight.client.config import identity_key
 from gamenight.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
 from gamenight.protocol.messages import Error, Hello, Message, Welcome
@@ -137,9 +138,11 @@ class Connection:
         first_retry: float = FIRST_RETRY_S,
         max_retry: float = MAX_RETRY_S,
         token: str | None = None,
+        key: str | None = None,
     ) -> None:
         self.url = url
         self.name = name
+        self.key = key  # the secret that claims `name` (None: play as a guest)
         self.post = post
         self.first_retry = first_retry
         self.max_retry = max_retry
@@ -236,7 +239,7 @@ class Connection:
         """Say hello (with the resume token if we have one) until welcomed; False if refused for good."""
         resume = self.token
         while True:
-            await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=self.name, resume=resume)))
+            await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=self.name, resume=resume, key=self.key)))
             reply = await self._next_message(ws)
             if isinstance(reply, Welcome):
                 self.resumed = resume is not None
@@ -321,5 +324,5 @@ def _taken_over(exc: ConnectionClosed) -> bool:
 
 
 def open_connection(url: str, name: str, post: Post, token: str | None) -> Connection:
-    """The app's real connection to `url`."""
-    return Connection(url, name, post, token=token)
+    """The app's real connection to `url`, claiming `name` with this player's key (client.config)."""
+    return Connection(url, name, post, token=token, key=identity_key())

@@ -46,7 +46,7 @@ def players_session(game: str, players: Sequence[Any], description: GameDescript
             seat=int(p.get("seat", index)),
             label=str(p.get("label", "")),
             name=p.get("name"),
-            kind=SeatKind.AI if p.get("ai") else SeatKind.HUMAN,
+            kind=SeatKind.AI if p.get("ai") else (SeatKind.BOT if p.get("bot") else SeatKind.HUMAN),
             connected=True,
         )
         for index, p in enumerate(players)

@@ -14,6 +14,7 @@ from typing import Literal
 
 from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event, read_result
 from gamenight.client.replay import HistoryEntry
+from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     Error,
     Event,
@@ -64,6 +65,7 @@ class Changes:
     record: GameRecord | None = None  # the finished game asked for arrived: open the replay
     restore: bool | None = None  # a reconnect was welcomed (True: the session was resumed): get the room back
     token: str | None = None  # the resume token of a welcome, to keep for the next run
+    name_taken: str | None = None  # the server refused our name (claimed by another key): the free name it suggests
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
 
@@ -121,6 +123,8 @@ class ClientState:
                 if message.id is not None and message.id == self.history.replay_request:
                     self.history.replay_request = None
                     changes.record = message
+            case Error() if message.code == ErrorCode.NAME_TAKEN:
+                changes.name_taken = message.suggestion or ""
             case Error():
                 if not quiet:
                     changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
@@ -129,6 +133,10 @@ class ClientState:
     def _welcome(self, msg: Welcome, resumed: bool, changes: Changes) -> None:
         """A (re)connection was welcomed: fresh games and rooms; after a reconnect, get the room back."""
         previous, self.session_id = self.session_id, msg.session
+        if msg.name and msg.name != self.name:
+            asked, self.name = self.name, msg.name
+            why = f"the name {asked!r} belongs to someone else here" if asked else "the server chose it"
+            changes.notices.append(Notice(f"You play as {msg.name!r}: {why}", timeout=8))
         self.resumed = resumed
         changes.token = msg.token
         self.lobby.set_games(msg.games)

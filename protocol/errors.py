@@ -27,6 +27,7 @@ class ErrorCode(StrEnum):
     NOT_ALLOWED = "not_allowed"  # you may not do that here (not the host, game already started, ...)
     RATE_LIMITED = "rate_limited"  # too many messages (or a room's chat too fast); slow down
     TOO_MANY = "too_many"  # a cap is reached: rooms per person or address, public rooms, spectators
+    NAME_TAKEN = "name_taken"  # the name is claimed by another key; `suggestion` holds a free one
     BAD_TOKEN = "bad_token"  # a resume token the server does not know
     UNKNOWN_GAME = "unknown_game"  # no finished game with that id
     UNAVAILABLE = "unavailable"  # the server cannot store this room's game now (a full or read-only disk)

@@ -41,12 +41,18 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Hello(Message):
-    """First message of every connection: protocol version, display name, optional resume token."""
+    """First message of every connection: protocol version, display name, optional resume token.
+
+    `key` (16-128 characters, the client's secret) claims `name` on first use and proves it later; without
+    one you play as a guest under a free name. `bot` marks a program playing (shown as a bot everywhere).
+    """
 
     type: ClassVar[str] = "hello"
     protocol: int
     name: str
     resume: str | None = None
+    key: str | None = None
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +218,9 @@ class Welcome(Message):
     games: list[GameDescription]
     token: str | None = None
     rooms: list[RoomSummary] = field(default_factory=list)
+    name: str | None = None  # the name you play under (a guest's may differ from the one asked for)
+    claimed: bool = False  # true when that name is claimed by your key
+    bot: bool = False  # true when you play as a bot
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,12 +361,16 @@ class GameRecord(Message):
 
 @dataclass(frozen=True, slots=True)
 class Error(Message):
-    """Something the client asked for was refused; `code` is stable, `message` is for a human."""
+    """Something the client asked for was refused; `code` is stable, `message` is for a human.
+
+    `suggestion` comes with `name_taken`: a free name the hello could use instead.
+    """
 
     type: ClassVar[str] = "error"
     code: ErrorCode
     message: str
     room: str | None = None
+    suggestion: str | None = None
 
 
 CLIENT_MESSAGES: tuple[type[Message], ...] = (

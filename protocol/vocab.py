@@ -37,7 +37,8 @@ class SeatKind(StrEnum):
 
     OPEN = "open"
     HUMAN = "human"
-    AI = "ai"
+    AI = "ai"  # the server's own AI
+    BOT = "bot"  # a program connected as a player (hello with `bot: true`)
 
 
 class EventKind(StrEnum):
@@ -220,8 +221,10 @@ class SeatSummary(Payload):
         return self.kind == SeatKind.OPEN
 
     def who(self) -> str:
-        """Who sits here, for people: a name, "AI level 3", or "open"."""
-        return "open" if self.open else (self.name or "?")
+        """Who sits here, for people: a name ("rhino (bot)" for a bot player), "AI level 3", or "open"."""
+        if self.open:
+            return "open"
+        return (self.name or "?") + (" (bot)" if self.kind == SeatKind.BOT else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import Record, Store
+from gamenight.server.store import NameClaimed, Record, Store
 
 log = logging.getLogger("gamenight.server")
 
@@ -193,6 +193,7 @@ class GameServer:
     async def start(self) -> Server:
         """Start listening; returns the websockets server (its sockets tell the bound port)."""
         if self.store is not None:
+            self.lobby.load_claims(self.store.claimed_names())
             stored = self.store.unfinished_rooms(self.lobby.skipped)
             self.deliver(self.lobby.restore(stored, time.monotonic()))
             for code, reason in self.lobby.skipped:
@@ -418,19 +419,21 @@ class GameServer:
         try:
             client, out = self.lobby.hello(msg, time.monotonic(), _address(ws))
         except Refusal as refusal:
-            self._reply_error(ws, refusal.code, refusal.message, msg.id)
+            self._reply_error(ws, refusal.code, refusal.message, msg.id, refusal.suggestion)
             return None
         previous = self.connections.get(client.session)
         if previous is not None and previous is not ws:
             self._spawn(self._close(previous, 1000, "resumed on another connection"))
         self.connections[client.session] = ws
         log.info("hello from %s (session %s)", client.name, client.session)
-        self.deliver(out)
+        self.deliver(out, (ws, client.session, msg.id))
         return client.session
 
-    def _reply_error(self, ws: ServerConnection, code: ErrorCode, text: str, request_id: int | None) -> None:
+    def _reply_error(
+        self, ws: ServerConnection, code: ErrorCode, text: str, request_id: int | None, suggestion: str | None = None
+    ) -> None:
         """Send an error to one connection, after whatever was decided for it before (a closed one is skipped)."""
-        self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id)))
+        self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id, suggestion=suggestion)))
 
     def _penalize(self, ws: ServerConnection, _reason: str) -> None:
         """A connection was dropped for breaking a frame limit: its address waits before connecting again."""
@@ -478,13 +481,27 @@ class GameServer:
                 self._arm_flag(effect)
 
     def _lost(self, records: list[Record], requester: tuple[ServerConnection, str, int | None] | None) -> None:
-        """A decision's records are not on disk: its rooms stop, and whoever asked for it learns why."""
-        codes = list(dict.fromkeys(record.code for record in records))
+        """A decision's records are not on disk: its rooms stop, and whoever asked for it learns why.
+
+        A name claim that is not on disk is forgotten; the hello that made it was not welcomed, so its connection
+        gets `unavailable` and is closed (it may say hello again on a new one).
+        """
+        claims = [record for record in records if isinstance(record, NameClaimed)]
+        for claim in claims:
+            self.lobby.claim_lost(claim)
+        codes = list(dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed)))
         spare = requester[1] if requester is not None else None
         for code in codes:
             self.deliver(self.lobby.take_offline(code, spare))
         if requester is not None:
-            ws, _, request_id = requester
+            ws, session, request_id = requester
+            if claims:
+                text = "the server cannot store your name's claim now (its disk is full or read-only); try later"
+                self.outgoing.add_frame([ws], encode(Error(code=ErrorCode.UNAVAILABLE, message=text, id=request_id)))
+                self.deliver(self.lobby.disconnect(session, time.monotonic()))
+                self.connections.pop(session, None)
+                self._spawn(self._close(ws, 1000, "name claim not stored"))
+                return
             error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
             self.outgoing.add_frame([ws], encode(error))
 

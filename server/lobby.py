@@ -6,6 +6,10 @@ each connection handler, never a module global, so tests can run several side by
 
 A person is known by the hash of their resume token: a connection that says `hello {resume: token}`
 takes over the session (and every seat) of the one that received that token, even across a restart.
+
+A name is claimed by the first hello that uses it with a `key`; later hellos need the same key for it. Claims
+are kept in memory by their comparison key (`text.name_key`) and stored through `NameClaimed` records, so a
+claim is on disk before its welcome is sent. A hello without a key is a guest's: it plays under a free name.
 """
 
 from __future__ import annotations
@@ -51,8 +55,8 @@ from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
-from gamenight.server.store import GameFinished, RoomClosed, StoredRoom
-from gamenight.server.text import clean_name, clean_text
+from gamenight.server.store import GameFinished, NameClaimed, RoomClosed, StoredRoom
+from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
 
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread
@@ -63,6 +67,8 @@ EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
 EMPTY_AI_ROOM_GRACE_S = 5.0  # ...and an all-AI room nobody watches after this
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
 AI_LEVELS = range(1, 6)
+KEY_LENGTHS = range(16, 129)  # a claim key's length: long enough not to be guessed, short enough to hash cheaply
+SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
 UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full or read-only); it is stopped"
 
 
@@ -86,11 +92,13 @@ class Client:
     rooms: set[str] = field(default_factory=set)
     connected: bool = True
     ip: str = ""  # the address of its latest connection ("" for sessions restored from disk)
+    claimed: bool = False  # the name is claimed by this person's key
+    bot: bool = False  # a program playing (hello `bot: true`, or a name claimed as a bot)
 
     @property
     def member(self) -> Member:
         """How rooms know this person."""
-        return Member(self.session, self.name, self.token_hash)
+        return Member(self.session, self.name, self.token_hash, self.bot)
 
 
 def hash_token(token: str) -> str:
@@ -155,6 +163,7 @@ class Lobby:
         self.guesses: dict[str, Allowance] = {}  # address -> its allowance of joins by a private or unknown code
         self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
         self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
+        self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
         self.now = 0.0  # the time of what is being handled; rooms are stamped with it when they are looked up
 
     # -- sessions --------------------------------------------------------------------------------------
@@ -166,13 +175,68 @@ class Lobby:
             )
         if msg.resume is not None:
             return self._resume(msg, now, ip)
+        out = Outbox()
+        name, claimed, bot = self._identity(msg, out)
         token = secrets.token_urlsafe(24)
-        client = Client(secrets.token_hex(8), clean_name(msg.name), hash_token(token), ip=ip)
+        client = Client(secrets.token_hex(8), name, hash_token(token), ip=ip, claimed=claimed, bot=bot)
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
-        out = Outbox()
         out.send({client.session}, self._welcome(client, token, msg.id))
         return client, out
+
+    def load_claims(self, claims: list[NameClaimed]) -> None:
+        """Take the claimed names a previous run stored (at start-up, before any hello)."""
+        for claim in claims:
+            self.claims[claim.name_key] = claim
+
+    def _identity(self, msg: Hello, out: Outbox) -> tuple[str, bool, bool]:
+        """The name a new session plays under, whether its key holds that name's claim, and whether it is a bot.
+
+        With a key: the claim's owner gets the claimed name (a bot's claim keeps it a bot), a name nobody claimed
+        is claimed now (the record goes into `out`), and any other key is refused with `name_taken` and a free
+        name to use instead. Without a key: a guest, under the name asked for unless it is claimed, else a free
+        numbered variant of it.
+        """
+        name = clean_name(msg.name)
+        key = name_key(name)
+        claim = self.claims.get(key)
+        if msg.key is None:
+            return (name if claim is None else self._free_name(name)), False, msg.bot
+        if len(msg.key) not in KEY_LENGTHS:
+            raise Refusal(ErrorCode.BAD_MESSAGE, f"a key has {KEY_LENGTHS.start} to {KEY_LENGTHS.stop - 1} characters")
+        key_hash = hash_token(msg.key)
+        if claim is None:
+            claim = self.claims[key] = NameClaimed(key, name, key_hash, msg.bot)
+            out.records.append(claim)
+            return name, True, msg.bot
+        if not hmac.compare_digest(claim.key_hash, key_hash):
+            suggestion = self._free_name(name)
+            raise Refusal(
+                ErrorCode.NAME_TAKEN,
+                f"the name {claim.name!r} is claimed with another key; {suggestion!r} is free",
+                suggestion=suggestion,
+            )
+        if msg.bot and not claim.bot:  # once a bot, always a bot: the claim remembers it
+            claim = self.claims[key] = replace(claim, bot=True)
+            out.records.append(claim)
+        return claim.name, True, claim.bot
+
+    def _free_name(self, name: str) -> str:
+        """A name like `name` that nobody has claimed: the name with the first free number after it."""
+        for number in range(2, SUGGESTIONS + 2):
+            suffix = str(number)
+            candidate = clean_name(name[: MAX_NAME - len(suffix)] + suffix)
+            if name_key(candidate) not in self.claims:
+                return candidate
+        while True:  # a thousand numbered variants claimed: a random one (bounded in practice by the claims)
+            candidate = clean_name(name[: MAX_NAME - 7] + secrets.token_hex(3) + "7")
+            if name_key(candidate) not in self.claims:
+                return candidate
+
+    def claim_lost(self, claim: NameClaimed) -> None:
+        """A claim's record could not be stored: forget it (nobody was told it was made)."""
+        if self.claims.get(claim.name_key) is claim:
+            del self.claims[claim.name_key]
 
     def _welcome(self, client: Client, token: str, request_id: int | None) -> Welcome:
         """The welcome message for a (new or resumed) session."""
@@ -183,6 +247,9 @@ class Lobby:
             games=[self._describe(game) for game in GAMES.values()],
             token=token,
             rooms=self._public_summaries(),
+            name=client.name,
+            claimed=client.claimed,
+            bot=client.bot,
             id=request_id,
         )
 
@@ -632,13 +699,20 @@ class Lobby:
                 raise ValueError(f"seat {seat.seat} out of range 0..{seats - 1}")
         return replace(saved, options=options, room_options=room_options)
 
-    def _held_for(self, token_hash: str, name: str) -> Member:
-        """The member a stored token resumes: the session restored already, or a new one waiting for its owner."""
+    def _held_for(self, token_hash: str, name: str, bot: bool) -> Member:
+        """The member a stored token resumes: the session restored already, or a new one waiting for its owner.
+
+        A session that held a seat as a bot is a bot again; its name counts as claimed if the claim of that
+        name has exactly that spelling (the resume token, not the key, proves who it is).
+        """
         client = self.by_token.get(token_hash)
         if client is None:
             client = Client(secrets.token_hex(8), name or "player", token_hash, connected=False)
+            claim = self.claims.get(name_key(client.name))
+            client.claimed = claim is not None and claim.name == client.name
             self.clients[client.session] = client
             self.by_token[client.token_hash] = client
+        client.bot = client.bot or bot
         return client.member
 
     # -- lobby pushes ---------------------------------------------------------------------------------------------

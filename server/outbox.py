@@ -18,10 +18,11 @@ from gamenight.server.store import Record
 class Refusal(Exception):
     """A request the room will not carry out; becomes an `error` with `code` for the requester only."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str, suggestion: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.suggestion = suggestion  # a free name, with `name_taken`
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +40,13 @@ class AiSpec:
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    """A person as rooms know them: their session, display name and the hash of their resume token."""
+    """A person as rooms know them: their session, display name, the hash of their resume token, and whether
+    they play as a bot (a program connected with `hello {bot: true}`)."""
 
     session: str
     name: str
     token_hash: str
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,6 +90,8 @@ class Seat:
     def summary(self) -> SeatSummary:
         """The seat as shown in the lobby and the room summary."""
         kind = SeatKind.OPEN if self.free else (SeatKind.AI if self.ai else SeatKind.HUMAN)
+        if self.holder is not None and self.holder.bot:
+            kind = SeatKind.BOT
         return SeatSummary(
             seat=self.index,
             label=self.label,
@@ -110,6 +112,7 @@ class Seat:
             self.holder.token_hash if self.holder else None,
             self.ai.level if self.ai else None,
             self.ai.bot if self.ai else None,
+            bool(self.holder and self.holder.bot),
         )
 
 
@@ -492,7 +495,11 @@ class Room:
         self.set_status(RoomStatus.FINISHED)
         self.driver.clear()
         self.driver.stop()
-        players = [{"seat": s.index, "label": s.label, "name": s.name, "ai": s.ai is not None} for s in self.seats]
+        players = [
+            {"seat": s.index, "label": s.label, "name": s.name, "ai": s.ai is not None}
+            | ({"bot": True} if s.holder is not None and s.holder.bot else {})
+            for s in self.seats
+        ]
         out = Outbox(changed=True)
         out.records.append(
             GameFinished(
@@ -599,22 +606,22 @@ class Room:
     # -- restart ------------------------------------------------------------------------------------------
     @classmethod
     def restore(
-        cls, saved: StoredRoom, game: Game[Any, Any], now: float, held_for: Callable[[str, str], Member]
+        cls, saved: StoredRoom, game: Game[Any, Any], now: float, held_for: Callable[[str, str, bool], Member]
     ) -> tuple[Room, Outbox]:
         """Rebuild a room a previous run left open: its seats held for their tokens, its game replayed.
 
-        `held_for(token_hash, name)` gives the member a stored token resumes (the lobby keeps sessions). The
+        `held_for(token_hash, name, bot)` gives the member a stored token resumes (the lobby keeps sessions). The
         outbox asks the room's AIs to move. GameError if the current rules refuse the stored moves.
         """
         room = cls(saved.code, game, saved.options, saved.room_options, "", saved.host_name, saved.private)
         if saved.host_token_hash is not None:
-            room.host = held_for(saved.host_token_hash, saved.host_name).session
+            room.host = held_for(saved.host_token_hash, saved.host_name, False).session
         for record in saved.seats:
             seat = room.seats[record.seat]
             if record.ai_level is not None or record.ai_bot is not None:
                 seat.ai, seat.connected = AiSpec(record.ai_level, record.ai_bot), True
             elif record.token_hash is not None:
-                seat.holder, seat.dropped_at = held_for(record.token_hash, record.name or "player"), now
+                seat.holder, seat.dropped_at = held_for(record.token_hash, record.name or "player", record.bot), now
                 room.host = room.host or seat.holder.session  # schema 1 stored no host: the first seated hosts
         room.now = now
         room._restore_game(saved)

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -102,6 +102,18 @@ MIGRATIONS: dict[int, str] = {
     UPDATE rooms SET closed_at = created_at WHERE closed = 1;
     CREATE INDEX rooms_closed ON rooms(closed, closed_at);
     """,
+    # Player identities: each claimed name by its comparison key (server/text.py name_key), with the hash of the
+    # key that claimed it and whether a bot claimed it; seats remember whether a bot holds them.
+    4: """
+    CREATE TABLE names (
+        name_key TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        key_hash TEXT NOT NULL,
+        bot INTEGER NOT NULL DEFAULT 0,
+        claimed_at REAL NOT NULL
+    );
+    ALTER TABLE seats ADD COLUMN bot INTEGER NOT NULL DEFAULT 0;
+    """,
 }
 
 
@@ -132,6 +144,17 @@ class SeatSaved:
     token_hash: str | None
     ai_level: int | None
     ai_bot: str | None
+    bot: bool = False  # the person holding it plays as a bot
+
+
+@dataclass(frozen=True, slots=True)
+class NameClaimed:
+    """A name was claimed (or its claim turned into a bot's): by its comparison key, with the claiming key's hash."""
+
+    name_key: str
+    name: str
+    key_hash: str
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +219,17 @@ class RoomClosed:
     code: str
 
 
-Record = RoomSaved | SeatSaved | GameStarted | MoveRecorded | ClockSaved | MovesUndone | GameFinished | RoomClosed
+Record = (
+    RoomSaved
+    | SeatSaved
+    | GameStarted
+    | MoveRecorded
+    | ClockSaved
+    | MovesUndone
+    | GameFinished
+    | RoomClosed
+    | NameClaimed
+)
 
 
 @dataclass(slots=True)
@@ -293,8 +326,23 @@ class Store:
                 )
             case SeatSaved():
                 db.execute(
-                    "INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?)",
-                    (record.code, record.seat, record.name, record.token_hash, record.ai_level, record.ai_bot),
+                    "INSERT OR REPLACE INTO seats (room, seat, name, token_hash, ai_level, ai_bot, bot)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.code,
+                        record.seat,
+                        record.name,
+                        record.token_hash,
+                        record.ai_level,
+                        record.ai_bot,
+                        int(record.bot),
+                    ),
+                )
+            case NameClaimed():
+                db.execute(
+                    "INSERT INTO names (name_key, name, key_hash, bot, claimed_at) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (name_key) DO UPDATE SET bot = MAX(bot, excluded.bot)",
+                    (record.name_key, record.name, record.key_hash, int(record.bot), now),
                 )
             case GameStarted():
                 db.execute("UPDATE rooms SET game_no = ? WHERE code = ?", (record.game_no, record.code))
@@ -383,9 +431,9 @@ class Store:
             raise ValueError("options are not a map")
         room = StoredRoom(row[0], row[1], options, room_options, row[4], bool(row[5]), int(row[6]), row[7])
         room.seats = [
-            SeatSaved(room.code, *seat)
-            for seat in self.db.execute(
-                "SELECT seat, name, token_hash, ai_level, ai_bot FROM seats WHERE room = ? ORDER BY seat",
+            SeatSaved(room.code, seat, name, token_hash, ai_level, ai_bot, bool(bot))
+            for seat, name, token_hash, ai_level, ai_bot, bot in self.db.execute(
+                "SELECT seat, name, token_hash, ai_level, ai_bot, bot FROM seats WHERE room = ? ORDER BY seat",
                 (room.code,),
             )
         ]
@@ -408,6 +456,14 @@ class Store:
         if room.result is not None and not isinstance(room.result, dict):
             raise ValueError("the stored result is not a map")
         return room
+
+    def claimed_names(self) -> list[NameClaimed]:
+        """Every claimed name, for the lobby to load at start-up (StoreError if they cannot be read)."""
+        try:
+            rows = self.db.execute("SELECT name_key, name, key_hash, bot FROM names ORDER BY claimed_at").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
+        return [NameClaimed(str(key), str(name), str(key_hash), bool(bot)) for key, name, key_hash, bot in rows]
 
     def list_games(
         self, player: str | None = None, game: str | None = None, limit: int = 20, viewer: str | None = None

@@ -4,8 +4,10 @@ Control and format characters are stripped (they could redraw a terminal client'
 text around them), characters that draw nothing are dropped, combining marks are limited to MAX_MARKS per
 letter (a stack of them draws over the lines around), and lengths are bounded, so what one client types can
 never disturb what another one sees. Names are also NFKC-normalised, so "ａｌｉｃｅ" (fullwidth) or "alice" with
-a ligature shows, and compares, as "alice". Look-alike letters of other scripts (Cyrillic "а") are not folded:
-a name is not an identity (docs/security.md).
+a ligature shows as "alice".
+
+Names are compared by `name_key` (claims, guests' free names): the display name folded further so that names a
+reader cannot tell apart share one key (the rule is in docs/protocol.md, "Names"). The key is never shown.
 """
 
 from __future__ import annotations
@@ -45,6 +47,41 @@ def clean_name(name: str) -> str:
     """A display name: normalised (NFKC), printable, at most MAX_NAME characters, never empty."""
     normal = unicodedata.normalize("NFKC", name[: MAX_NAME * SCAN_FACTOR])
     return _printable(normal)[:MAX_NAME] or "player"
+
+
+# Letters of other scripts that draw like a Latin letter, by case (applied before casefolding, so Greek "Η" folds
+# to "h" while its lowercase "η" folds to "n"). Not Unicode's whole confusables table: the letters of the Latin,
+# Greek and Cyrillic alphabets that look the same in common terminal fonts.
+LOOKALIKES = str.maketrans(
+    {
+        # Cyrillic capitals and small letters
+        **dict(zip("АВЕЅІЈКМНОРСТУХԚԜҺӀ", "ABESIJKMHOPCTYXQWHI", strict=True)),
+        **dict(zip("аеѕіјорсухԁԛԝһӏ", "aesijopcyxdqwhl", strict=True)),
+        # Greek capitals and small letters
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
+        **dict(zip("αικνορυχγη", "aikvopuxyn", strict=True)),
+    }
+)
+# After casefolding: digits and signs that pass for letters, and the letters that pass for each other ("I"/"l").
+FOLDS = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "$": "s", "@": "a"})
+PAIRS = (("rn", "m"), ("vv", "w"))  # two letters that draw like one
+
+
+def name_key(name: str) -> str:
+    """The form names are compared in: equal keys mean a reader could take one name for the other.
+
+    The display name (`clean_name`) is decomposed and its combining marks dropped ("é" is "e"), other scripts'
+    look-alike letters become the Latin one, the text is casefolded, 0/1/i/5 and a few signs fold to o/l/l/s,
+    "rn" to "m" and "vv" to "w", and spaces and punctuation go ("al.ice" is "alice"). A name of nothing but
+    punctuation keys as its casefolded self.
+    """
+    decomposed = unicodedata.normalize("NFKD", clean_name(name))
+    bare = "".join(ch for ch in decomposed if not unicodedata.category(ch).startswith("M"))
+    folded = bare.translate(LOOKALIKES).casefold().translate(FOLDS)
+    for pair, single in PAIRS:
+        folded = folded.replace(pair, single)
+    key = "".join(ch for ch in folded if unicodedata.category(ch)[0] not in "ZP")
+    return key or folded
 
 
 def clean_text(text: str) -> str:

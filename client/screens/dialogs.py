@@ -14,14 +14,28 @@ from gamenight.client.config import MAX_NAME, clean_name
 
 
 class NameScreen(ModalScreen[str]):
-    """Asks for the player's name once; it is remembered for next time."""
+    """Asks for the player's name once; it is remembered for next time.
+
+    With `taken` (the name the server refused: someone else claimed it) it says so and offers `suggestion`,
+    the free name the server proposed, in the field.
+    """
+
+    def __init__(self, taken: str | None = None, suggestion: str | None = None) -> None:
+        super().__init__()
+        self.taken = taken
+        self.suggestion = suggestion
 
     def compose(self) -> ComposeResult:
         """The dialog's text, field and buttons."""
         with Vertical(classes="dialog"):
-            yield Label("Welcome to gamenight!", classes="dialog-title")
-            yield Static("What name should other players see?")
-            yield Input(placeholder="your name", max_length=MAX_NAME, id="name")
+            if self.taken is None:
+                yield Label("Welcome to gamenight!", classes="dialog-title")
+                yield Static("What name should other players see?")
+            else:
+                yield Label("That name is taken", classes="dialog-title")
+                offer = f" {self.suggestion!r} is free: keep it or type another." if self.suggestion else ""
+                yield Static(f"Someone else has claimed {self.taken!r} on this server.{offer}", id="taken")
+            yield Input(self.suggestion or "", placeholder="your name", max_length=MAX_NAME, id="name")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("OK", variant="primary", id="ok")
 

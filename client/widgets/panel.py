@@ -58,7 +58,7 @@ def seat_text(seat: SeatSummary, mine: bool, crashed: bool = False) -> Text:
         text.append(" (you)", style="bold")
     if crashed:
         text.append(" ✖", style="bold")
-    if seat.kind == SeatKind.HUMAN and not seat.connected:
+    if seat.kind in (SeatKind.HUMAN, SeatKind.BOT) and not seat.connected:
         # One short line each: the panel is narrow, and the name column is cut rather than wrapped.
         text.append("\n  disconnected" + ("\n  AI standing in" if seat.stand_in else ""), style="italic")
     return text

@@ -1,0 +1,212 @@
+"""Player identities: a name claimed with a key belongs to that key; guests play under free names; bots show as bots."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+
+import pytest
+from websockets.asyncio.client import connect
+
+from gamenight.protocol import PROTOCOL_VERSION, decode, encode
+from gamenight.protocol.messages import CreateRoom, Error, GetGame, Hello, Join, ListGames, Resign
+from gamenight.protocol.vocab import SeatKind
+from tests.peer import Peer
+from tests.server.serverproc import ServerProcess
+
+KEY = "k" * 8 + secrets.token_urlsafe(16)
+OTHER_KEY = "o" * 8 + secrets.token_urlsafe(16)
+
+
+async def refused_hello(url: str, name: str, **hello: object) -> Error:
+    """Say hello and return the error the server answers it with (the test fails on a welcome)."""
+    async with connect(url) as ws:
+        await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=name, id=1, **hello)))
+        reply = decode(await asyncio.wait_for(ws.recv(), 10))
+    assert isinstance(reply, Error), f"expected an error, got {reply.type}"
+    return reply
+
+
+async def test_claimed_name_comes_back_with_its_key(peers):
+    """The first hello with a key claims the name; a later hello with the same key plays under it again."""
+    first: Peer = await peers("alice", key=KEY)
+    assert first.welcome.name == "alice" and first.welcome.claimed
+    await first.close()
+    again: Peer = await peers("alice", key=KEY)
+    assert again.welcome.name == "alice" and again.welcome.claimed and not again.welcome.bot
+
+
+async def test_claimed_name_refused_with_another_key_with_a_free_suggestion(peers, url):
+    """Another key gets `name_taken` naming a free variant, and that variant can then be claimed."""
+    await peers("alice", key=KEY)
+    error = await refused_hello(url, "alice", key=OTHER_KEY)
+    assert error.code == "name_taken" and error.suggestion == "alice2" and "alice2" in error.message
+    taken: Peer = await peers(error.suggestion, key=OTHER_KEY)
+    assert taken.welcome.name == "alice2" and taken.welcome.claimed
+    assert (await refused_hello(url, "alice", key="x" * 20)).suggestion == "alice3"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    ["ALICE", "\u0430lice", "Al\u0456ce", "AL\u0399CE", "al1ce", "AIice", "a l-i.c e", "\u00e1lice", "ａｌｉｃｅ"],
+    ids=["capitals", "cyrillic a", "cyrillic i", "greek iota", "digit 1", "capital I", "spaced", "accent", "fullwidth"],
+)
+async def test_lookalike_of_a_claimed_name_is_refused(peers, url, variant):
+    """A case, script, digit, spacing or accent variant of a claimed name cannot be claimed by another key."""
+    await peers("alice", key=KEY)
+    error = await refused_hello(url, variant, key=OTHER_KEY)
+    assert error.code == "name_taken" and error.suggestion is not None
+
+
+async def test_a_different_name_is_not_a_lookalike(peers):
+    """Names that merely resemble a claimed one ("alicia", "malice") are claimed freely by other keys."""
+    await peers("alice", key=KEY)
+    for name in ("alicia", "malice", "bob"):
+        peer: Peer = await peers(name, key=OTHER_KEY + name)
+        assert peer.welcome.name == name and peer.welcome.claimed
+
+
+async def test_guest_asking_for_a_claimed_name_gets_a_free_variant(peers):
+    """A hello without a key for a claimed name (or a look-alike) plays as a guest under a numbered variant."""
+    await peers("alice", key=KEY)
+    guest: Peer = await peers("alice")
+    assert guest.welcome.name == "alice2" and not guest.welcome.claimed
+    sneaky: Peer = await peers("\u0430lice")
+    assert sneaky.welcome.name == "\u0430lice2" and not sneaky.welcome.claimed
+    room = await guest.request(CreateRoom, game="othello", options={})
+    assert room.host == "alice2"
+
+
+async def test_guest_with_a_free_name_keeps_it_and_does_not_claim(peers):
+    """A guest under an unclaimed name plays under it, and the name stays free to claim."""
+    guest: Peer = await peers("carol")
+    assert guest.welcome.name == "carol" and not guest.welcome.claimed
+    owner: Peer = await peers("carol", key=KEY)
+    assert owner.welcome.name == "carol" and owner.welcome.claimed
+
+
+@pytest.mark.parametrize("key", ["short", "k" * 129])
+async def test_key_of_a_bad_length_is_refused(url, key):
+    """A key shorter than 16 or longer than 128 characters is refused with `bad_message`, and nothing is claimed."""
+    error = await refused_hello(url, "dave", key=key)
+    assert error.code == "bad_message" and "16 to 128" in error.message
+
+
+async def test_bot_claim_stays_a_bot_and_shows_in_seats(peers):
+    """A name claimed as a bot is a bot in welcome and seat summaries, even when a later hello leaves `bot` out."""
+    bot: Peer = await peers("rhino", key=KEY, bot=True)
+    assert bot.welcome.bot and bot.welcome.claimed
+    await bot.close()
+    hiding: Peer = await peers("rhino", key=KEY)
+    assert hiding.welcome.bot
+    room = await hiding.request(CreateRoom, game="othello", options={})
+    info = await hiding.request(Join, room=room.room, seat=0)
+    assert info.type == "joined"
+    summary = await hiding.wait(lambda m: m.type == "room" and not m.seats[0].open)
+    assert summary.seats[0].kind == SeatKind.BOT and summary.seats[0].name == "rhino"
+
+
+async def test_resume_keeps_the_claimed_name(peers):
+    """A resume token gives back the session under its claimed name, as before identities."""
+    first: Peer = await peers("erin", key=KEY)
+    room = await first.request(CreateRoom, game="othello", options={})
+    await first.request(Join, room=room.room, seat=0)  # a seat keeps the session while its holder is away
+    await first.close()
+    resumed: Peer = await peers("whatever", resume=first.welcome.token)
+    assert resumed.welcome.session == first.welcome.session
+    assert resumed.welcome.name == "erin" and resumed.welcome.claimed
+
+
+@pytest.fixture
+def server_process(tmp_path):
+    """A server child process on a database file in a temporary folder; killed after the test."""
+    started: list[ServerProcess] = []
+
+    def make() -> ServerProcess:
+        proc = ServerProcess(tmp_path / "games.db").start()
+        started.append(proc)
+        return proc
+
+    yield make
+    for proc in started:
+        if proc.proc is not None and proc.proc.poll() is None:
+            proc.kill()
+
+
+async def test_claim_survives_a_sigkill_restart(server_process):
+    """After SIGKILL and a restart on the same database, the claim holds: the key plays it, another key is refused."""
+    first = server_process()
+    owner = await Peer.connect(first.url, "frank", key=KEY)
+    assert owner.welcome.claimed
+    first.kill()
+    await owner.close()
+    second = server_process()
+    error = await refused_hello(second.url, "FRANK", key=OTHER_KEY)
+    assert error.code == "name_taken" and error.suggestion == "FRANK2"
+    back = await Peer.connect(second.url, "frank", key=KEY)
+    assert back.welcome.name == "frank" and back.welcome.claimed
+    guest = await Peer.connect(second.url, "frank")
+    assert guest.welcome.name == "frank2"
+    await back.close()
+    await guest.close()
+
+
+async def test_bot_seat_survives_a_restart_and_history_marks_the_bot(server_process):
+    """A bot's seat is still kind `bot` after SIGKILL and a restart, and the finished game lists it with `bot: true`."""
+    first = server_process()
+    bot = await Peer.connect(first.url, "rhino", key=KEY, bot=True)
+    human = await Peer.connect(first.url, "grace", key=OTHER_KEY)
+    room = await human.request(CreateRoom, game="othello", options={})
+    await bot.request(Join, room=room.room, seat=0)
+    await human.request(Join, room=room.room, seat=1)
+    await human.expect("state")
+    first.kill()
+    await bot.close()
+    await human.close()
+
+    second = server_process()
+    watcher = await Peer.connect(second.url, "watcher")
+    restored = next(r for r in watcher.welcome.rooms if r.room == room.room)
+    assert [s.kind for s in restored.seats] == [SeatKind.BOT, SeatKind.HUMAN]
+    bot = await Peer.connect(second.url, "rhino", resume=bot.welcome.token)
+    assert bot.welcome.bot and bot.welcome.name == "rhino"
+    await bot.send(Resign(room=room.room))
+    await bot.expect("event", kind="game_over")
+    listed = (await watcher.request(ListGames, player="rhino")).games
+    assert [p.get("bot", False) for p in listed[0]["players"]] == [True, False]
+    record = (await watcher.request(GetGame, game_id=listed[0]["game_id"])).record
+    assert record["players"][0]["bot"] is True and "bot" not in record["players"][1]
+    await bot.close()
+    await watcher.close()
+
+
+def test_stored_claims_read_back_and_a_bot_claim_never_turns_human(tmp_path):
+    """Claims written to the database file come back at start-up; a claim once a bot's stays a bot's."""
+    from gamenight.server.store import NameClaimed, Store
+
+    store = Store(str(tmp_path / "games.db"))
+    store.write([NameClaimed("allce", "alice", "h1"), NameClaimed("rhlno", "rhino", "h2", bot=True)])
+    store.write([NameClaimed("allce", "alice", "h1", bot=True)])
+    store.write([NameClaimed("rhlno", "rhino", "h2", bot=False)])
+    store.close()
+    again = Store(str(tmp_path / "games.db"))
+    claims = {c.name_key: c for c in again.claimed_names()}
+    assert claims["allce"] == NameClaimed("allce", "alice", "h1", bot=True)
+    assert claims["rhlno"] == NameClaimed("rhlno", "rhino", "h2", bot=True)
+    again.close()
+
+
+async def test_a_claim_that_cannot_be_stored_is_not_made(server_process):
+    """With the disk refusing writes, a claiming hello gets `unavailable` (no welcome); once writes work again
+    the name is still free, and another key claims it."""
+    from tests.server.test_faults import _allow_writes, _stop_writes
+
+    proc = server_process()
+    assert proc.proc is not None
+    _stop_writes(proc.proc.pid)
+    error = await refused_hello(proc.url, "hal", key=KEY)
+    assert error.code == "unavailable"
+    _allow_writes(proc.proc.pid)
+    other = await Peer.connect(proc.url, "hal", key=OTHER_KEY)
+    assert other.welcome.name == "hal" and other.welcome.claimed
+    await other.close()
