@@ -5,29 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-import pytest
-
 from gamenight.protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove
 from tests.peer import Peer
-from tests.server.serverproc import ServerProcess
 
 DOWNTIME_S = 2.0
-
-
-@pytest.fixture
-def server_process(tmp_path):
-    """A server child process on a database file in a temporary folder; killed after the test."""
-    started: list[ServerProcess] = []
-
-    def make() -> ServerProcess:
-        proc = ServerProcess(tmp_path / "games.db").start()
-        started.append(proc)
-        return proc
-
-    yield make
-    for proc in started:
-        if proc.proc is not None and proc.proc.poll() is None:
-            proc.kill()
 
 
 async def _move(players: dict[int, Peer], code: str, state, move: str):

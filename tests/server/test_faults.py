@@ -16,7 +16,6 @@ import pytest
 from gamenight.protocol.messages import MakeMove
 from gamenight.server.store import RoomSaved, Store
 from tests.peer import Peer, seat_pair
-from tests.server.serverproc import ServerProcess
 
 
 def _health(port: int) -> tuple[int, str]:
@@ -43,26 +42,10 @@ def _allow_writes(pid: int) -> None:
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
-@pytest.fixture
-def server(tmp_path):
-    """A server process on a database file; killed after the test if still running."""
-    started: list[ServerProcess] = []
-
-    def make() -> ServerProcess:
-        proc = ServerProcess(tmp_path / "games.db").start()
-        started.append(proc)
-        return proc
-
-    yield make
-    for proc in started:
-        if proc.proc is not None and proc.proc.poll() is None:
-            proc.kill()
-
-
-async def test_a_move_that_cannot_be_stored_is_refused_and_never_shown(server):
+async def test_a_move_that_cannot_be_stored_is_refused_and_never_shown(server_process):
     """With the disk refusing writes, a move gets `unavailable`, nobody sees it, /healthz says 503, and a restart
     brings back exactly the moves that were shown."""
-    first = server()
+    first = server_process()
     alice, bob = await Peer.connect(first.url, "alice"), await Peer.connect(first.url, "bob")
     code, state = await seat_pair(alice, bob)
     shown = []
@@ -89,7 +72,7 @@ async def test_a_move_that_cannot_be_stored_is_refused_and_never_shown(server):
     first.kill()
     await alice.close()
     await bob.close()
-    second = server()
+    second = server_process()
     alice = await Peer.connect(second.url, "alice", resume=tokens[0])
     restored = await alice.expect("state")
     assert restored.moves == shown
@@ -97,10 +80,10 @@ async def test_a_move_that_cannot_be_stored_is_refused_and_never_shown(server):
     assert second.stop() == 0
 
 
-async def test_rooms_with_bad_rows_are_skipped_and_the_rest_restored(server):
+async def test_rooms_with_bad_rows_are_skipped_and_the_rest_restored(server_process):
     """Rooms whose stored options are not JSON or whose seat is out of range are skipped (and listed on /healthz);
     the server starts and the good room resumes."""
-    first = server()
+    first = server_process()
     alice, bob = await Peer.connect(first.url, "alice"), await Peer.connect(first.url, "bob")
     good, _ = await seat_pair(alice, bob)
     broken_json, _ = await seat_pair(alice, bob)
@@ -114,7 +97,7 @@ async def test_rooms_with_bad_rows_are_skipped_and_the_rest_restored(server):
     db.execute("UPDATE seats SET seat = 7 WHERE room = ? AND seat = 1", (broken_seat,))
     db.commit()
     db.close()
-    second = server()
+    second = server_process()
     status, body = _health(second.port)
     assert status == 200 and broken_json in body and broken_seat in body and good not in body
     alice = await Peer.connect(second.url, "alice", resume=token)

@@ -12,7 +12,6 @@ from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.messages import CreateRoom, Error, GetGame, Hello, Join, ListGames, Resign
 from gamenight.protocol.vocab import SeatKind
 from tests.peer import Peer
-from tests.server.serverproc import ServerProcess
 
 KEY = "k" * 8 + secrets.token_urlsafe(16)
 OTHER_KEY = "o" * 8 + secrets.token_urlsafe(16)
@@ -115,22 +114,6 @@ async def test_resume_keeps_the_claimed_name(peers):
     resumed: Peer = await peers("whatever", resume=first.welcome.token)
     assert resumed.welcome.session == first.welcome.session
     assert resumed.welcome.name == "erin" and resumed.welcome.claimed
-
-
-@pytest.fixture
-def server_process(tmp_path):
-    """A server child process on a database file in a temporary folder; killed after the test."""
-    started: list[ServerProcess] = []
-
-    def make() -> ServerProcess:
-        proc = ServerProcess(tmp_path / "games.db").start()
-        started.append(proc)
-        return proc
-
-    yield make
-    for proc in started:
-        if proc.proc is not None and proc.proc.poll() is None:
-            proc.kill()
 
 
 async def test_claim_survives_a_sigkill_restart(server_process):

@@ -13,22 +13,6 @@ from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 
 
-@pytest.fixture
-def server_process(tmp_path):
-    """A server child process on a database file in a temporary folder; stopped after the test."""
-    started: list[ServerProcess] = []
-
-    def make() -> ServerProcess:
-        proc = ServerProcess(tmp_path / "games.db").start()
-        started.append(proc)
-        return proc
-
-    yield make
-    for proc in started:
-        if proc.proc is not None and proc.proc.poll() is None:
-            proc.kill()
-
-
 async def _play(players: dict[int, Peer], code: str, state, rng: random.Random, plies: int | None):
     """Play random legal moves (all of them, or `plies`); returns the last state and the moves made."""
     made = []
