@@ -29,6 +29,8 @@ class ErrorCode(StrEnum):
     TOO_MANY = "too_many"  # a cap is reached: rooms per person or address, public rooms, spectators
     NAME_TAKEN = "name_taken"  # the name is claimed by another key; `suggestion` holds a free one
     BAD_TOKEN = "bad_token"  # a resume token the server does not know
+    UNKNOWN_PLAYER = "unknown_player"  # no one online under that name (challenge, invite)
+    UNKNOWN_CHALLENGE = "unknown_challenge"  # no pending challenge with that id offered to you (accept, decline)
     UNKNOWN_GAME = "unknown_game"  # no finished game with that id
     UNAVAILABLE = "unavailable"  # the server cannot store this room's game now (a full or read-only disk)
     INTERNAL_ERROR = "internal_error"  # a server bug; it is logged there, never described here

@@ -15,9 +15,11 @@ from typing import Any, ClassVar
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.schema import FieldSpec, field_specs, wire_name
 from gamenight.protocol.vocab import (
+    ChallengeEnd,
     Clock,
     EventKind,
     GameDescription,
+    PlayerInfo,
     Result,
     Role,
     RoomStatus,
@@ -53,6 +55,7 @@ class Hello(Message):
     resume: str | None = None
     key: str | None = None
     bot: bool = False
+    accepts: list[str] = field(default_factory=list)  # games this session takes challenges for (a bot runner's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +205,51 @@ class GetGame(Message):
 
     type: ClassVar[str] = "get_game"
     game_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListPlayers(Message):
+    """Ask who is online: the `players` reply lists connected people, bots first."""
+
+    type: ClassVar[str] = "list_players"
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeRequest(Message):
+    """Offer `to` (an online player's name) a game of `game` with `options`; you sit in `seat` (default 0)."""
+
+    type: ClassVar[str] = "challenge"
+    to: str
+    game: str
+    options: dict[str, Any] = field(default_factory=dict)
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Invite(Message):
+    """Host only: offer the open `seat` of `room` (a game not started) to the online player `to`."""
+
+    type: ClassVar[str] = "invite"
+    room: str
+    seat: int
+    to: str
+
+
+@dataclass(frozen=True, slots=True)
+class Accept(Message):
+    """Take a challenge (or invite) you were offered: the room is made (or joined) and you are seated."""
+
+    type: ClassVar[str] = "accept"
+    challenge: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decline(Message):
+    """Turn down a challenge you were offered (or, sent by its challenger, withdraw it)."""
+
+    type: ClassVar[str] = "decline"
+    challenge: str
+    reason: str | None = None
 
 
 # -- server to client ----------------------------------------------------------------------------
@@ -360,6 +408,74 @@ class GameRecord(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Players(Message):
+    """Reply to list_players: the online people (at most 200), bots first, then by name."""
+
+    type: ClassVar[str] = "players"
+    players: list[PlayerInfo]
+
+
+@dataclass(frozen=True, slots=True)
+class Player(Message):
+    """Pushed to the lobby when someone connects, disconnects (`online` false) or changes what it accepts."""
+
+    type: ClassVar[str] = "player"
+    name: str
+    bot: bool = False
+    claimed: bool = False
+    games: list[str] = field(default_factory=list)
+    playing: int = 0
+    online: bool = True
+
+    @classmethod
+    def of(cls, info: PlayerInfo) -> Player:
+        """The push carrying `info`: the same fields at the top level of the message."""
+        return cls(
+            name=info.name,
+            bot=info.bot,
+            claimed=info.claimed,
+            games=list(info.games),
+            playing=info.playing,
+            online=info.online,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeSent(Message):
+    """Reply to challenge or invite: the id of the challenge now waiting for its target's answer."""
+
+    type: ClassVar[str] = "challenge_sent"
+    challenge: str
+    to: str
+    expires_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Challenged(Message):
+    """Pushed to the target: a challenge (or, with `room`, an invite); `seat` is the seat you would take."""
+
+    type: ClassVar[str] = "challenged"
+    challenge: str
+    sender: PlayerInfo = field(metadata=wire_name("from"))
+    game: str
+    options: dict[str, Any]
+    seat: int
+    expires_ms: int
+    room: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeGone(Message):
+    """A challenge ended: `why` accepted (with its `room`), declined (with `reason`), expired, left or withdrawn."""
+
+    type: ClassVar[str] = "challenge_gone"
+    challenge: str
+    why: ChallengeEnd
+    room: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Error(Message):
     """Something the client asked for was refused; `code` is stable, `message` is for a human.
 
@@ -392,6 +508,11 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Sync,
     ListGames,
     GetGame,
+    ListPlayers,
+    ChallengeRequest,
+    Invite,
+    Accept,
+    Decline,
 )
 SERVER_MESSAGES: tuple[type[Message], ...] = (
     Welcome,
@@ -404,6 +525,11 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Event,
     Games,
     GameRecord,
+    Players,
+    Player,
+    ChallengeSent,
+    Challenged,
+    ChallengeGone,
     Error,
 )
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}

@@ -57,6 +57,16 @@ class EventKind(StrEnum):
     TAKEBACK = "takeback"  # a takeback was offered, accepted or declined
 
 
+class ChallengeEnd(StrEnum):
+    """Why a challenge (or invite) ended: `challenge_gone.why`."""
+
+    ACCEPTED = "accepted"  # the target took it; `room` is where the game is
+    DECLINED = "declined"  # the target turned it down (`reason` may say why)
+    EXPIRED = "expired"  # nobody answered in time (60 s)
+    LEFT = "left"  # the challenger's or the target's connection closed
+    WITHDRAWN = "withdrawn"  # the challenger took it back (decline of its own challenge)
+
+
 class EndReason(StrEnum):
     """Result reasons the room itself decides, whatever the game (games describe their own, see `ReasonText`)."""
 
@@ -225,6 +235,18 @@ class SeatSummary(Payload):
         if self.open:
             return "open"
         return (self.name or "?") + (" (bot)" if self.kind == SeatKind.BOT else "")
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerInfo(Payload):
+    """One online person as `players` lists them (and a challenge's `from`)."""
+
+    name: str
+    bot: bool = False
+    claimed: bool = False
+    games: tuple[str, ...] = ()  # the games it takes challenges for (empty: none)
+    playing: int = 0  # games in progress it holds a seat in
+    online: bool = True
 
 
 @dataclass(frozen=True, slots=True)

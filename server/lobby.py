@@ -25,22 +25,32 @@ from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     PROTOCOL_VERSION,
     Abort,
+    Accept,
     AddAi,
+    Challenged,
+    ChallengeGone,
+    ChallengeRequest,
+    ChallengeSent,
     Chat,
     CreateRoom,
+    Decline,
     Error,
     GameRecord,
     Games,
     GetGame,
     Hello,
+    Invite,
     Join,
     Leave,
     Left,
     ListGames,
+    ListPlayers,
     ListRooms,
     MakeMove,
     Message,
     MoreTime,
+    Player,
+    Players,
     Rematch,
     RemoveAi,
     Resign,
@@ -50,7 +60,7 @@ from gamenight.protocol.messages import (
     TakebackDecline,
     Welcome,
 )
-from gamenight.protocol.vocab import GameDescription, Role, RoomStatus, RoomSummary
+from gamenight.protocol.vocab import ChallengeEnd, GameDescription, PlayerInfo, Role, RoomStatus, RoomSummary
 from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
@@ -69,6 +79,8 @@ HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished
 AI_LEVELS = range(1, 6)
 KEY_LENGTHS = range(16, 129)  # a claim key's length: long enough not to be guessed, short enough to hash cheaply
 SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
+MAX_PLAYERS_LISTED = 200  # entries in a `players` reply
+MAX_REASON = 200  # characters of a decline's reason
 UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full or read-only); it is stopped"
 
 
@@ -94,6 +106,7 @@ class Client:
     ip: str = ""  # the address of its latest connection ("" for sessions restored from disk)
     claimed: bool = False  # the name is claimed by this person's key
     bot: bool = False  # a program playing (hello `bot: true`, or a name claimed as a bot)
+    accepts: tuple[str, ...] = ()  # the games it takes challenges for (hello `accepts`)
 
     @property
     def member(self) -> Member:
@@ -119,6 +132,34 @@ class LobbyLimits:
     ai_rooms_per_ip: int = 2  # unfinished all-AI rooms (exhibitions) hosted from one address
     code_guesses_per_min: float = 6.0  # joins by a code that is not a public room, per address (hit or miss)
     code_guess_burst: int = 10  # ... of which this many at once
+    challenges_per_player: int = 3  # pending challenges (and invites) one session has made
+    challenge_s: float = 60.0  # a challenge nobody answers is gone after this long
+
+
+@dataclass(slots=True)
+class Challenge:
+    """A pending offer of a game from one session to a named person's connected sessions.
+
+    A challenge makes a new room when accepted; an invite (`room` set) offers `seat` of an existing room.
+    `seat` is the challenger's own seat for a challenge, the offered seat for an invite.
+    """
+
+    id: str
+    sender: str  # the challenger's session
+    targets: set[str]  # the target's connected sessions (any of them may answer)
+    to: str  # the target's name
+    game: str
+    options: dict[str, Any]  # game and room options together, validated
+    seat: int
+    expires: float
+    room: str | None = None
+
+    @property
+    def target_seat(self) -> int:
+        """The seat the target takes: the invite's seat, or the first one the challenger does not sit in."""
+        if self.room is not None:
+            return self.seat
+        return 1 if self.seat == 0 else 0
 
 
 class Allowance:
@@ -164,6 +205,7 @@ class Lobby:
         self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
         self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
         self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
+        self.challenges: dict[str, Challenge] = {}  # pending challenges and invites by id
         self.now = 0.0  # the time of what is being handled; rooms are stamped with it when they are looked up
 
     # -- sessions --------------------------------------------------------------------------------------
@@ -175,14 +217,27 @@ class Lobby:
             )
         if msg.resume is not None:
             return self._resume(msg, now, ip)
+        accepts = self._accepts(msg)
         out = Outbox()
         name, claimed, bot = self._identity(msg, out)
         token = secrets.token_urlsafe(24)
         client = Client(secrets.token_hex(8), name, hash_token(token), ip=ip, claimed=claimed, bot=bot)
+        client.accepts = accepts
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
         out.send({client.session}, self._welcome(client, token, msg.id))
+        self._push_player(client.name, out, client.session)
         return client, out
+
+    @staticmethod
+    def _accepts(msg: Hello) -> tuple[str, ...]:
+        """The games a hello's `accepts` names, checked against the games this server has (deduplicated, sorted)."""
+        if len(msg.accepts) > len(GAMES) * 4:
+            raise Refusal(ErrorCode.BAD_OPTIONS, "accepts lists too many games")
+        unknown = [g for g in msg.accepts if g not in GAMES]
+        if unknown:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"accepts names unknown game {unknown[0][:40]!r}")
+        return tuple(sorted(set(msg.accepts)))
 
     def load_claims(self, claims: list[NameClaimed]) -> None:
         """Take the claimed names a previous run stored (at start-up, before any hello)."""
@@ -265,9 +320,11 @@ class Lobby:
         # The dict lookup finds a candidate; the constant-time compare is what vouches for it.
         if client is None or not hmac.compare_digest(client.token_hash, wanted):
             raise Refusal(ErrorCode.BAD_TOKEN, "that resume token is unknown here (expired, or another server)")
-        client.connected, client.ip = True, ip
+        accepts = self._accepts(msg)
+        client.connected, client.ip, client.accepts = True, ip, accepts
         out = Outbox()
         out.send({client.session}, self._welcome(client, msg.resume, msg.id))
+        self._push_player(client.name, out, client.session)
         for code in sorted(client.rooms):
             room = self._at(self.rooms.get(code), now)
             if room is not None:
@@ -281,6 +338,8 @@ class Lobby:
         if client is None:
             return out
         client.connected = False
+        self._drop_challenges(client, out)
+        self._push_player(client.name, out)
         for code in sorted(client.rooms):
             room = self._at(self.rooms.get(code), now)
             if room is None:
@@ -368,6 +427,16 @@ class Lobby:
                 return self._after(room, _reply(client, room.info(msg.id)).extend(out), now)
             case Sync():
                 return self._sync(client, msg)
+            case ListPlayers():
+                return _reply(client, Players(players=self._players_online(), id=msg.id))
+            case ChallengeRequest():
+                return self._challenge(client, msg, now)
+            case Invite():
+                return self._invite(client, msg, now)
+            case Accept():
+                return self._accept(client, msg, now)
+            case Decline():
+                return self._decline(client, msg)
             case ListGames():
                 games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash)
                 return _reply(client, Games(games=games, id=msg.id))
@@ -443,22 +512,35 @@ class Lobby:
 
     def _create(self, client: Client, msg: CreateRoom, now: float) -> Outbox:
         """Open a new room with validated options; the creator is its host."""
-        game = GAMES.get(msg.game)
+        room, out = self._open_room(client, msg.game, msg.options, msg.private, now)
+        out.send({client.session}, room.info(msg.id))
+        return self._after(room, out, now)
+
+    @staticmethod
+    def _validated(game_name: str, options: dict[str, Any]) -> tuple[Game[Any, Any], dict[str, Any], dict[str, Any]]:
+        """A game and its options checked as create_room checks them: (game, game options, room options)."""
+        game = GAMES.get(game_name)
         if game is None:
-            raise Refusal(ErrorCode.BAD_OPTIONS, f"unknown game {msg.game[:40]!r}; try one of {', '.join(GAMES)}")
-        self._may_host(client, msg.private)
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"unknown game {game_name[:40]!r}; try one of {', '.join(GAMES)}")
         try:
-            game_options, room_options = split_and_validate(game, msg.options)
+            game_options, room_options = split_and_validate(game, options)
         except BadOptions as exc:
             raise Refusal(ErrorCode.BAD_OPTIONS, str(exc)) from None
-        room = Room(self._new_code(), game, game_options, room_options, client.session, client.name, msg.private)
+        return game, game_options, room_options
+
+    def _open_room(
+        self, client: Client, game_name: str, options: dict[str, Any], private: bool, now: float
+    ) -> tuple[Room, Outbox]:
+        """Make a room hosted by `client` (the caps and option checks of create_room); its record is in the outbox."""
+        game, game_options, room_options = self._validated(game_name, options)
+        self._may_host(client, private)
+        room = Room(self._new_code(), game, game_options, room_options, client.session, client.name, private)
         room.empty_since = room.now = now
         self.rooms[room.code] = room
         self.hosts[room.code] = (client.token_hash, client.ip)
         out = Outbox(changed=True)
         out.records.append(replace(room.saved(), host_token_hash=client.token_hash))
-        out.send({client.session}, room.info(msg.id))
-        return self._after(room, out, now)
+        return room, out
 
     def _join(self, client: Client, msg: Join, now: float) -> Outbox:
         """Take a seat or watch; a refused join leaves the person's rooms as they were."""
@@ -544,6 +626,205 @@ class Lobby:
             out.send({client.session}, replace(room.snapshot(), id=msg.id))
         return out
 
+    # -- presence and challenges --------------------------------------------------------------------------------
+    def _info(self, name: str) -> PlayerInfo:
+        """One person as `players` shows them: every connected session under exactly this name, together."""
+        sessions = [c for c in self.clients.values() if c.connected and c.name == name]
+        playing = {
+            code
+            for c in sessions
+            for code in c.rooms
+            if (room := self.rooms.get(code)) is not None
+            and room.status in RUNNING
+            and room.seat_of(c.session) is not None
+        }
+        return PlayerInfo(
+            name=name,
+            bot=any(c.bot for c in sessions),
+            claimed=any(c.claimed for c in sessions),
+            games=tuple(sorted({g for c in sessions for g in c.accepts})),
+            playing=len(playing),
+            online=bool(sessions),
+        )
+
+    def _players_online(self) -> list[PlayerInfo]:
+        """The `players` list: one entry per name online, bots first, then by name; at most MAX_PLAYERS_LISTED."""
+        names = sorted(
+            {(not c.bot, name_key(c.name), c.name) for c in self.clients.values() if c.connected},
+        )
+        seen: list[str] = []
+        for _, _, name in names:
+            if name not in seen:
+                seen.append(name)
+            if len(seen) >= MAX_PLAYERS_LISTED:
+                break
+        return [self._info(name) for name in seen]
+
+    def _push_player(self, name: str, out: Outbox, skip: str | None = None) -> None:
+        """Tell everyone browsing the lobby (in no room) how `name` looks now (`online` false once gone)."""
+        browsing = {s for s, c in self.clients.items() if c.connected and not c.rooms and s != skip}
+        if browsing:
+            out.send(browsing, Player.of(self._info(name)))
+
+    def _targets(self, to: str, sender: Client) -> tuple[str, set[str]]:
+        """The target's name and connected sessions: a claimed name by its key, a guest only by its exact name."""
+        key = name_key(clean_name(to)) if to.strip() else ""
+        claim = self.claims.get(key)
+        online = [c for c in self.clients.values() if c.connected]
+        if claim is not None:
+            found = [c for c in online if c.claimed and c.name == claim.name]
+        else:
+            found = [c for c in online if c.name == to and not c.claimed]
+        if not found:
+            raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"nobody is online as {to[:MAX_NAME]!r}")
+        if any(c.session == sender.session or c.token_hash == sender.token_hash for c in found) or (
+            sender.claimed and claim is not None and sender.name == claim.name
+        ):
+            raise Refusal(ErrorCode.NOT_ALLOWED, "you cannot challenge yourself")
+        return found[0].name, {c.session for c in found}
+
+    def _may_challenge(self, client: Client, game: str, to: str, targets: set[str]) -> None:
+        """Refuse a challenge past the pending cap, or for a game the target does not take challenges for."""
+        cap = self.limits.challenges_per_player
+        mine = sum(1 for ch in self.challenges.values() if ch.sender == client.session)
+        if cap and mine >= cap:
+            raise Refusal(ErrorCode.TOO_MANY, f"you have {mine} challenges waiting for an answer; wait for one")
+        if not any(game in self.clients[s].accepts for s in targets):
+            raise Refusal(ErrorCode.NOT_ALLOWED, f"{to} does not take challenges for {game[:40]}")
+
+    def _offer(self, client: Client, challenge: Challenge, request_id: int | None) -> Outbox:
+        """Keep a new challenge and tell both sides: the reply to the challenger, the push to the target."""
+        self.challenges[challenge.id] = challenge
+        expires_ms = round(self.limits.challenge_s * 1000)
+        out = Outbox()
+        out.send(
+            {client.session},
+            ChallengeSent(challenge=challenge.id, to=challenge.to, expires_ms=expires_ms, id=request_id),
+        )
+        out.send(
+            challenge.targets,
+            Challenged(
+                challenge=challenge.id,
+                sender=self._info(client.name),
+                game=challenge.game,
+                options=challenge.options,
+                seat=challenge.target_seat,
+                expires_ms=expires_ms,
+                room=challenge.room,
+            ),
+        )
+        return out
+
+    def _challenge(self, client: Client, msg: ChallengeRequest, now: float) -> Outbox:
+        """Offer a named online player a new game; nothing reaches the target unless every check passes."""
+        game, game_options, room_options = self._validated(msg.game, msg.options)
+        seats = game.seat_count(game_options)
+        if not 0 <= msg.seat < seats:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"seat must be 0..{seats - 1}")
+        to, targets = self._targets(msg.to, client)
+        self._may_challenge(client, game.name, to, targets)
+        options = {**game_options, **room_options}
+        challenge = Challenge(
+            secrets.token_hex(6),
+            client.session,
+            targets,
+            to,
+            game.name,
+            options,
+            msg.seat,
+            now + self.limits.challenge_s,
+        )
+        return self._offer(client, challenge, msg.id)
+
+    def _invite(self, client: Client, msg: Invite, now: float) -> Outbox:
+        """The host offers an open seat of a room whose game has not started to a named online player."""
+        room = self._room(msg.room, client)
+        if room.host != client.session:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "only the host can invite")
+        if room.status != RoomStatus.WAITING:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "the game has already started")
+        if not 0 <= msg.seat < len(room.seats):
+            raise Refusal(ErrorCode.BAD_MESSAGE, f"seat must be 0..{len(room.seats) - 1}")
+        if not room.seats[msg.seat].free:
+            raise Refusal(ErrorCode.SEAT_TAKEN, f"seat {msg.seat} is taken")
+        to, targets = self._targets(msg.to, client)
+        self._may_challenge(client, room.game.name, to, targets)
+        summary = room.summary()
+        challenge = Challenge(
+            secrets.token_hex(6),
+            client.session,
+            targets,
+            to,
+            room.game.name,
+            dict(summary.options),
+            msg.seat,
+            now + self.limits.challenge_s,
+            room=room.code,
+        )
+        return self._offer(client, challenge, msg.id)
+
+    def _offered(self, client: Client, challenge_id: str) -> Challenge:
+        """The pending challenge with this id offered to `client`, or an unknown_challenge refusal."""
+        challenge = self.challenges.get(challenge_id)
+        if challenge is None or client.session not in challenge.targets:
+            raise Refusal(ErrorCode.UNKNOWN_CHALLENGE, f"no challenge {challenge_id[:20]!r} is waiting for you")
+        return challenge
+
+    def _accept(self, client: Client, msg: Accept, now: float) -> Outbox:
+        """Take a challenge: a new room with both seated (the game starts), or the invite's seat."""
+        challenge = self._offered(client, msg.challenge)
+        sender = self.clients.get(challenge.sender)
+        if sender is None or not sender.connected:  # cannot happen: a challenger leaving ends its challenges
+            self.challenges.pop(challenge.id, None)
+            raise Refusal(ErrorCode.UNKNOWN_CHALLENGE, "the challenger has left")
+        if challenge.room is not None:
+            room = self._room(challenge.room)
+            out = room.join(client.member, Role.PLAYER, challenge.seat, msg.id)
+            client.rooms.add(room.code)
+        else:
+            room, out = self._open_room(sender, challenge.game, challenge.options, True, now)
+            out.extend(room.join(sender.member, Role.PLAYER, challenge.seat, None))
+            sender.rooms.add(room.code)
+            out.extend(room.join(client.member, Role.PLAYER, challenge.target_seat, msg.id))
+            client.rooms.add(room.code)
+        del self.challenges[challenge.id]
+        gone = ChallengeGone(challenge=challenge.id, why=ChallengeEnd.ACCEPTED, room=room.code)
+        out.send({challenge.sender} | challenge.targets - {client.session}, gone)
+        return self._after(room, out, now)
+
+    def _decline(self, client: Client, msg: Decline) -> Outbox:
+        """Turn down a challenge offered to you (the challenger is told), or withdraw your own."""
+        challenge = self.challenges.get(msg.challenge)
+        if challenge is not None and challenge.sender == client.session:
+            why = ChallengeEnd.WITHDRAWN
+        else:
+            challenge = self._offered(client, msg.challenge)
+            why = ChallengeEnd.DECLINED
+        del self.challenges[challenge.id]
+        reason = clean_text(msg.reason)[:MAX_REASON] if msg.reason else None
+        out = Outbox()
+        gone = ChallengeGone(challenge=challenge.id, why=why, reason=reason)
+        out.send({challenge.sender} - {client.session}, gone)
+        out.send({client.session}, replace(gone, id=msg.id))
+        out.send(challenge.targets - {client.session}, gone)
+        return out
+
+    def _end_challenge(self, challenge: Challenge, why: ChallengeEnd, out: Outbox) -> None:
+        """Drop a challenge and tell both sides' remaining connections."""
+        self.challenges.pop(challenge.id, None)
+        told = {s for s in {challenge.sender} | challenge.targets if (c := self.clients.get(s)) and c.connected}
+        out.send(told, ChallengeGone(challenge=challenge.id, why=why))
+
+    def _drop_challenges(self, client: Client, out: Outbox) -> None:
+        """A connection closed: its challenges end, and so do those only it could answer."""
+        for challenge in list(self.challenges.values()):
+            if challenge.sender == client.session:
+                self._end_challenge(challenge, ChallengeEnd.LEFT, out)
+            elif client.session in challenge.targets:
+                challenge.targets.discard(client.session)
+                if not challenge.targets:
+                    self._end_challenge(challenge, ChallengeEnd.LEFT, out)
+
     # -- time-driven work -------------------------------------------------------------------------------------
     def tick(self, code: str, now: float) -> Outbox:
         """A live room's clock fired."""
@@ -586,6 +867,9 @@ class Lobby:
     def sweep(self, now: float) -> Outbox:
         """Forfeit seats left too long, and close rooms that have had nobody in them for their grace period."""
         out = Outbox()
+        for challenge in list(self.challenges.values()):
+            if now >= challenge.expires:
+                self._end_challenge(challenge, ChallengeEnd.EXPIRED, out)
         for ip, allowance in list(self.guesses.items()):
             if allowance.tokens + (now - allowance.stamp) * allowance.rate >= allowance.capacity:
                 del self.guesses[ip]  # full again: forgetting it changes nothing
