@@ -15,7 +15,8 @@ once count for nobody; a mutual crash is valued below everything but a sure loss
 draws. Level 5 searches two plies per tick with the opponent answering our move at every tick (a1k0n's
 pessimistic search, `VoronoiEngine`, as the voronoi bot does), scoring each side's territory only along
 its best chain of chambers (articulation squares by Tarjan's low-links, `chamber_value`), until its
-deadline; a draw costs it about five squares (`LEVEL5_DRAW`). The floodfill bot uses flood fills, two
+deadline; a draw costs it about five squares (`LEVEL5_DRAW`), and a separation its chamber estimates
+put within two squares is judged by greedy rides (`LEVEL5_CLOSE`). The floodfill bot uses flood fills, two
 plies per tick (`TronEngine`).
 Apart, each rider only fills its own space: levels 1-4 search their moves alone, scored by a chamber-tree
 estimate of the squares still reachable; level 5 searches for the longest ride depth-first, cut by the
