@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--search-ms", type=int, default=1000, help="apart: the longest ride's search time")
     parser.add_argument(
-        "--close", type=int, help="experiment: level 5's LEVEL5_CLOSE (-1: chamber estimates only, as before)"
+        "--close", type=int, help="experiment: level 5's LEVEL5_CLOSE (default -1: off; session 4 tried 2)"
     )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument(

@@ -15,8 +15,7 @@ once count for nobody; a mutual crash is valued below everything but a sure loss
 draws. Level 5 searches two plies per tick with the opponent answering our move at every tick (a1k0n's
 pessimistic search, `VoronoiEngine`, as the voronoi bot does), scoring each side's territory only along
 its best chain of chambers (articulation squares by Tarjan's low-links, `chamber_value`), until its
-deadline; a draw costs it about five squares (`LEVEL5_DRAW`), and a separation its chamber estimates
-put within two squares is judged by greedy rides (`LEVEL5_CLOSE`). The floodfill bot uses flood fills, two
+deadline; a draw costs it about five squares (`LEVEL5_DRAW`). The floodfill bot uses flood fills, two
 plies per tick (`TronEngine`).
 Apart, each rider only fills its own space: levels 1-4 search their moves alone, scored by a chamber-tree
 estimate of the squares still reachable; level 5 searches for the longest ride depth-first, cut by the
@@ -66,9 +65,11 @@ LEVEL5_DRAW = 2000
 so of two lines it takes the draw only if the other is clearly worse; worth 0, as in a1k0n's bot, it rode into
 head-on and equal-room draws where it stood better (against prev5 at 100 ms: 15 draws in 46 and 72.8% at 0;
 at 2000 81.5% on the first run of 46 games, 75.3% over four runs of 46; at 8000 68.5% on one run)."""
-LEVEL5_CLOSE = 2
+LEVEL5_CLOSE = -1
 """Apart leaves whose chamber estimates (`chamber_fill`, an upper bound) differ by at most this many squares
-are scored by greedy rides (`ride_length`, a lower bound) instead: the split is decided by a square or two."""
+are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
+scored 76.1% against prev5 over 92 games (75.3% over 184 without), 82.6% against floodfill (79.9%) and 80.4%
+against level 4 (89.1%), 46 games each at 100 ms: not shown better (`bench.tron_bench games --close 2`)."""
 DRAW_PENALTY = 150_000
 """A mutual crash this tick or the next (`NEAR_DRAW_TICKS`), seen by the AI's own side: worse than anything
 but a sure loss. The search underrates us in close fights (the opponent sees our first move), so with a

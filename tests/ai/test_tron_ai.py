@@ -464,19 +464,19 @@ CLOSE_SPLIT = """
 """
 
 
-def test_level5_scores_a_close_split_by_the_rides_that_exist() -> None:
-    """Apart with chamber estimates within `LEVEL5_CLOSE` squares, level 5 counts greedy rides: 4 squares of
-    a pocket the chamber bound puts at 5, against a 5-square corridor, is a loss, not the voronoi bot's draw."""
+def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> None:
+    """With the close-split experiment on (`Level5Engine.close` 2), level 5 counts greedy rides: 4 squares of a
+    pocket the chamber bound puts at 5, against a 5-square corridor, is a loss; off (the default) a draw."""
     grid = grid_of(state_from(CLOSE_SPLIT))
     ours, theirs = grid.heads
     assert (
         tron_ai.chamber_fill(grid.open, grid.stride, ours) == 5 == tron_ai.chamber_fill(grid.open, grid.stride, theirs)
     )
     assert tron_ai.ride_length(grid.open, grid.stride, ours) == 4
-    assert (
-        tron_ai.Level5Engine(grid.stride).score(grid.open, ours, theirs, False, True)
-        == -tron_ai.APART - tron_ai.APART_CELL
-    )
+    engine = tron_ai.Level5Engine(grid.stride)
+    assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.LEVEL5_DRAW
+    engine.close = 2
+    assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.APART - tron_ai.APART_CELL
     assert tron_ai.VoronoiEngine(grid.stride).score(grid.open, ours, theirs, False, True) == 0
 
 
