@@ -5,6 +5,7 @@ Usage (from the repository root):
     python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150]
     python -m bench.tron_bench fill --positions 200 --ms 100
     python -m bench.tron_bench speed [--depth 6]
+    python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -14,7 +15,10 @@ server play its fallback move). `fill` puts a lone rider in random small walled 
 and compares the endgame search's ride, at `--ms`, with the longest ride an exhaustive search finds.
 `speed` searches fixed contact positions (12 official maps, every fifth tick of a level-1 self-play game
 from tick 2) to a fixed depth with the voronoi bot's engine (chamber leaves, as level 5's) and prints the
-nodes per second of CPU time, which the load of other processes barely changes.
+nodes per second of CPU time, which the load of other processes barely changes. `apart` plays level 5
+against B (`--ms` each) to the first tick the riders are apart and compares, for each rider, the apart
+estimate `chamber_fill` and the greedy ride `ride_length` with the longest ride `fill_search` finds in
+`--search-ms` (proven or not), and how often each estimate gets the sign of the split wrong.
 """
 
 from __future__ import annotations
@@ -153,6 +157,61 @@ def fill(positions: int, ms: int, seed: int) -> None:
         print(f"  short: {squares} squares, longest {best}, found {got}")
 
 
+def first_apart(b: str, index: int, ms: int, maps: tuple[str, ...]) -> TronState | None:
+    """Game `index` of level 5 against `b` (as in `play`) up to its first tick apart; None if it ends first."""
+    state = new_state(official_maps()[maps[(index // 2) % len(maps)]])
+    seat = index % 2
+    player = parse_player(b)
+    while state.result is None:
+        grid = tron_ai.grid_of(state)
+        if not tron_ai.voronoi(grid.open, grid.stride, *grid.heads).touching:
+            return state
+        move, _ = tron_ai.choose_level(state, seat, 5, ms, random.Random(index * 7919 + state.tick))
+        other = GAME.parse_move(state, _move("tron", state, 1 - seat, ms, index * 31 + state.tick, player))
+        state = GAME.apply(state, {seat: move, 1 - seat: other})
+    return None
+
+
+def apart(b: str, count: int, ms: int, search_ms: int) -> None:
+    """Print how far the apart estimates are from the longest rides at the first tick apart of `count` games."""
+    maps = match_maps()
+    over: dict[int, int] = {}
+    under: dict[int, int] = {}
+    wrong = {"chamber_fill": 0, "ride_length": 0}
+    splits = riders = unproven = 0
+    for index in range(count):
+        state = first_apart(b, index, ms, maps)
+        if state is None:
+            continue
+        grid = tron_ai.grid_of(state)
+        found = []
+        for head in grid.heads:
+            bound = tron_ai.chamber_fill(grid.open, grid.stride, head)
+            ride = tron_ai.ride_length(grid.open, grid.stride, head)
+            search = tron_ai.fill_search(grid.open, grid.stride, head, time.perf_counter() + search_ms / 1000)
+            longest = max(len(search.best), ride)
+            unproven += not search.proven
+            over[bound - longest] = over.get(bound - longest, 0) + 1
+            if ride >= 0:
+                under[longest - ride] = under.get(longest - ride, 0) + 1
+            found.append((bound, ride, longest))
+            riders += 1
+        splits += 1
+        truth = _sign(found[0][2] - found[1][2])
+        wrong["chamber_fill"] += _sign(found[0][0] - found[1][0]) != truth
+        wrong["ride_length"] += _sign(found[0][1] - found[1][1]) != truth
+        print(f"  {maps[(index // 2) % len(maps)]} tick {state.tick}: (estimate, ride, longest) {found}")
+    print(f"{splits} separations, {riders} riders ({unproven} longest rides not proven in {search_ms} ms)")
+    print("  chamber_fill - longest: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(over.items())))
+    print("  longest - ride_length: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(under.items())))
+    print(f"  the split's sign wrong: {wrong}")
+
+
+def _sign(value: int) -> int:
+    """-1, 0 or 1."""
+    return (value > 0) - (value < 0)
+
+
 SPEED_MAPS = (
     "joust", "huge-room", "apocalyptic", "box", "trix", "toronto2", "playground", "ring", "keyhole", "empty-room",
     "15x16", "u",
@@ -199,13 +258,17 @@ def speed(depth: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill", "speed"))
+    parser.add_argument("what", choices=("games", "fill", "speed", "apart"))
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
     parser.add_argument("--ms", type=int, default=100)
     parser.add_argument("--tick-ms", type=int, default=150)
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--search-ms", type=int, default=1000, help="apart: the longest ride's search time")
+    parser.add_argument(
+        "--close", type=int, help="experiment: level 5's LEVEL5_CLOSE (default -1: off; session 4 tried 2)"
+    )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument(
         "--no-chambers",
@@ -222,10 +285,14 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.VoronoiEngine.chambers = False
     if args.parity:
         tron_ai.Level5Engine.parity = True
+    if args.close is not None:
+        tron_ai.Level5Engine.close = args.close
     if args.what == "games":
         games(args.b, args.games, args.ms, args.tick_ms)
     elif args.what == "fill":
         fill(args.positions, args.ms, args.seed)
+    elif args.what == "apart":
+        apart(args.b, args.games, args.ms, args.search_ms)
     else:
         speed(args.depth)
     return 0

@@ -453,6 +453,49 @@ def test_level5_values_draws_below_an_even_position() -> None:
     assert voronoi_bot.score(grid.open, ours, theirs, False, True) == 0
 
 
+CLOSE_SPLIT = """
+13 6
+#############
+##1  #2     #
+#  ##########
+#  ##########
+# ###########
+#############
+"""
+
+
+def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> None:
+    """With the close-split experiment on (`Level5Engine.close` 2), level 5 counts greedy rides: 4 squares of a
+    pocket the chamber bound puts at 5, against a 5-square corridor, is a loss; off (the default) a draw."""
+    grid = grid_of(state_from(CLOSE_SPLIT))
+    ours, theirs = grid.heads
+    assert (
+        tron_ai.chamber_fill(grid.open, grid.stride, ours) == 5 == tron_ai.chamber_fill(grid.open, grid.stride, theirs)
+    )
+    assert tron_ai.ride_length(grid.open, grid.stride, ours) == 4
+    engine = tron_ai.Level5Engine(grid.stride)
+    assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.LEVEL5_DRAW
+    engine.close = 2
+    assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.APART - tron_ai.APART_CELL
+    assert tron_ai.VoronoiEngine(grid.stride).score(grid.open, ours, theirs, False, True) == 0
+
+
+def test_ride_length_is_never_above_the_longest_ride() -> None:
+    """The greedy ride level 5 counts on close splits is a real ride: never longer than the longest (checked
+    exhaustively on small rooms), and never above the chamber estimate."""
+    rng = random.Random(33)
+    checked = 0
+    while checked < 40:
+        grid = grid_of(small_region(rng))
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        if not 4 <= region.bit_count() <= 24:
+            continue
+        ride = tron_ai.ride_length(grid.open, grid.stride, grid.heads[0])
+        assert ride <= longest_ride(region, grid.stride, grid.heads[0], {})
+        assert ride <= tron_ai.chamber_fill(grid.open, grid.stride, grid.heads[0])
+        checked += 1
+
+
 CHEQUERED_ROOM = """
 7 5
 #######
