@@ -46,7 +46,11 @@ def doc_bot(tmp_path: Path) -> list[str]:
     return [sys.executable, str(path)]
 
 
-def turn(game: str, state: Any, seat: int, seconds: float = 5.0) -> Turn:
+ANSWER_S = 60.0
+"""The deadline of a question whose answer the test waits for: a guard against a hang, never a speed target."""
+
+
+def turn(game: str, state: Any, seat: int, seconds: float = ANSWER_S) -> Turn:
     """The question for `seat` in `state`, as the bot runner asks it."""
     rules = GAMES[game]
     legal = [rules.format_move(state, m) for m in rules.legal_moves(state, seat)]
@@ -210,7 +214,7 @@ async def test_a_late_json_lines_answer_is_not_taken_for_the_next_turn(tmp_path)
         with pytest.raises(EngineFailure) as late:
             await engine.choose(first)
         assert late.value.failure is Failure.LATE
-        assert await engine.choose(Turn("connect4", 0, {}, ["c", "a"], time.monotonic() + 5)) == "c"
+        assert await engine.choose(Turn("connect4", 0, {}, ["c", "a"], time.monotonic() + ANSWER_S)) == "c"
     finally:
         await engine.close()
 
