@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from websockets.asyncio.client import connect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load import launch  # noqa: E402
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
 from gamenight.protocol.messages import CreateRoom, Hello, Join, ListRooms, Message, Rooms, State  # noqa: E402
 
@@ -142,20 +142,10 @@ def wait_for_load(url: str, rooms: int) -> int:
 
 def start_server(db: str) -> tuple[subprocess.Popen[str], str]:
     """The game server on a free loopback port; returns it and its URL."""
-    proc = subprocess.Popen(
-        # --metrics: bench/load.py reads (and resets) the server's /metrics when it loads an existing server
-        [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--metrics", "--log-level", "warning"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
+    # --metrics: bench/load.py reads (and resets) the server's /metrics when it loads an existing server
+    return launch(
+        [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--metrics", "--log-level", "warning"]
     )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on" not in line:
-        proc.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
-    threading.Thread(target=proc.stdout.read, daemon=True).start()
-    return proc, line.split("listening on", 1)[1].strip()
 
 
 def percentiles(values: list[float]) -> dict[str, float]:

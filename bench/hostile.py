@@ -39,6 +39,7 @@ from websockets.frames import Frame, Opcode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load import launch  # noqa: E402
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
 from gamenight.protocol.messages import (  # noqa: E402
     AddAi,
@@ -77,18 +78,7 @@ def fill_history(path: str, games: int) -> None:
 
 def start_server(db: str) -> tuple[subprocess.Popen[str], str]:
     """The real server on a free port; returns the process and its URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--log-level", "error"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on" not in line:
-        proc.kill()
-        raise RuntimeError(f"the server did not start: {line!r}")
-    return proc, line.split("listening on", 1)[1].strip()
+    return launch([sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--log-level", "error"])
 
 
 def rss_mib(pid: int) -> float:

@@ -737,12 +737,19 @@ def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memor
         ]
         if ai_workers is not None:
             command += ["--ai-workers", str(ai_workers)]
+    proc, url = launch(command)
+    return Target(url, proc, has_metrics=kind == "game")
+
+
+def launch(command: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """Start a server that prints "... listening on URL" first; returns the process and the URL (the rest of its
+    output is drained in the background). RuntimeError, the process killed, if it does not say so in time."""
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     line = _first_line(proc)
     if "listening on" not in line:
         proc.kill()
-        raise RuntimeError(f"{kind} server did not start: {line!r}")
-    return Target(line.split("listening on", 1)[1].strip(), proc, has_metrics=kind == "game")
+        raise RuntimeError(f"{' '.join(command[:3])} did not start: {line!r}")
+    return proc, line.split("listening on", 1)[1].strip()
 
 
 def _first_line(proc: subprocess.Popen[str]) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bench.tron_bench import small_room
 from gamenight.server.ai import tron_ai
 from gamenight.server.ai.tron_ai import (
     DRAWN,
@@ -335,20 +336,6 @@ def test_space_filling_beats_the_most_open_move() -> None:
     assert ours > naive
 
 
-def small_region(rng: random.Random) -> TronState:
-    """A lone rider (seat 0) in a small walled box with random inner walls; seat 1 sits shut away in a corner."""
-    width, height = rng.randint(4, 8), rng.randint(4, 7)
-    wall_share = rng.uniform(0.1, 0.35)
-    rows = [["#"] * (width + 2)]
-    rows += [["#", *("#" if rng.random() < wall_share else " " for _ in range(width)), "#"] for _ in range(height)]
-    rows.append(["#"] * (width + 2))
-    cells = [(x, y) for y in range(1, height + 1) for x in range(1, width + 1) if rows[y][x] == " "]
-    x, y = rng.choice(cells)
-    rows[y][x] = "1"
-    rows[0][0] = "2"
-    return state_from("\n".join([f"{width + 2} {height + 2}", *("".join(row) for row in rows)]))
-
-
 def longest_ride(free: int, stride: int, head: int, memo: dict[tuple[int, int], int]) -> int:
     """The most squares a lone rider can ride from `head` through the open squares `free`, by trying every path."""
     key = (free, head)
@@ -371,7 +358,7 @@ def test_endgame_filler_rides_the_longest_ride_of_small_rooms() -> None:
     checked = 0
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
     while checked < 30:
-        state = small_region(rng)
+        state = small_room(rng)
         grid = grid_of(state)
         region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
         if not 8 <= region.bit_count() <= 40:
@@ -389,7 +376,7 @@ def test_chamber_estimate_is_never_below_the_longest_ride() -> None:
     rng = random.Random(32)
     checked = 0
     while checked < 40:
-        grid = grid_of(small_region(rng))
+        grid = grid_of(small_room(rng))
         region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
         if not 4 <= region.bit_count() <= 24:
             continue
@@ -486,7 +473,7 @@ def test_ride_length_is_never_above_the_longest_ride() -> None:
     rng = random.Random(33)
     checked = 0
     while checked < 40:
-        grid = grid_of(small_region(rng))
+        grid = grid_of(small_room(rng))
         region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
         if not 4 <= region.bit_count() <= 24:
             continue
