@@ -195,6 +195,7 @@ class Lobby:
         self.clients: dict[str, Client] = {}  # by session, connected or holding seats
         self.by_token: dict[str, Client] = {}  # by token hash
         self.ai_bots = ai_bots or {}  # bot name -> the games it plays
+        self.games = [self._describe(game) for game in GAMES.values()]  # welcome.games: the same for everyone
         self.history = history
         self.limits = limits or LobbyLimits()
         self.hosts: dict[str, tuple[str, str]] = {}  # room code -> (host's token hash, host's address)
@@ -299,7 +300,7 @@ class Lobby:
             protocol=PROTOCOL_VERSION,
             session=client.session,
             server=SERVER_NAME,
-            games=[self._describe(game) for game in GAMES.values()],
+            games=self.games,
             token=token,
             rooms=self._public_summaries(),
             name=client.name,
