@@ -351,6 +351,7 @@ class GameSeat:
         else:
             self.runner.send(MakeMove(room=self.room, move=move, seq=session.state.seq))
         self.moves_sent += 1
+        self.runner.moves_sent += 1
 
     def _resign(self) -> None:
         """Concede the game (the room's `game_over` ends the worker)."""
@@ -391,6 +392,7 @@ class BotRunner:
         self.seats: dict[str, GameSeat] = {}
         self.pending: dict[str, Pending] = {}  # by challenge id
         self.games_played = 0
+        self.moves_sent = 0  # moves sent over all games (the engine's own or the fallback)
         self.stopping = False
         self._stop = asyncio.Event()
         self._ids = itertools.count(1)

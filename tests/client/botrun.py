@@ -95,9 +95,9 @@ async def play_out(peer: Peer, room: str, seat: int | None) -> State:
             assert isinstance(state, State)
             if state.status == RoomStatus.FINISHED:
                 return state
-            if seat is not None and seat in state.to_move and state.status == RoomStatus.PLAYING:
-                if state.next_tick_ms is None:  # a turn-based game (a Tron rider keeps its direction)
-                    await peer.send(MakeMove(room=room, move=state.legal[0], seq=state.seq))
+            turn_based = state.next_tick_ms is None  # (a Tron rider that sends nothing keeps its direction)
+            if seat is not None and turn_based and seat in state.to_move and state.status == RoomStatus.PLAYING:
+                await peer.send(MakeMove(room=room, move=state.legal[0], seq=state.seq))
 
 
 def log_text(cfg: BotConfig) -> str:

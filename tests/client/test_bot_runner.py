@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
+import stat
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,15 +15,15 @@ from typing import Any
 import pytest
 
 import tests.peer
-from gamenight.client.bot.runner import Refused
-from gamenight.protocol.messages import AddAi, CreateRoom, Invite, State
-from gamenight.protocol.vocab import RoomStatus
-from tests.client.botrun import challenge, config, doc_bot, engine, log_text, play_out, running, within
+from gamenight.client.bot.runner import BotRunner, Refused, bot_key
+from gamenight.protocol.messages import AddAi, ChallengeRequest, CreateRoom, Invite, Join, State
+from gamenight.protocol.vocab import Role
+from tests.client.botrun import ENGINES, challenge, config, doc_bot, engine, log_text, play_out, running, within
 from tests.peer import Peer
 from tests.server.serverproc import NO_ROOM_CAPS, ServerProcess
 
 GTP_RHINO = shutil.which("gtp-rhino") or shutil.which("/usr/games/gtp-rhino")
-TRON_SMALL = {"map": "random", "width": 10, "height": 10, "tick_ms": 60, "countdown_ms": 0}
+TRON_SMALL = {"map": "random", "width": 10, "height": 10, "tick_ms": 150, "countdown_ms": 300}
 
 
 @pytest.fixture(autouse=True)
@@ -74,8 +77,9 @@ def bot_moves(final: State, bot_seat: int) -> int:
 
 
 @pytest.mark.parametrize("game", ["othello", "connect4", "pentago"])
-async def test_jsonl_bot_plays_a_whole_turn_based_game(game: str, server: ServerProcess, human: Peer,
-                                                       tmp_path: Path) -> None:
+async def test_jsonl_bot_plays_a_whole_turn_based_game(
+    game: str, server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
     """A JSON-lines bot (the doc's example) accepts a human's challenge and plays every move to the end."""
     cfg = config(server.url, tmp_path, "jsonbot", game, doc_bot(tmp_path), "jsonl")
     async with running(cfg, human) as runner:
@@ -84,3 +88,212 @@ async def test_jsonl_bot_plays_a_whole_turn_based_game(game: str, server: Server
         assert final.result.reason != "resign"
     assert runner.games_played == 1
     assert len(final.moves) >= 5 and final.moves[1] in final.moves  # the bot's replies are in the game
+
+
+async def test_jsonl_bot_rides_a_whole_tron_game(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """A JSON-lines bot plays live Tron: it answers ticks until the last rider crashes, then leaves."""
+    cfg = config(server.url, tmp_path, "jsontron", "tron", doc_bot(tmp_path), "jsonl")
+    async with running(cfg, human) as runner:
+        final = await challenge_and_play(human, "jsontron", "tron", TRON_SMALL)
+        assert final.result is not None and final.result.reason == "crash"
+        assert final.view["tick"] >= 1
+    assert runner.games_played == 1
+    assert runner.moves_sent >= 1
+
+
+@pytest.mark.parametrize(
+    ("protocol", "script"), [("gtp", "gtp_othello.py"), ("nboard", "nboard_othello.py")], ids=["gtp", "nboard"]
+)
+async def test_othello_engine_plays_a_whole_game(
+    protocol: str, script: str, server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """A GTP or NBoard Othello engine, fed every move (passes included), plays a human to the last disc; it
+    takes white (seat 1) here, so it answers moves it did not make from the first ply."""
+    cfg = config(server.url, tmp_path, f"{protocol}bot", "othello", engine(script), protocol)
+    async with running(cfg, human):
+        final = await challenge_and_play(human, f"{protocol}bot", "othello", seat=0)
+    assert final.result is not None and final.result.reason == "discs"
+    assert sum(final.result.scores or []) >= 10
+    assert "resign" not in log_text(cfg)
+
+
+async def test_contest_bot_rides_a_whole_tron_game(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """An unmodified 2010 contest bot (stdin maps, answers 1-4) plays a full two-rider Tron game."""
+    cfg = config(server.url, tmp_path, "contest", "tron", engine("tron2010_bot.py"), "tron2010")
+    async with running(cfg, human) as runner:
+        final = await challenge_and_play(human, "contest", "tron", TRON_SMALL, seat=1)
+    assert final.result is not None and final.result.reason == "crash"
+    assert runner.games_played == 1
+    assert runner.moves_sent >= 1  # the contest bot's answers reached the server as moves
+
+
+async def test_bot_plays_bot_through_invites(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """Two bots play each other: a host opens a room and invites one bot to each seat; both accept and play."""
+    first = config(server.url, tmp_path, "gtpone", "othello", engine("gtp_othello.py"), "gtp")
+    second = config(server.url, tmp_path, "nbtwo", "othello", engine("nboard_othello.py"), "nboard")
+    async with running(first, human), running(second, human):
+        room = (await human.request(CreateRoom, game="othello", options={})).room
+        await human.request(Join, room=room, role=Role.SPECTATOR)
+        for seat, bot in enumerate(("gtpone", "nbtwo")):
+            sent = await human.request(Invite, room=room, seat=seat, to=bot)
+            assert sent.type == "challenge_sent", sent
+            gone = await within(human.expect("challenge_gone", challenge=sent.challenge))
+            assert gone.why == "accepted"
+        await human.request(Join, room=room, role=Role.SPECTATOR)
+        final = await play_out(human, room, None)
+    assert final.result is not None and final.result.reason == "discs"
+    assert len(final.moves) >= 20
+
+
+async def test_bot_plays_the_servers_ai(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """A bot invited into a room whose other seat holds the server's AI plays it to the end."""
+    cfg = config(server.url, tmp_path, "vsai", "connect4", doc_bot(tmp_path), "jsonl")
+    async with running(cfg, human):
+        room = (await human.request(CreateRoom, game="connect4", options={"ai_pace_ms": 0})).room
+        await human.request(Join, room=room, role=Role.SPECTATOR)
+        added = await human.request(AddAi, room=room, seat=1, level=1)
+        assert added.type == "room", added
+        sent = await human.request(Invite, room=room, seat=0, to="vsai")
+        gone = await within(human.expect("challenge_gone", challenge=sent.challenge))
+        assert gone.why == "accepted"
+        final = await play_out(human, room, None)
+    assert final.result is not None
+    assert final.result.reason in ("four", "draw")
+
+
+async def test_a_game_the_bot_does_not_play_is_refused_by_the_server(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """The bot announces its one game (hello `accepts`): a challenge for another game never reaches it."""
+    cfg = config(server.url, tmp_path, "onlyoth", "othello", engine("gtp_othello.py"), "gtp")
+    async with running(cfg, human):
+        refused = await human.request(ChallengeRequest, to="onlyoth", game="connect4", options={})
+    assert refused.type == "error" and refused.code == "not_allowed"
+
+
+async def test_bot_accepting_bots_only_declines_a_human(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """`--accept bots` turns a human's challenge down, with the reason the challenger reads."""
+    cfg = config(server.url, tmp_path, "botsonly", "othello", engine("gtp_othello.py"), "gtp", accept="bots")
+    async with running(cfg, human) as runner:
+        gone = await challenge(human, "botsonly", "othello")
+    assert gone.why == "declined" and "bots only" in (gone.reason or "")
+    assert runner.games_played == 0
+
+
+async def test_contest_bot_declines_a_four_rider_tron(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """A 2010 contest bot takes two-rider games only: a challenge to a 4-rider arena is declined, saying so."""
+    cfg = config(server.url, tmp_path, "contest4", "tron", engine("tron2010_bot.py"), "tron2010")
+    async with running(cfg, human):
+        gone = await challenge(human, "contest4", "tron", {"players": 4, "width": 12, "height": 12})
+    assert gone.why == "declined" and "two-rider" in (gone.reason or "")
+
+
+async def test_bot_at_its_game_limit_declines_until_a_game_ends(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """With `--max-games 1` a second challenger is declined as busy while a game runs, and taken once it ended."""
+    cfg = config(server.url, tmp_path, "single", "connect4", doc_bot(tmp_path), "jsonl", max_games=1)
+    bob = await Peer.connect(server.url, "bob", key="bob-key-0123456789ab")
+    try:
+        async with running(cfg, human):
+            first = await challenge(human, "single", "connect4", seat=0)  # alice moves first: the game waits
+            assert first.why == "accepted"
+            busy = await challenge(bob, "single", "connect4")
+            assert busy.why == "declined" and "busy" in (busy.reason or "")
+            await play_out(human, first.room, 0)
+            async with asyncio.timeout(60):  # the bot leaves its finished room, then it is free again
+                while (again := await challenge(bob, "single", "connect4")).why != "accepted":
+                    assert "busy" in (again.reason or "")
+                    await asyncio.sleep(0.1)
+            final = await play_out(bob, again.room, 0)
+            assert final.result is not None
+    finally:
+        await bob.close()
+
+
+async def test_challenge_that_expires_while_the_engine_starts_is_dropped(
+    start_server: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    """A challenge that expires before the bot's engine is up ends as `expired` for the challenger; the bot ends
+    that engine and takes nothing from it (no game, no place held)."""
+    server = start_server("--limit", "challenge_s=1")
+    human = await Peer.connect(server.url, "alice", key="alice-key-0123456789")
+    slow = engine("slow_start.py", "4", sys.executable, str(ENGINES / "nboard_othello.py"))
+    cfg = config(server.url, tmp_path, "sleepy", "othello", slow, "nboard")
+    try:
+        async with running(cfg, human) as runner:
+            gone = await challenge(human, "sleepy", "othello")
+            assert gone.why == "expired"
+            async with asyncio.timeout(60):
+                while runner.pending or runner._closing:
+                    await asyncio.sleep(0.05)
+            assert runner.seats == {} and runner.games_played == 0
+    finally:
+        await human.close()
+
+
+async def test_a_claimed_bot_name_is_refused_without_its_key(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """The first run claims the bot's name with a key kept in a 0600 file; another key file cannot use that
+    name, and the same key file can again."""
+    cfg = config(server.url, tmp_path, "rhino", "othello", engine("gtp_othello.py"), "gtp")
+    async with running(cfg, human):
+        pass
+    assert cfg.key_file is not None and stat.S_IMODE(cfg.key_file.stat().st_mode) == 0o600
+    other = config(server.url, tmp_path / "elsewhere", "RHINO", "othello", engine("gtp_othello.py"), "gtp")
+    assert other.key_file is not None
+    with pytest.raises(Refused, match="claimed"):
+        await within(BotRunner(other, bot_key(other.key_file)).run())
+    async with running(cfg, human):  # the owner comes back with the same key file
+        pass
+
+
+async def test_late_engine_plays_the_fallback_and_logs_it(
+    server: ServerProcess, human: Peer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An engine slower than the room's move time (ai_ms) costs no game: the first legal move is played in its
+    place, the log says so, and the game goes on to its end."""
+    caplog.set_level(logging.INFO, logger="gamenight.bot")
+    cfg = config(server.url, tmp_path, "slowpoke", "othello", engine("gtp_othello.py", "--slow-ms", "3000"), "gtp")
+    async with running(cfg, human):
+        final = await challenge_and_play(human, "slowpoke", "othello", {"ai_ms": 300}, seat=0)
+    assert final.result is not None and final.result.reason == "discs"
+    assert "engine late" in caplog.text and "fallback move" in caplog.text
+
+
+async def test_illegal_engine_resigns(
+    server: ServerProcess, human: Peer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An engine answering a move that is not legal resigns the game at once (its seat loses by resignation)."""
+    caplog.set_level(logging.INFO, logger="gamenight.bot")
+    cfg = config(server.url, tmp_path, "cheater", "othello", engine("gtp_othello.py", "--illegal"), "gtp")
+    async with running(cfg, human):
+        final = await challenge_and_play(human, "cheater", "othello", seat=0)
+    assert final.result is not None and final.result.reason == "resign" and final.result.loser == 1
+    assert "illegal" in caplog.text
+
+
+async def test_crashing_engine_is_restarted_once_then_resigns(
+    server: ServerProcess, human: Peer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An engine that crashes is restarted once and fed the game so far (it plays on); a second crash resigns."""
+    caplog.set_level(logging.INFO, logger="gamenight.bot")
+    cfg = config(server.url, tmp_path, "fragile", "othello", engine("gtp_othello.py", "--crash-after", "1"), "gtp")
+    async with running(cfg, human):
+        final = await challenge_and_play(human, "fragile", "othello", seat=0)
+    assert final.result is not None and final.result.reason == "resign" and final.result.loser == 1
+    assert caplog.text.count("restarting it once") == 1
+    # genmove 1 of the first process, then genmove 1 of the restarted one: two moves of white are on the board
+    assert len(final.moves) >= 4
+
+
+@pytest.mark.skipif(GTP_RHINO is None, reason="gtp-rhino is not installed (Debian package grhino; .ci/run installs it)")
+async def test_gtp_rhino_plays_a_whole_othello_game(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """The real GRhino engine, `gtp-rhino --level 1`, seated by gamenight-bot, plays a full Othello game."""
+    assert GTP_RHINO is not None
+    cfg = config(server.url, tmp_path, "grhino", "othello", f"{GTP_RHINO} --level 1", "gtp")
+    async with running(cfg, human):
+        final = await challenge_and_play(human, "grhino", "othello", seat=0)
+    assert final.result is not None and final.result.reason == "discs"
+    assert len(final.moves) >= 20
