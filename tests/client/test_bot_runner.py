@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import signal
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -18,7 +19,18 @@ import tests.peer
 from gamenight.client.bot.runner import BotRunner, Refused, bot_key
 from gamenight.protocol.messages import AddAi, ChallengeRequest, CreateRoom, Invite, Join, State
 from gamenight.protocol.vocab import Role
-from tests.client.botrun import ENGINES, challenge, config, doc_bot, engine, log_text, play_out, running, within
+from tests.client.botrun import (
+    ENGINES,
+    challenge,
+    config,
+    doc_bot,
+    engine,
+    log_text,
+    play_out,
+    running,
+    until_online,
+    within,
+)
 from tests.peer import Peer
 from tests.server.serverproc import NO_ROOM_CAPS, ServerProcess
 
@@ -297,3 +309,49 @@ async def test_gtp_rhino_plays_a_whole_othello_game(server: ServerProcess, human
         final = await challenge_and_play(human, "grhino", "othello", seat=0)
     assert final.result is not None and final.result.reason == "discs"
     assert len(final.moves) >= 20
+
+
+def engine_processes(marker: str) -> list[int]:
+    """The pids of running processes whose command line contains `marker` (zombies, already dead, excluded)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            status = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in command and status != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+async def test_the_command_plays_and_stops_cleanly_on_sigterm(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """`python -m gamenight.client.bot ...` (the gamenight-bot command) makes its key file, plays a challenge,
+    and on SIGTERM resigns the game in progress, ends its engine (no process left behind) and exits 0."""
+    bot = doc_bot(tmp_path)
+    key_file, logs = tmp_path / "keys" / "cli.key", tmp_path / "cli-logs"
+    command = [sys.executable, "-m", "gamenight.client.bot", server.url, "--name", "clibot", "--game", "connect4"]
+    command += ["--engine", bot, "--protocol", "jsonl", "--key-file", str(key_file), "--log-dir", str(logs)]
+    proc = await asyncio.create_subprocess_exec(*command, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        await until_online(human, "clibot")
+        gone = await challenge(human, "clibot", "connect4", seat=1)  # the bot moves first
+        assert gone.why == "accepted"
+        state = await within(human.wait(lambda m: m.type == "state" and m.room == gone.room and 1 in m.to_move))
+        assert len(state.moves) == 1  # the bot's engine made the first move
+        assert engine_processes(bot.split()[-1])  # its engine runs
+        proc.send_signal(signal.SIGTERM)
+        assert await within(proc.wait()) == 0
+        final = await play_out(human, gone.room, 1)
+        assert final.result is not None and final.result.reason == "resign" and final.result.loser == 0
+        assert engine_processes(bot.split()[-1]) == []
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        assert "accepting connect4 from alice" in (logs / "clibot.log").read_text()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
