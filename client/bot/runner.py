@@ -362,6 +362,7 @@ class GameSeat:
         self.state.apply(welcome, resumed=True)
         sync = self.state.syncing()
         if sync is not None:
+            log.info("room %s: seat resumed; asking for what it missed since seq %d", self.room, sync.seq)
             self.sync_id = self.runner.send(sync)
 
 

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import shutil
 import signal
+import socket
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -17,7 +18,7 @@ import pytest
 
 import tests.peer
 from gamenight.client.bot.runner import BotRunner, Refused, bot_key
-from gamenight.protocol.messages import AddAi, ChallengeRequest, CreateRoom, Invite, Join, State
+from gamenight.protocol.messages import AddAi, ChallengeRequest, CreateRoom, Invite, Join, MakeMove, State
 from gamenight.protocol.vocab import Role
 from tests.client.botrun import (
     ENGINES,
@@ -355,3 +356,44 @@ async def test_the_command_plays_and_stops_cleanly_on_sigterm(
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (for a server restarted on the same address)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_bot_resumes_its_game_after_the_server_restarts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The server dies mid-game and comes back: the bot reconnects with its resume token, gets its seat back,
+    catches its engine up on the moves it missed (a GTP engine keeps its own board) and plays the game out."""
+    caplog.set_level(logging.INFO, logger="gamenight.bot")
+    port, db = free_port(), tmp_path / "games.db"
+    server = ServerProcess(db, *NO_ROOM_CAPS, "--port", str(port)).start()
+    human = await Peer.connect(server.url, "alice", key="alice-key-0123456789")
+    cfg = config(server.url, tmp_path, "phoenix", "othello", engine("gtp_othello.py"), "gtp")
+    try:
+        async with running(cfg, human) as runner:
+            gone = await challenge(human, "phoenix", "othello", seat=0)
+            room = gone.room
+            for _ in range(3):  # three moves each
+                state = await within(human.wait(lambda m: m.type == "state" and m.room == room and 0 in m.to_move))
+                await human.send(MakeMove(room=room, move=state.legal[0], seq=state.seq))
+            await within(human.wait(lambda m: m.type == "state" and m.room == room and len(m.moves) == 6))
+            assert human.welcome is not None
+            token = human.welcome.token
+            server.kill()
+            await human.close()
+            server = ServerProcess(db, *NO_ROOM_CAPS, "--port", str(port)).start()
+            human = await Peer.connect(server.url, "alice", key="alice-key-0123456789", resume=token)
+            final = await play_out(human, room, 0)
+            assert runner.games_played == 1
+        assert final.result is not None and final.result.reason == "discs"
+        assert len(final.moves) > 10
+        assert "reconnecting" in caplog.text and "seat resumed" in caplog.text
+        assert "resign" not in caplog.text and "restarting" not in caplog.text
+    finally:
+        await human.close()
+        if server.proc is not None and server.proc.poll() is None:
+            server.kill()
