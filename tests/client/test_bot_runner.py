@@ -397,3 +397,21 @@ async def test_bot_resumes_its_game_after_the_server_restarts(tmp_path: Path, ca
         await human.close()
         if server.proc is not None and server.proc.poll() is None:
             server.kill()
+
+
+async def test_processes_an_engine_starts_end_with_it(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
+    """An engine run through a shell that starts a helper process of its own leaves nothing running once its
+    game is over: the engine's whole process group is ended."""
+    marker = "sleep 313.25"
+    command = f'sh -c "{marker} & exec {engine("gtp_othello.py")}"'
+    cfg = config(server.url, tmp_path, "shelled", "othello", command, "gtp")
+    async with running(cfg, human):
+        gone = await challenge(human, "shelled", "othello", seat=0)
+        async with asyncio.timeout(60):  # the engine's shell starts its helper
+            while not engine_processes(marker):
+                await asyncio.sleep(0.05)
+        final = await play_out(human, gone.room, 0)
+        assert final.result is not None
+        async with asyncio.timeout(60):
+            while engine_processes(marker):
+                await asyncio.sleep(0.05)
