@@ -97,7 +97,12 @@ def setup_logging(config: BotConfig) -> None:
 async def run(config: BotConfig) -> int:
     """Run the bot until SIGINT/SIGTERM (or a refusal); the exit code."""
     assert config.key_file is not None
-    runner = BotRunner(config, bot_key(config.key_file))
+    try:
+        key = bot_key(config.key_file)
+    except (OSError, ValueError) as exc:
+        logging.getLogger("gamenight.bot").error("cannot use the key file: %s", exc)
+        return EXIT_REFUSED
+    runner = BotRunner(config, key)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, runner.stop)
