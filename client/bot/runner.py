@@ -286,6 +286,7 @@ class GameSeat:
                     return
                 self._failed(turn, failure)
                 return
+            self.runner.answers += 1
             self._send_move(turn, move)
             return
 
@@ -347,6 +348,8 @@ class GameSeat:
                     "room %s: answer for tick %s came after the next tick; dropped", self.room, turn.view.get("tick")
                 )
                 return
+            if move == _heading(self.view, turn.seat):
+                return  # the rider keeps its direction by itself: no message needed (and none to rate-limit)
             self.runner.send(MakeMove(room=self.room, move=move))
         else:
             self.runner.send(MakeMove(room=self.room, move=move, seq=session.state.seq))
@@ -394,6 +397,7 @@ class BotRunner:
         self.pending: dict[str, Pending] = {}  # by challenge id
         self.games_played = 0
         self.moves_sent = 0  # moves sent over all games (the engine's own or the fallback)
+        self.answers = 0  # answers engines gave in time, over all games (a Tron rider's "keep going" included)
         self.stopping = False
         self._stop = asyncio.Event()
         self._ids = itertools.count(1)
@@ -465,6 +469,8 @@ class BotRunner:
             raise Refused(f"this server has no game {self.config.game!r}")
         self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
         self._connected = True
+        for pending in list(self.pending.values()):  # the server ended them when the old connection closed
+            self._release(pending)
         log.info(
             "connected to %s as %r (bot%s)", self.config.url, reply.name, ", name claimed" if reply.claimed else ""
         )
@@ -643,9 +649,10 @@ class BotRunner:
         """Every game is lost (a new session): stop their workers and engines."""
         for seat in list(self.seats.values()):
             seat.done = True
-            seat.wake.set()
             if seat.worker is not None:
+                seat.worker.cancel()
                 await asyncio.gather(seat.worker, return_exceptions=True)
+            await seat.engine.close()
         self.seats.clear()
 
     async def _close_all(self) -> None:
@@ -659,6 +666,13 @@ class BotRunner:
             await seat.engine.close()
         self.seats.clear()
         await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def _heading(view: dict[str, Any], seat: int) -> str | None:
+    """A Tron rider's current direction as a move letter (None before the first tick)."""
+    dirs = view.get("dirs", [])
+    direction = dirs[seat] if seat < len(dirs) else 0
+    return "NESW"[direction - 1] if isinstance(direction, int) and 1 <= direction <= 4 else None
 
 
 def _watched(task: asyncio.Task[None]) -> asyncio.Task[None]:
