@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import shutil
 import signal
@@ -417,3 +418,28 @@ async def test_processes_an_engine_starts_end_with_it(server: ServerProcess, hum
         async with asyncio.timeout(60):
             while engine_processes(marker):
                 await asyncio.sleep(0.05)
+
+
+def turns_seen(cfg: Any) -> list[dict[str, Any]]:
+    """What the echo engine reported of each turn (from its stderr log)."""
+    return [json.loads(line) for line in log_text(cfg).splitlines() if line.startswith("{")]
+
+
+@pytest.mark.parametrize("clocked", [False, True], ids=["ai_ms", "clock"])
+async def test_engine_gets_the_rooms_time_less_the_overhead(
+    clocked: bool, server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """Without a clock each answer may take the room's ai_ms less --move-overhead-ms; with one, the engine is told
+    its time left on the clock and may use that less the overhead."""
+    cfg = config(server.url, tmp_path, "timed", "connect4", engine("jsonl_echo.py"), "jsonl", move_overhead_ms=100)
+    options = {"clock_s": 60} if clocked else {"ai_ms": 700}
+    async with running(cfg, human):
+        final = await challenge_and_play(human, "timed", "connect4", options, seat=0)
+    assert final.result is not None
+    turns = turns_seen(cfg)
+    assert len(turns) >= 3 and [t["moves"] for t in turns] == list(range(1, 2 * len(turns), 2))
+    for turn in turns:
+        if clocked:
+            assert 0 < turn["clock_ms"] <= 60_000 and turn["time_ms"] <= turn["clock_ms"] - 100
+        else:
+            assert turn["clock_ms"] is None and 0 < turn["time_ms"] <= 600
