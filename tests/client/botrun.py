@@ -75,6 +75,13 @@ async def until_online(watcher: Peer, name: str, task: asyncio.Task[None] | None
             await asyncio.sleep(0.05)
 
 
+async def games_done(runner: BotRunner, count: int) -> None:
+    """Wait until the runner has finished `count` games (left their rooms and ended their engines)."""
+    async with asyncio.timeout(HANG_S):
+        while runner.games_played < count:
+            await asyncio.sleep(0.02)
+
+
 async def challenge(peer: Peer, to: str, game: str, options: dict[str, Any] | None = None, seat: int = 0) -> Message:
     """Challenge `to` and return how the challenge ended (`challenge_gone`)."""
     sent = await peer.request(ChallengeRequest, to=to, game=game, options=options or {}, seat=seat)
