@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -105,7 +106,8 @@ async def run(config: BotConfig) -> int:
     runner = BotRunner(config, key)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, runner.stop)
+        with contextlib.suppress(NotImplementedError):  # (Windows: Ctrl-C then ends the process as usual)
+            loop.add_signal_handler(signum, runner.stop)
     try:
         await runner.run()
     except Refused as refusal:

@@ -48,6 +48,7 @@ from gamenight.protocol.messages import (
     Joined,
     Leave,
     Left,
+    ListPlayers,
     MakeMove,
     Message,
     Resign,
@@ -68,6 +69,7 @@ MAX_RETRY_S = 8.0
 OPEN_TIMEOUT_S = 10.0
 PING_INTERVAL_S = 20.0
 MIN_BUDGET_MS = 1
+KEEPALIVE_S = 600.0  # a `list_players` this often keeps a waiting bot's connection from being closed as idle
 
 
 class Refused(Exception):
@@ -119,6 +121,7 @@ class BotConfig:
     move_overhead_ms: int = DEFAULT_OVERHEAD_MS
     log_dir: Path | None = None
     engine_options: dict[str, Any] = field(default_factory=dict)
+    keepalive_s: float = KEEPALIVE_S
 
     def engine_spec(self, log_name: str) -> EngineSpec:
         """How to start one engine, its stderr going to `log_name` in the log folder (if there is one)."""
@@ -171,6 +174,9 @@ class GameSeat:
             self.next_tick_ms = session.state.next_tick_ms
             if self.start_view is None and session.state.status == RoomStatus.PLAYING:
                 self.start_view = dict(session.state.view)
+            told, moves = sum(1 for _, move in self.history if move is not None), len(session.state.moves)
+            if not self.live and self.sync_id is None and told != moves:
+                log.warning("room %s: the engine was told %d moves, the game has %d", self.room, told, moves)
             if session.state.status == RoomStatus.FINISHED:
                 result = session.state.result
                 log.info("room %s: game over (%s)", self.room, result.reason if result else "no result")
@@ -428,7 +434,8 @@ class BotRunner:
                         delay = FIRST_RETRY_S
                         await self._serve(ws)
                 except (ConnectionClosed, OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-                    log.warning("connection to %s lost: %s", self.config.url, exc or type(exc).__name__)
+                    if not self._stop.is_set():
+                        log.warning("connection to %s lost: %s", self.config.url, exc or type(exc).__name__)
                 finally:
                     self._connected = False
                 if self._stop.is_set():
@@ -486,6 +493,7 @@ class BotRunner:
         writer = asyncio.create_task(self._write(ws))
         reader = asyncio.create_task(self._read(ws))
         stopper = asyncio.create_task(self._stopped())
+        keepalive = asyncio.create_task(self._keep_alive())
         try:
             await asyncio.wait({writer, reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
             if self.stopping:
@@ -499,9 +507,16 @@ class BotRunner:
                 if error is not None:
                     raise error
         finally:
-            for task in (writer, reader, stopper):
+            for task in (writer, reader, stopper, keepalive):
                 task.cancel()
-            await asyncio.gather(writer, reader, stopper, return_exceptions=True)
+            await asyncio.gather(writer, reader, stopper, keepalive, return_exceptions=True)
+
+    async def _keep_alive(self) -> None:
+        """Ask who is online now and then: a bot waiting in no room for a challenge is not an idle connection
+        (the server closes those after 30 minutes of silence)."""
+        while True:
+            await asyncio.sleep(self.config.keepalive_s)
+            self.send(ListPlayers())
 
     async def _stopped(self) -> None:
         """Return once `stop` was called."""

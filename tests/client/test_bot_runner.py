@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 import tests.peer
 from gamenight.client.bot.runner import BotRunner, Refused, bot_key
@@ -397,6 +398,7 @@ async def test_bot_resumes_its_game_after_the_server_restarts(tmp_path: Path, ca
         assert len(final.moves) > 10
         assert "reconnecting" in caplog.text and "seat resumed" in caplog.text
         assert "resign" not in caplog.text and "restarting" not in caplog.text
+        assert "the engine was told" not in caplog.text  # its history stayed in step with the game
     finally:
         await human.close()
         if server.proc is not None and server.proc.poll() is None:
@@ -444,3 +446,24 @@ async def test_engine_gets_the_rooms_time_less_the_overhead(
             assert 0 < turn["clock_ms"] <= 60_000 and turn["time_ms"] <= turn["clock_ms"] - 100
         else:
             assert turn["clock_ms"] is None and 0 < turn["time_ms"] <= 600
+
+
+async def test_a_bot_waiting_for_challenges_is_not_closed_as_idle(
+    start_server: Callable[..., ServerProcess], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot in no room stays connected past the server's idle limit (it asks who is online now and then), so it
+    keeps its session and stays listed without dropping off and coming back."""
+    caplog.set_level(logging.INFO, logger="gamenight.bot")
+    server = start_server("--limit", "idle_timeout_s=2")
+    watcher = await Peer.connect(server.url, "watcher")
+    cfg = config(server.url, tmp_path, "patient", "othello", engine("gtp_othello.py"), "gtp", keepalive_s=0.2)
+    try:
+        async with running(cfg, watcher):
+            # The watcher itself is idle-closed by the server after 2 s; the bot, through 3 such periods, is not.
+            with pytest.raises(ConnectionClosed):
+                await within(watcher.wait(lambda m: False))
+            await asyncio.sleep(4)
+            watcher = await Peer.connect(server.url, "watcher")
+        assert "connection" not in caplog.text.replace("connected to", "")  # never lost, never reconnected
+    finally:
+        await watcher.close()
