@@ -467,3 +467,19 @@ async def test_a_bot_waiting_for_challenges_is_not_closed_as_idle(
         assert "connection" not in caplog.text.replace("connected to", "")  # never lost, never reconnected
     finally:
         await watcher.close()
+
+
+async def test_tron_engine_too_slow_for_the_ticks_keeps_its_direction(
+    server: ServerProcess, human: Peer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Tron engine that cannot answer within a tick costs no rule: each tick it misses, its rider keeps its
+    direction (nothing is sent), the log says so, and the game runs to its end."""
+    caplog.set_level(logging.INFO, logger="gamenight.bot")
+    slow = engine("jsonl_echo.py", "--sleep-ms", "600")  # longer than any tick's budget below (at most 250 ms)
+    cfg = config(server.url, tmp_path, "sloth", "tron", slow, "jsonl")
+    async with running(cfg, human) as runner:
+        final = await challenge_and_play(human, "sloth", "tron", TRON_SMALL, seat=1)
+        await games_done(runner, 1)
+    assert final.result is not None and final.result.reason == "crash"
+    assert "fallback: keep direction" in caplog.text
+    assert runner.moves_sent == 0 and runner.answers == 0
