@@ -221,7 +221,18 @@ class GameSeat:
 
     # -- the worker --------------------------------------------------------------------------------------------
     async def work(self) -> None:
-        """Answer each position where the bot is to move, until the game ends; then leave the room."""
+        """Answer each position where the bot is to move, until the game ends; then leave the room (a bug here
+        leaves it too, which resigns a game in progress, rather than holding the seat forever)."""
+        try:
+            await self._answer_turns()
+        except Exception:
+            log.exception("room %s: the bot failed; leaving the game", self.room)
+        if not self.runner.stopping:
+            self.runner.send(Leave(room=self.room))
+        await self.runner.finished(self)
+
+    async def _answer_turns(self) -> None:
+        """Wake on every change of the room and answer when it is the bot's move."""
         while not self.done:
             await self.wake.wait()
             self.wake.clear()
@@ -230,9 +241,6 @@ class GameSeat:
             turn = self._turn()
             if turn is not None:
                 await self._play(turn)
-        if not self.runner.stopping:
-            self.runner.send(Leave(room=self.room))
-        await self.runner.finished(self)
 
     def _turn(self) -> Turn | None:
         """The question for the engine now, or None if there is nothing to answer (or it was answered)."""
@@ -281,6 +289,10 @@ class GameSeat:
                 if not self.begun:
                     await self._begin()
                 move = await self.engine.choose(turn)
+            except ValueError as exc:  # the engine's protocol cannot play this game as set up
+                log.warning("room %s: %s; resigning", self.room, exc)
+                self._resign()
+                return
             except EngineFailure as failure:
                 if failure.failure == Failure.CRASHED and self.crashes == 0:
                     self.crashes += 1
