@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ MAX_RETRY_S = 8.0
 OPEN_TIMEOUT_S = 10.0
 PING_INTERVAL_S = 20.0
 MIN_BUDGET_MS = 1
+SEND_RATE = 15.0  # messages a second the bot sends at most, sustained (servers allow 20 by default)...
+SEND_BURST = 30  # ...and at once (servers allow 40)
+RESEND_S = 0.5  # a move refused as rate_limited is sent again after this long
 KEEPALIVE_S = 600.0  # a `list_players` this often keeps a waiting bot's connection from being closed as idle
 
 
@@ -154,6 +158,7 @@ class GameSeat:
         self.sync_id: int | None = None  # a sync in flight after a reconnect: live events wait for its reply
         self.done = False
         self.moves_sent = 0
+        self.unconfirmed: MakeMove | None = None  # the last move sent, until a state shows the game moved on
         self.wake = asyncio.Event()
         self.worker: asyncio.Task[None] | None = None
 
@@ -169,6 +174,8 @@ class GameSeat:
         elif isinstance(message, State) and session is not None and session.state is not None:
             if message.id is not None and message.id == self.sync_id:
                 self.sync_id = None
+            if self.unconfirmed is not None and message.seq != self.unconfirmed.seq:
+                self.unconfirmed = None
             self.arrived = time.monotonic()
             self.view = dict(session.state.view)
             self.next_tick_ms = session.state.next_tick_ms
@@ -370,13 +377,28 @@ class GameSeat:
                 return  # the rider keeps its direction by itself: no message needed (and none to rate-limit)
             self.runner.send(MakeMove(room=self.room, move=move))
         else:
-            self.runner.send(MakeMove(room=self.room, move=move, seq=session.state.seq))
+            self.unconfirmed = MakeMove(room=self.room, move=move, seq=session.state.seq)
+            self.runner.send(self.unconfirmed)
         self.moves_sent += 1
         self.runner.moves_sent += 1
 
     def _resign(self) -> None:
         """Concede the game (the room's `game_over` ends the worker)."""
         self.runner.send(Resign(room=self.room))
+
+    def resend_later(self) -> None:
+        """The server refused a message for the rate: send the move not yet seen played again, after a pause."""
+        move = self.unconfirmed
+        if move is None:
+            return
+
+        async def again() -> None:
+            await asyncio.sleep(RESEND_S)
+            if self.unconfirmed is move and not self.done:
+                log.info("room %s: sending %s again (it was refused for the rate)", self.room, move.move)
+                self.runner.send(move)
+
+        self.runner.background(again())
 
     def resynced(self, welcome: Welcome) -> None:
         """The connection came back with the session resumed: ask what the room missed (the reducer's sync)."""
@@ -540,9 +562,19 @@ class BotRunner:
             self._dispatch(await _next_message(ws))
 
     async def _write(self, ws: ClientConnection) -> None:
-        """Send queued requests in order."""
+        """Send queued requests in order, paced below the server's message rate (a bot answering several quick
+        opponents at once would otherwise be refused with `rate_limited`, and closed if it kept on)."""
+        tokens, stamp = float(SEND_BURST), time.monotonic()
         while True:
-            await ws.send(encode(await self._outbox.get()))
+            message = await self._outbox.get()
+            now = time.monotonic()
+            tokens = min(float(SEND_BURST), tokens + (now - stamp) * SEND_RATE)
+            stamp = now
+            if tokens < 1:
+                await asyncio.sleep((1 - tokens) / SEND_RATE)
+                tokens, stamp = 1.0, time.monotonic()
+            tokens -= 1
+            await ws.send(encode(message))
 
     def send(self, message: Message) -> int:
         """Queue a request with a fresh id; returns the id (a request made while disconnected is dropped)."""
@@ -580,6 +612,10 @@ class BotRunner:
                 return
         if isinstance(message, Error):
             log.warning("the server refused a request: %s: %s", message.code, message.message)
+            if message.code == ErrorCode.RATE_LIMITED and message.id is None:
+                # The refusal does not say which request it was: every move not yet seen played goes again.
+                for seat in self.seats.values():
+                    seat.resend_later()
 
     def _accepted(self, request_id: int) -> Pending | None:
         """The pending challenge whose accept has this request id."""
@@ -645,7 +681,11 @@ class BotRunner:
 
     def _close_later(self, engine: Engine) -> None:
         """End an engine in the background (awaited before the runner returns)."""
-        task = asyncio.create_task(engine.close())
+        self.background(engine.close())
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as a task the runner awaits before it returns."""
+        task = _watched(asyncio.create_task(work))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 

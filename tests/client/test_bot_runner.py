@@ -483,3 +483,27 @@ async def test_tron_engine_too_slow_for_the_ticks_keeps_its_direction(
     assert final.result is not None and final.result.reason == "crash"
     assert "fallback: keep direction" in caplog.text
     assert runner.moves_sent == 0 and runner.answers == 0
+
+
+async def test_bot_plays_several_games_at_once_and_the_pending_cap_holds(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """A bot with --max-games 3 takes three challenges made while its engines start (a fourth from the same
+    challenger is refused by the server, too_many) and plays the three games at once on its one connection."""
+    slow = engine("slow_start.py", "2", sys.executable, str(ENGINES / "nboard_othello.py"))  # up after its ping
+    cfg = config(server.url, tmp_path, "juggler", "othello", slow, "nboard", max_games=3)
+    async with running(cfg, human) as runner:
+        sent = [await human.request(ChallengeRequest, to="juggler", game="othello", options={}) for _ in range(3)]
+        assert [s.type for s in sent] == ["challenge_sent"] * 3
+        refused = await human.request(ChallengeRequest, to="juggler", game="othello", options={})
+        assert refused.type == "error" and refused.code == "too_many"
+        rooms = []
+        for offer in sent:
+            gone = await within(human.expect("challenge_gone", challenge=offer.challenge))
+            assert gone.why == "accepted"
+            rooms.append(gone.room)
+        assert len(set(rooms)) == 3  # three rooms open at once, each waiting for the human
+        for room in rooms:  # the human moves first in each; the bot answers in all three
+            final = await play_out(human, room, 0)
+            assert final.result is not None and len(final.moves) >= 20
+        await games_done(runner, 3)
