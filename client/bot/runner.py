@@ -262,7 +262,8 @@ class GameSeat:
             if seat >= len(alive) or not alive[seat]:
                 return None
             position: object = ("tick", self.view.get("tick"))
-            budget_ms = (self.next_tick_ms or 0) - self.runner.config.move_overhead_ms
+            tick_ms = self.next_tick_ms or 0  # the overhead takes at most half of it, or fast ticks leave nothing
+            budget_ms = tick_ms - min(self.runner.config.move_overhead_ms, tick_ms // 2)
             clock_ms = None
             legal = list(state.legal)
         else:
