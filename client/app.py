@@ -175,7 +175,8 @@ class GameNightApp(App[None]):
         if changes.token and self.session_key:
             remember_token(self.session_key, changes.token)
         for notice in changes.notices:
-            self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
+            # Plain text: names, reasons and server messages are shown as sent, never read as markup.
+            self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout, markup=False)
         if self.connection is not None:  # offline, the state's own requests (a sync, list_players) wait
             for request in changes.requests:
                 self._send(request)

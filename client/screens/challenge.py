@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -61,7 +62,7 @@ class ChallengeScreen(ModalScreen[ChallengePlan | None]):
     def compose(self) -> ComposeResult:
         """Title, game selector, option rows, seat selector, buttons."""
         with Vertical(classes="dialog", id="challenge-dialog"):
-            yield Label(f"Challenge {player_label(self.target)}", classes="dialog-title")
+            yield Label(Text(f"Challenge {player_label(self.target)}"), classes="dialog-title")
             with Horizontal(classes="form-row"):
                 yield Label("Game", classes="form-label")
                 yield Select(
@@ -191,7 +192,7 @@ class OfferScreen(ModalScreen[bool | None]):
         with Vertical(classes="dialog", id="offer"):
             title = "An invitation" if self.offer.room is not None else "A challenge"
             yield Label(title, classes="dialog-title")
-            yield Static(self.text, id="offer-text")
+            yield Static(Text(self.text), id="offer-text")
             yield Static(id="offer-expiry")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Accept (y)", variant="primary", id="accept")
@@ -261,7 +262,7 @@ class InviteScreen(ModalScreen[InvitePlan | None]):
             with Horizontal(classes="form-row"):
                 yield Label("Player", classes="form-label")
                 yield Select(
-                    [(player_label(p), p.name) for p in self.takers],
+                    [(Text(player_label(p)), p.name) for p in self.takers],
                     value=self.takers[0].name,
                     allow_blank=False,
                     id="invite-to",

@@ -151,7 +151,10 @@ class LobbyScreen(GameNightScreen):
             if p.room is None
         ]
         pending = self.query_one("#pending", Static)
-        pending.update("\n".join(waiting) + ("\n[b]w[/b] withdraws" if waiting else ""))
+        text = Text("\n".join(waiting))  # names as typed, never read as markup
+        if waiting:
+            text.append("\nw", style="bold").append(" withdraws")
+        pending.update(text)
         pending.display = bool(waiting)
         self.refresh_bindings()
 
