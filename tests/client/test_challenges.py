@@ -186,3 +186,25 @@ async def test_invite_offers_my_open_seat_to_a_bot(url):
         await wait_for(pilot, lambda: app.model.room.status == RoomStatus.PLAYING, "the game started")
         await wait_for(pilot, lambda: noticed(app, "invite", "rhino", "accepted"), "the accepted notice")
     await rhino.close()
+
+
+async def test_the_online_list_follows_arrivals_and_departures(url):
+    """The lobby's online list updates live as a bot connects and disconnects; back from a room (where presence
+    is not pushed) it catches up on who came meanwhile."""
+    app = GameNightApp(url, "ann", save_name=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        table = app.screen.query_one("#players", DataTable)
+        assert table.row_count == 0 and app.screen.query_one("#no-players").display
+        rhino = await bot(url)
+        await wait_for(pilot, lambda: table.row_count == 1, "rhino listed")
+        assert "[bot]" in str(table.get_cell("rhino", "player"))
+        await rhino.close()
+        await wait_for(pilot, lambda: table.row_count == 0, "rhino gone from the list")
+        await create_room_via_form(app, pilot, "othello", ["me", "open"])
+        cat = await bot(url, "cat")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: app.screen is app.lobby_screen, "back in the lobby")
+        await wait_for(pilot, lambda: table.row_count == 1, "cat listed after the room")
+        assert "cat" in str(table.get_cell("cat", "player"))
+    await cat.close()
