@@ -72,11 +72,11 @@ class ChallengeScreen(ModalScreen[ChallengePlan | None]):
                     id="game",
                     compact=True,
                 )
+            with Horizontal(classes="form-row"):
+                yield Label("Your seat", classes="form-label")
+                yield Select(seat_options(self.game, 2), value=0, allow_blank=False, id="seat", compact=True)
             with VerticalScroll(id="challenge-fields"):
                 yield Vertical(id="options")
-                with Horizontal(classes="form-row"):
-                    yield Label("Your seat", classes="form-label")
-                    yield Select(seat_options(self.game, 2), value=0, allow_blank=False, id="seat", compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Challenge", variant="primary", id="submit")
                 yield Button("Cancel", id="cancel")
