@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event, read_result
+from gamenight.client.presence import Offer, Presence
 from gamenight.client.replay import HistoryEntry
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    ChallengeGone,
     Error,
     Event,
     GameRecord,
@@ -23,6 +25,7 @@ from gamenight.protocol.messages import (
     Joined,
     Left,
     ListGames,
+    ListPlayers,
     Message,
     RoomInfo,
     Rooms,
@@ -31,7 +34,7 @@ from gamenight.protocol.messages import (
     Tick,
     Welcome,
 )
-from gamenight.protocol.vocab import EventKind, Result, Role, RoomStatus, RoomSummary
+from gamenight.protocol.vocab import ChallengeEnd, EventKind, Result, Role, RoomStatus, RoomSummary
 
 Severity = Literal["information", "warning", "error"]
 INFORMATION: Severity = "information"
@@ -66,6 +69,10 @@ class Changes:
     restore: bool | None = None  # a reconnect was welcomed (True: the session was resumed): get the room back
     token: str | None = None  # the resume token of a welcome, to keep for the next run
     name_taken: str | None = None  # the server refused our name (claimed by another key): the free name it suggests
+    players: bool = False  # who is online
+    challenges: bool = False  # my pending challenges or the offers to me
+    offered: Offer | None = None  # a challenge (or invite) offered to me: ask whether to accept
+    offers_gone: list[str] = field(default_factory=list)  # offers to me that ended: close their dialogs
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
 
@@ -92,12 +99,15 @@ class ClientState:
         self.room: RoomSession | None = None
         self.hosted: set[str] = set()  # rooms this session created (and so may seat AIs in)
         self.history = History()
+        self.presence = Presence()
 
     # -- the reducer ------------------------------------------------------------------------------------
     def apply(self, message: Message, *, quiet: bool = False, resumed: bool = False) -> Changes:
         """Apply one server message; `quiet` marks an error reply its requester handles, `resumed` a welcome
         that continued the session of the token sent."""
         changes = Changes()
+        if self._presence(message, changes):
+            return changes
         match message:
             case Welcome():
                 self._welcome(message, resumed, changes)
@@ -138,6 +148,10 @@ class ClientState:
             why = f"the name {asked!r} belongs to someone else here" if asked else "the server chose it"
             changes.notices.append(Notice(f"You play as {msg.name!r}: {why}", timeout=8))
         self.resumed = resumed
+        if not resumed:
+            self.presence.lost_connection()  # a new session: the server forgot the old one's challenges
+        if self.room is None:
+            changes.requests.append(ListPlayers())  # presence is pushed only to the lobby: catch up on it
         changes.token = msg.token
         self.lobby.set_games(msg.games)
         self.lobby.set_rooms(msg.rooms)
@@ -149,6 +163,29 @@ class ClientState:
             if not resumed_here:
                 self.room.host = False  # host rights belong to the old session
             changes.restore = resumed_here
+
+    def _presence(self, message: Message, changes: Changes) -> bool:
+        """Presence and challenge messages (and the refusals of a challenge): True when `message` was one."""
+        hosted = (
+            message.room
+            if isinstance(message, ChallengeGone)
+            and message.why == ChallengeEnd.ACCEPTED
+            and message.challenge in self.presence.pending
+            else None
+        )
+        change = self.presence.apply(message)
+        if change is None:
+            return False
+        if hosted is not None:  # my challenge made this room (or my invite filled it): I am its host
+            self.hosted.add(hosted)
+            if self.room is not None and self.room.code == hosted:
+                self.room.host, changes.room = True, True
+        changes.players, changes.challenges = change.players, change.challenges
+        changes.offered, changes.offers_gone = change.offered, change.gone
+        changes.notices.extend(Notice(text, timeout=6) for text in change.notices)
+        if isinstance(message, Error):
+            changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
+        return True
 
     def _room_info(self, summary: RoomSummary, changes: Changes) -> None:
         """A room appeared, changed or closed."""

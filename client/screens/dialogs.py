@@ -178,11 +178,15 @@ HELP = """\
 **Lobby** — `n` new game against the AI · `c` create a room · `Enter`/`j` join the selected room ·
 `s` watch it · `o` join by code · `h` history · `r` refresh · `q` quit
 
+**Online** — `Tab` to the online list (bots marked `[bot]`) · `p` (or `Enter`) challenges the selected player ·
+`w` withdraws your waiting challenge. A challenge to you asks: `y` accepts, `n` declines
+
 **History** — `g` filter by game · `m` only my games · `Enter` replays the selected game ·
 `Esc` back. **Replay** — `←`/`→` (or `h`/`l`) step back and forth · `PgUp`/`PgDn` ten moves ·
 `Home`/`End` jump to the start or the end · `Esc` back to the history
 
-**In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `r` rematch ·
+**In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `i` invite someone
+online into an open seat (host, before the start) · `r` rematch ·
 `x` resign · `b` back to the lobby · `F1` this help · `Ctrl+C` quit
 
 **Othello** — arrows or `hjkl` move the cursor, `Enter` plays; or click a square. Dots mark your legal moves;

@@ -24,6 +24,7 @@ from gamenight.client.messages import (
     LeaveRoom,
     ModelChanged,
     MoreTime,
+    OpenInvite,
     Rematch,
     RemoveAi,
     Resign,
@@ -43,7 +44,7 @@ from gamenight.protocol.messages import Tick
 from gamenight.protocol.vocab import Result, RoomStatus, SeatKind
 
 # Which actions make sense in which room status, for whom; the footer and buttons follow this table.
-HOST_ACTIONS = {"add_ai", "remove_ai"}
+HOST_ACTIONS = {"add_ai", "remove_ai", "invite"}
 PLAYER_ACTIONS = {"rematch": RoomStatus.FINISHED, "resign": RoomStatus.PLAYING}
 CONTROLS = ("add_ai", "remove_ai", "rematch", "resign", "leave")
 MOVES_WIDTH = 30  # the move list's width before the first layout
@@ -57,6 +58,7 @@ class GameScreen(GameNightScreen):
         Binding("t", "chat", "Chat"),
         Binding("plus", "add_ai", "Add AI", key_display="+"),
         Binding("minus", "remove_ai", "Remove AI", key_display="-"),
+        Binding("i", "invite", "Invite"),
         Binding("r", "rematch", "Rematch"),
         Binding("x", "resign", "Resign"),
         Binding("u", "takeback", "Takeback"),
@@ -236,7 +238,7 @@ class GameScreen(GameNightScreen):
             if not session.can_host():
                 return False
             seats = session.summary.seats if session.summary else ()
-            if action == "add_ai":
+            if action in ("add_ai", "invite"):
                 return any(s.open for s in seats)
             return any(s.kind == SeatKind.AI for s in seats)
         if action in PLAYER_ACTIONS:
@@ -268,6 +270,11 @@ class GameScreen(GameNightScreen):
         """Seat an AI in the first open seat."""
         if self.check_action("add_ai", ()):
             self.post_message(AddAi())
+
+    def action_invite(self) -> None:
+        """Offer an open seat to someone online who takes this game (a bot, say)."""
+        if self.check_action("invite", ()):
+            self.post_message(OpenInvite())
 
     def action_remove_ai(self) -> None:
         """Free the last AI seat."""
