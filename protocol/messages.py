@@ -19,7 +19,9 @@ from gamenight.protocol.vocab import (
     Clock,
     EventKind,
     GameDescription,
+    LeaderEntry,
     PlayerInfo,
+    PoolRating,
     Result,
     Role,
     RoomStatus,
@@ -205,6 +207,27 @@ class GetGame(Message):
 
     type: ClassVar[str] = "get_game"
     game_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leaderboard(Message):
+    """Ask for a page of a rating pool's players, best first: `game` is a game or "<game>-ffa" (Tron, 3-4 riders).
+
+    `offset` 0..10000 and `limit` 1..100; anything else is `bad_options`.
+    """
+
+    type: ClassVar[str] = "leaderboard"
+    game: str
+    offset: int = 0
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Profile(Message):
+    """Ask for a player's card: ratings in every pool and latest rated games (`name` a person, "AI level 3" ...)."""
+
+    type: ClassVar[str] = "profile"
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +431,31 @@ class GameRecord(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Leaders(Message):
+    """Reply to leaderboard: one page of the pool, with how many players it has in all."""
+
+    type: ClassVar[str] = "leaders"
+    game: str
+    offset: int
+    total: int
+    entries: list[LeaderEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerCard(Message):
+    """Reply to profile: the player's name and kind, ratings by pool, and latest rated games, newest first.
+
+    Each `recent` entry: game_id, pool, seat, before, after, outcome (win / draw / loss), players, finished_at.
+    """
+
+    type: ClassVar[str] = "player_card"
+    name: str
+    kind: str
+    ratings: list[PoolRating]
+    recent: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class Players(Message):
     """Reply to list_players: the online people (at most 200), bots first, then by name."""
 
@@ -513,6 +561,8 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Invite,
     Accept,
     Decline,
+    Leaderboard,
+    Profile,
 )
 SERVER_MESSAGES: tuple[type[Message], ...] = (
     Welcome,
@@ -531,6 +581,8 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Challenged,
     ChallengeGone,
     Error,
+    Leaders,
+    PlayerCard,
 )
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}
 

@@ -41,6 +41,8 @@ from gamenight.protocol.messages import (
     Hello,
     Invite,
     Join,
+    Leaderboard,
+    Leaders,
     Leave,
     Left,
     ListGames,
@@ -50,7 +52,9 @@ from gamenight.protocol.messages import (
     Message,
     MoreTime,
     Player,
+    PlayerCard,
     Players,
+    Profile,
     Rematch,
     RemoveAi,
     Resign,
@@ -60,12 +64,30 @@ from gamenight.protocol.messages import (
     TakebackDecline,
     Welcome,
 )
-from gamenight.protocol.vocab import ChallengeEnd, GameDescription, PlayerInfo, Role, RoomStatus, RoomSummary
+from gamenight.protocol.vocab import (
+    ChallengeEnd,
+    GameDescription,
+    LeaderEntry,
+    PlayerInfo,
+    PoolRating,
+    Role,
+    RoomStatus,
+    RoomSummary,
+)
 from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
+from gamenight.server.rated import RatingBook, player_key, pools
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
-from gamenight.server.store import GameFinished, NameClaimed, RoomClosed, StoredRoom
+from gamenight.server.store import (
+    MAX_LEADERBOARD_LIMIT,
+    MAX_LEADERBOARD_OFFSET,
+    GameFinished,
+    NameClaimed,
+    RoomClosed,
+    StoredRating,
+    StoredRoom,
+)
 from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
 
 SERVER_NAME = "gamenight/0.1"
@@ -93,6 +115,10 @@ class History(Protocol):
 
     def get_game(self, game_id: int, viewer: str | None) -> dict[str, Any] | None: ...
 
+    def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]: ...
+
+    def profile(self, player: str, viewer: str | None) -> tuple[list[StoredRating], list[dict[str, Any]]]: ...
+
 
 @dataclass(slots=True)
 class Client:
@@ -111,7 +137,7 @@ class Client:
     @property
     def member(self) -> Member:
         """How rooms know this person."""
-        return Member(self.session, self.name, self.token_hash, self.bot)
+        return Member(self.session, self.name, self.token_hash, self.bot, self.claimed)
 
 
 def hash_token(token: str) -> str:
@@ -208,6 +234,8 @@ class Lobby:
         self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
         self.challenges: dict[str, Challenge] = {}  # pending challenges and invites by id
         self.now = 0.0  # the time of what is being handled; rooms are stamped with it when they are looked up
+        self.ratings = RatingBook()  # every rating (server/rated.py), loaded at start-up; rooms rate through it
+        self.pools = pools(GAMES.values())  # the leaderboards: each game, and "<game>-ffa" for 3-4 seats
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
@@ -446,6 +474,10 @@ class Lobby:
                 if record is None:
                     raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
                 return _reply(client, GameRecord(record=record, frames=self._frames(record), id=msg.id))
+            case Leaderboard():
+                return _reply(client, self._leaderboard(msg))
+            case Profile():
+                return _reply(client, self._profile(client, msg))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
     def _room(self, code: str, client: Client | None = None) -> Room:
@@ -535,7 +567,9 @@ class Lobby:
         """Make a room hosted by `client` (the caps and option checks of create_room); its record is in the outbox."""
         game, game_options, room_options = self._validated(game_name, options)
         self._may_host(client, private)
+        self._may_rate(client, room_options)
         room = Room(self._new_code(), game, game_options, room_options, client.session, client.name, private)
+        room.rater = self.ratings.rate
         room.empty_since = room.now = now
         self.rooms[room.code] = room
         self.hosts[room.code] = (client.token_hash, client.ip)
@@ -962,6 +996,7 @@ class Lobby:
                         self._forget(self.clients[session])
                 continue
             self.rooms[room.code] = room
+            room.rater = self.ratings.rate
             self.hosts[room.code] = (saved.host_token_hash or "", "")
             if room.moves:
                 self.played.add(room.code)
@@ -999,6 +1034,61 @@ class Lobby:
             self.by_token[client.token_hash] = client
         client.bot = client.bot or bot
         return client.member
+
+    # -- ratings ----------------------------------------------------------------------------------------------------
+    def load_ratings(self, ratings: list[StoredRating]) -> None:
+        """Take the ratings a previous run stored (at start-up, before any game ends)."""
+        self.ratings.load(ratings)
+
+    @staticmethod
+    def _may_rate(client: Client, room_options: dict[str, Any]) -> None:
+        """Only a claimed player may open a rated room (guests have no lasting name to rate)."""
+        if room_options.get("rated") and not client.claimed:
+            raise Refusal(
+                ErrorCode.NOT_ALLOWED,
+                "rated games are for claimed players: connect with a key to claim your name (guests play unrated)",
+            )
+
+    def _leaderboard(self, msg: Leaderboard) -> Leaders:
+        """One page of a pool's leaderboard, read from the store (bounded: offset and limit are checked first)."""
+        if msg.game not in self.pools:
+            known = ", ".join(self.pools)
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"no leaderboard {msg.game[:40]!r}; try one of {known}")
+        if not 0 <= msg.offset <= MAX_LEADERBOARD_OFFSET:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"offset must be 0..{MAX_LEADERBOARD_OFFSET}")
+        if not 1 <= msg.limit <= MAX_LEADERBOARD_LIMIT:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"limit must be 1..{MAX_LEADERBOARD_LIMIT}")
+        total, rows = self._history().leaderboard(msg.game, msg.offset, msg.limit)
+        policy = self.ratings.policy
+        entries = [LeaderEntry(provisional=row["rd"] >= policy.provisional_rd, **row) for row in rows]
+        return Leaders(game=msg.game, offset=msg.offset, total=total, entries=entries, id=msg.id)
+
+    def _profile(self, client: Client, msg: Profile) -> PlayerCard:
+        """A player's card: ratings by pool and latest rated games (unknown_player if they have no rating)."""
+        name = clean_name(msg.name)[:MAX_NAME]
+        ratings, recent = self._history().profile(player_key(name), client.token_hash)
+        if not ratings:
+            raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"{name!r} has played no rated game")
+        policy = self.ratings.policy
+        return PlayerCard(
+            name=ratings[0].name,
+            kind=ratings[0].kind,
+            ratings=[
+                PoolRating(
+                    r.pool,
+                    round(r.rating, 2),
+                    round(r.rd, 2),
+                    r.rd >= policy.provisional_rd,
+                    r.games,
+                    r.wins,
+                    r.draws,
+                    r.losses,
+                )
+                for r in ratings
+            ],
+            recent=recent,
+            id=msg.id,
+        )
 
     # -- lobby pushes ---------------------------------------------------------------------------------------------
     def _after(self, room: Room, out: Outbox, now: float, players: tuple[str | None, ...] | None = None) -> Outbox:
