@@ -42,6 +42,13 @@ from gamenight.client.screens.dialogs import NameScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.history import HistoryScreen, ReplayScreen
 from gamenight.client.screens.lobby import LobbyScreen
+from gamenight.client.screens.ratings import (
+    AskRatings,
+    LeaderboardScreen,
+    PlayerCardScreen,
+    ShowLeaderboard,
+    ShowPlayerCard,
+)
 from gamenight.client.state import Changes, ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.protocol.errors import ErrorCode
@@ -305,6 +312,25 @@ class GameNightApp(App[None]):
     def on_load_history(self, event: ui.LoadHistory) -> None:
         """Ask for a list of finished games; its reply fills the history."""
         self.model.asked_history(event.request, self._send(event.request))
+
+    # -- ratings (client/screens/ratings.py) -------------------------------------------------------------------
+    def on_show_leaderboard(self, _: ShowLeaderboard) -> None:
+        """Show the leaderboards (the screen asks for its first page once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(LeaderboardScreen(self.model))
+
+    def on_show_player_card(self, event: ShowPlayerCard) -> None:
+        """Show a player's card (it asks for the card once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(PlayerCardScreen(self.model, event.name))
+
+    def on_ask_ratings(self, event: AskRatings) -> None:
+        """Send a leaderboard or profile request; its reply fills the client state's ratings."""
+        self.model.asked_ratings(event.request, self._send(event.request))
 
     def on_open_replay(self, event: ui.OpenReplay) -> None:
         """Ask for one finished game; its reply opens the replay viewer."""
