@@ -176,14 +176,17 @@ HELP = """\
 # gamenight
 
 **Lobby** — `n` new game against the AI · `c` create a room · `Enter`/`j` join the selected room ·
-`s` watch it · `o` join by code · `h` history · `r` refresh · `q` quit
+`s` watch it · `o` join by code · `h` history · `l` ratings · `i` a player's card · `r` refresh · `q` quit
+
+**Ratings** — `g` next game · `→`/`←` next and previous page · `Enter` the selected player's card · `Esc` back
 
 **History** — `g` filter by game · `m` only my games · `Enter` replays the selected game ·
 `Esc` back. **Replay** — `←`/`→` (or `h`/`l`) step back and forth · `PgUp`/`PgDn` ten moves ·
 `Home`/`End` jump to the start or the end · `Esc` back to the history
 
 **In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `r` rematch ·
-`x` resign · `b` back to the lobby · `F1` this help · `Ctrl+C` quit
+`x` resign · `i` the players' cards (each press the next) · `b` back to the lobby · `F1` this help ·
+`Ctrl+C` quit
 
 **Othello** — arrows or `hjkl` move the cursor, `Enter` plays; or click a square. Dots mark your legal moves;
 the last move and the discs it turned are highlighted.
