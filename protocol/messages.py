@@ -231,6 +231,57 @@ class Profile(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class CreateTournament(Message):
+    """Host a tournament of `game` (claimed players only): `kind` "round_robin" or "arena".
+
+    `options` are the rooms' options (game and room options, as create_room's); `players` the first entrants
+    (claimed names, "AI level N", "bot NAME"); `rounds` how many times a round robin's schedule is played (each
+    pair twice per round, colours swapped); `duration_s` an arena's length; `start_in_s` the delay before it starts.
+    """
+
+    type: ClassVar[str] = "create_tournament"
+    game: str
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+    rated: bool = False
+    players: list[str] = field(default_factory=list)
+    rounds: int = 1
+    duration_s: int = 0
+    start_in_s: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class JoinTournament(Message):
+    """Enter a tournament (claimed players; a round robin only before it starts)."""
+
+    type: ClassVar[str] = "join_tournament"
+    tournament: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveTournament(Message):
+    """Leave a tournament: in a round robin your games not yet played are lost by forfeit."""
+
+    type: ClassVar[str] = "leave_tournament"
+    tournament: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListTournaments(Message):
+    """Ask for the tournaments, newest first (at most 50)."""
+
+    type: ClassVar[str] = "list_tournaments"
+
+
+@dataclass(frozen=True, slots=True)
+class GetTournament(Message):
+    """Ask for one tournament (and its pushes from then on)."""
+
+    type: ClassVar[str] = "get_tournament"
+    tournament: str
+
+
+@dataclass(frozen=True, slots=True)
 class ListPlayers(Message):
     """Ask who is online: the `players` reply lists connected people, bots first."""
 
@@ -456,6 +507,35 @@ class PlayerCard(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class TournamentInfo(Message):
+    """A tournament: the reply to create / join / leave / get_tournament, and pushed to its entrants and watchers
+    when it changes. `standings` rows: {rank, player, points, tie_break, games, wins, draws, losses}; `games`:
+    {players, room, places, forfeit} in schedule order (room null until it starts, places null until it ends)."""
+
+    type: ClassVar[str] = "tournament"
+    tournament: str
+    game: str
+    kind: str
+    status: str  # waiting, running, finished
+    host: str
+    rated: bool
+    entries: list[str]
+    standings: list[Any]
+    games: list[Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    starts_in_ms: int = 0
+    ends_in_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tournaments(Message):
+    """Reply to list_tournaments: summaries {tournament, game, kind, status, host, entries, starts_in_ms}."""
+
+    type: ClassVar[str] = "tournaments"
+    tournaments: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Players(Message):
     """Reply to list_players: the online people (at most 200), bots first, then by name."""
 
@@ -563,6 +643,11 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Decline,
     Leaderboard,
     Profile,
+    CreateTournament,
+    JoinTournament,
+    LeaveTournament,
+    ListTournaments,
+    GetTournament,
 )
 SERVER_MESSAGES: tuple[type[Message], ...] = (
     Welcome,
@@ -583,6 +668,8 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Error,
     Leaders,
     PlayerCard,
+    TournamentInfo,
+    Tournaments,
 )
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}
 

@@ -38,7 +38,7 @@ from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import NameClaimed, Record, Store
+from gamenight.server.store import NameClaimed, Record, Store, TournamentSaved
 
 log = logging.getLogger("gamenight.server")
 
@@ -195,6 +195,8 @@ class GameServer:
         if self.store is not None:
             self.lobby.load_claims(self.store.claimed_names())
             self.lobby.load_ratings(self.store.ratings())
+            for tournament in self.lobby.load_tournaments(self.store.tournaments()):
+                log.error("could not restore tournament %s; it stays in the database", tournament)
             stored = self.store.unfinished_rooms(self.lobby.skipped)
             self.deliver(self.lobby.restore(stored, time.monotonic()))
             for code, reason in self.lobby.skipped:
@@ -494,7 +496,9 @@ class GameServer:
         claims = [record for record in records if isinstance(record, NameClaimed)]
         for claim in claims:
             self.lobby.claim_lost(claim)
-        codes = list(dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed)))
+        codes = list(
+            dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed | TournamentSaved))
+        )
         spare = requester[1] if requester is not None else None
         for code in codes:
             self.deliver(self.lobby.take_offline(code, spare))

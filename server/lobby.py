@@ -33,21 +33,26 @@ from gamenight.protocol.messages import (
     ChallengeSent,
     Chat,
     CreateRoom,
+    CreateTournament,
     Decline,
     Error,
     GameRecord,
     Games,
     GetGame,
+    GetTournament,
     Hello,
     Invite,
     Join,
+    JoinTournament,
     Leaderboard,
     Leaders,
     Leave,
+    LeaveTournament,
     Left,
     ListGames,
     ListPlayers,
     ListRooms,
+    ListTournaments,
     MakeMove,
     Message,
     MoreTime,
@@ -89,6 +94,7 @@ from gamenight.server.store import (
     StoredRoom,
 )
 from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
+from gamenight.server.tournament_host import TournamentHost
 
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread
@@ -236,6 +242,7 @@ class Lobby:
         self.now = 0.0  # the time of what is being handled; rooms are stamped with it when they are looked up
         self.ratings = RatingBook()  # every rating (server/rated.py), loaded at start-up; rooms rate through it
         self.pools = pools(GAMES.values())  # the leaderboards: each game, and "<game>-ffa" for 3-4 seats
+        self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
@@ -474,6 +481,16 @@ class Lobby:
                 if record is None:
                     raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
                 return _reply(client, GameRecord(record=record, frames=self._frames(record), id=msg.id))
+            case CreateTournament():
+                return self.tournaments.create(client, msg, now)
+            case JoinTournament():
+                return self.tournaments.join(client, msg, now)
+            case LeaveTournament():
+                return self.tournaments.leave(client, msg, now)
+            case GetTournament():
+                return self.tournaments.get(client, msg.tournament, msg.id)
+            case ListTournaments():
+                return _reply(client, self.tournaments.listing(msg.id))
             case Leaderboard():
                 return _reply(client, self._leaderboard(msg))
             case Profile():
@@ -913,7 +930,7 @@ class Lobby:
             out.extend(self._after(room, room.sweep(now), now))
             if room.empty_since is not None and now - room.empty_since >= self._grace(room):
                 out.extend(self._close(code))
-        return out
+        return out.extend(self.tournaments.sweep(now))
 
     def _grace(self, room: Room) -> float:
         """How long an empty room stays open: long while players hold seats in an unfinished game they played.
@@ -921,6 +938,8 @@ class Lobby:
         A game nobody has made a move in (rooms opened and sat in only to hold them) gets the short grace, and
         an all-AI room nobody watches an even shorter one: its searches use the AI workers others wait for.
         """
+        if room.code in self.tournaments.by_room:
+            return HELD_GAME_GRACE_S  # a tournament game is played out, watched or not
         if all(s.ai is not None for s in room.seats):
             return min(EMPTY_AI_ROOM_GRACE_S, EMPTY_ROOM_GRACE_S)  # an exhibition nobody watches stops soon
         held = room.status in RUNNING and room.code in self.played and any(s.holder is not None for s in room.seats)
@@ -1036,6 +1055,10 @@ class Lobby:
         return client.member
 
     # -- ratings ----------------------------------------------------------------------------------------------------
+    def load_tournaments(self, stored: list[dict[str, Any]]) -> list[str]:
+        """Take the tournaments a previous run stored (before `restore`); the ids of those that could not be read."""
+        return self.tournaments.load(stored)
+
     def load_ratings(self, ratings: list[StoredRating]) -> None:
         """Take the ratings a previous run stored (at start-up, before any game ends)."""
         self.ratings.load(ratings)
@@ -1104,6 +1127,8 @@ class Lobby:
             if isinstance(record, GameFinished) and record.code == room.code and not record.token_hashes:
                 hashes = players or self._players(room)
                 out.records[index] = replace(record, private=room.private, token_hashes=hashes)
+        if room.code in self.tournaments.by_room and room.result is not None:
+            out.extend(self.tournaments.finished(room, room.result, now))  # a tournament game ended
         return out
 
     @staticmethod

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -146,6 +146,16 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (game_id, seat)
     );
     CREATE INDEX rating_changes_by_player ON rating_changes(player, game_id);
+    """,
+    # Tournaments (server/tournament_host.py): each one's whole state as JSON, rewritten on every change in the
+    # transaction of the change (a game's result and the standings it makes are stored together).
+    6: """
+    CREATE TABLE tournaments (
+        id TEXT PRIMARY KEY,
+        data TEXT NOT NULL,
+        finished INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
     """,
 }
 MAX_LEADERBOARD_OFFSET = 10_000  # a leaderboard page starts at most this far down (the index walk stays bounded)
@@ -283,6 +293,15 @@ class GameFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class TournamentSaved:
+    """A tournament's whole state (server/tournament_host.py), stored as it is now."""
+
+    id: str
+    data: dict[str, Any]
+    finished: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class RoomClosed:
     """A room closed; it will not be restored."""
 
@@ -299,6 +318,7 @@ Record = (
     | GameFinished
     | RoomClosed
     | NameClaimed
+    | TournamentSaved
 )
 
 
@@ -461,6 +481,12 @@ class Store:
                 )
                 if record.ratings:
                     self._write_ratings(cursor.lastrowid, record.ratings)
+            case TournamentSaved():
+                db.execute(
+                    "INSERT INTO tournaments (id, data, finished, created_at) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET data = excluded.data, finished = excluded.finished",
+                    (record.id, json.dumps(record.data), int(record.finished), now),
+                )
             case RoomClosed():
                 db.execute("UPDATE rooms SET closed = 1, closed_at = ? WHERE code = ?", (now, record.code))
                 db.execute("DELETE FROM moves WHERE room = ?", (record.code,))
@@ -564,6 +590,26 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return [StoredRating(*row) for row in rows]
+
+    def tournaments(self, limit: int = 200) -> list[dict[str, Any]]:
+        """The latest tournaments' stored states, oldest first (StoreError if they cannot be read)."""
+        try:
+            rows = self.db.execute(
+                "SELECT data FROM (SELECT data, created_at FROM tournaments ORDER BY created_at DESC LIMIT ?)"
+                " ORDER BY created_at",
+                (limit,),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
+        found = []
+        for (data,) in rows:
+            try:
+                value = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+        return found
 
     def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
         """One page of a pool's players by rating, best first: (how many the pool has, the page's entries).
