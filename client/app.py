@@ -49,6 +49,13 @@ from gamenight.client.screens.ratings import (
     ShowLeaderboard,
     ShowPlayerCard,
 )
+from gamenight.client.screens.tournaments import (
+    OpenTournament,
+    SendTournament,
+    ShowTournaments,
+    TournamentScreen,
+    TournamentsScreen,
+)
 from gamenight.client.state import Changes, ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.protocol.errors import ErrorCode
@@ -57,6 +64,7 @@ from gamenight.protocol.messages import (
     AddAi,
     Chat,
     CreateRoom,
+    CreateTournament,
     Error,
     GameRecord,
     GetGame,
@@ -73,6 +81,7 @@ from gamenight.protocol.messages import (
     RoomInfo,
     Takeback,
     TakebackDecline,
+    TournamentInfo,
 )
 from gamenight.protocol.vocab import Role
 
@@ -331,6 +340,34 @@ class GameNightApp(App[None]):
     def on_ask_ratings(self, event: AskRatings) -> None:
         """Send a leaderboard or profile request; its reply fills the client state's ratings."""
         self.model.asked_ratings(event.request, self._send(event.request))
+
+    # -- tournaments (client/screens/tournaments.py) ---------------------------------------------------------------
+    def on_show_tournaments(self, _: ShowTournaments) -> None:
+        """Show the tournaments list (it asks for the list once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(TournamentsScreen(self.model))
+
+    def on_open_tournament(self, event: OpenTournament) -> None:
+        """Show one tournament (it asks for it, and its pushes follow)."""
+        self.push_screen(TournamentScreen(self.model, event.tournament))
+
+    def on_send_tournament(self, event: SendTournament) -> None:
+        """Send a tournament request; a new tournament's reply opens its screen."""
+        if isinstance(event.request, CreateTournament):
+            self._start(self._host_tournament(event.request))
+        else:
+            self._send(event.request)
+
+    async def _host_tournament(self, request: CreateTournament) -> None:
+        """Host a tournament and open its screen (a refusal is shown as a notice by the reply itself)."""
+        reply = await self._request(request)
+        if not isinstance(reply, TournamentInfo):
+            return
+        playing = self.model.room is not None and self.model.room.code in {g.get("room") for g in reply.games}
+        if not playing:  # seated in its first game already: the game screen stays in front
+            await self.push_screen(TournamentScreen(self.model, reply.tournament))
 
     def on_open_replay(self, event: ui.OpenReplay) -> None:
         """Ask for one finished game; its reply opens the replay viewer."""

@@ -33,6 +33,8 @@ from gamenight.protocol.messages import (
     State,
     Sync,
     Tick,
+    TournamentInfo,
+    Tournaments,
     Welcome,
 )
 from gamenight.protocol.vocab import EventKind, Result, Role, RoomStatus, RoomSummary
@@ -71,6 +73,7 @@ class Changes:
     token: str | None = None  # the resume token of a welcome, to keep for the next run
     name_taken: str | None = None  # the server refused our name (claimed by another key): the free name it suggests
     ratings: bool = False  # a leaderboard page or a player card asked for arrived (or was refused)
+    tournaments: bool = False  # the tournament list or a tournament's state arrived
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
 
@@ -104,6 +107,14 @@ class Ratings:
         return request_id is not None and request_id in (self.board_request, self.card_request)
 
 
+@dataclass(slots=True)
+class TournamentView:
+    """The tournaments list and every tournament's latest state (replies and pushes), by id."""
+
+    listed: Tournaments | None = None
+    known: dict[str, TournamentInfo] = field(default_factory=dict)
+
+
 class ClientState:
     """Everything the client knows, updated by the server's messages (one `apply` per message)."""
 
@@ -116,6 +127,7 @@ class ClientState:
         self.hosted: set[str] = set()  # rooms this session created (and so may seat AIs in)
         self.history = History()
         self.ratings = Ratings()
+        self.tournaments = TournamentView()
 
     # -- the reducer ------------------------------------------------------------------------------------
     def apply(self, message: Message, *, quiet: bool = False, resumed: bool = False) -> Changes:
@@ -147,6 +159,12 @@ class ClientState:
                 if message.id is not None and message.id == self.history.replay_request:
                     self.history.replay_request = None
                     changes.record = message
+            case Tournaments():
+                self.tournaments.listed = message
+                changes.tournaments = True
+            case TournamentInfo():
+                self.tournaments.known[message.tournament] = message
+                changes.tournaments = True
             case Leaders() | PlayerCard():
                 self._rated_reply(message, changes)
             case Error() if self.ratings.waiting(message.id):

@@ -176,7 +176,11 @@ HELP = """\
 # gamenight
 
 **Lobby** — `n` new game against the AI · `c` create a room · `Enter`/`j` join the selected room ·
-`s` watch it · `o` join by code · `h` history · `l` ratings · `i` a player's card · `r` refresh · `q` quit
+`s` watch it · `o` join by code · `h` history · `l` ratings · `i` a player's card · `t` tournaments · `r` refresh ·
+`q` quit
+
+**Tournaments** — `Enter` opens one · `c` hosts one (players: names, `me`, `AI level 3`, `bot classic`) ·
+in a tournament `w` watches the selected game, `j` enters, `x` leaves; your games start by themselves
 
 **Ratings** — `g` next game · `→`/`←` next and previous page · `Enter` the selected player's card · `Esc` back
 

@@ -16,6 +16,7 @@ from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.create import CreateRoomScreen
 from gamenight.client.screens.dialogs import HelpScreen, RoomCodeScreen
 from gamenight.client.screens.ratings import PlayerNameScreen, ShowLeaderboard, ShowPlayerCard
+from gamenight.client.screens.tournaments import ShowTournaments
 from gamenight.protocol.vocab import Role, RoomStatus
 
 COLUMNS = (
@@ -40,6 +41,7 @@ class LobbyScreen(GameNightScreen):
         Binding("o", "code", "Code"),
         Binding("h", "history", "History"),
         Binding("l", "leaderboard", "Ratings"),
+        Binding("t", "tournaments", "Tournaments"),
         Binding("i", "player_card", "Player card", show=False),
         Binding("r", "refresh", "Refresh", show=False),
         Binding("f1", "help", "Help"),
@@ -150,6 +152,10 @@ class LobbyScreen(GameNightScreen):
     def action_history(self) -> None:
         """Open the history of finished games (and their replays)."""
         self.post_message(OpenHistory())
+
+    def action_tournaments(self) -> None:
+        """Open the tournaments list (client/screens/tournaments.py)."""
+        self.post_message(ShowTournaments())
 
     def action_leaderboard(self) -> None:
         """Open the leaderboards (client/screens/ratings.py)."""
