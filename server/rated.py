@@ -29,6 +29,7 @@ from gamenight.server.store import SeatRated, StoredRating
 from gamenight.server.text import name_key
 
 if TYPE_CHECKING:
+    from gamenight.server.outbox import AiSpec, Member
     from gamenight.server.room import Room, Seat
 
 FFA_SUFFIX = "-ffa"
@@ -76,11 +77,15 @@ class Entrant:
     @classmethod
     def of(cls, seat: Seat) -> Entrant | None:
         """The seat's rated player (None for an empty seat)."""
-        if seat.ai is not None:
-            label = seat.ai.label
-            return cls(ai_key(label) or label, label, "ai")
-        if seat.holder is not None:
-            return cls(name_key(seat.holder.name), seat.holder.name, "bot" if seat.holder.bot else "human")
+        return cls.playing(seat.holder, seat.ai)
+
+    @classmethod
+    def playing(cls, holder: Member | None, ai: AiSpec | None) -> Entrant | None:
+        """The rated player of a seat held by `holder` or played by `ai` (None if neither)."""
+        if ai is not None:
+            return cls(ai_key(ai.label) or ai.label, ai.label, "ai")
+        if holder is not None:
+            return cls(name_key(holder.name), holder.name, "bot" if holder.bot else "human")
         return None
 
 
@@ -139,7 +144,9 @@ class RatingBook:
         """
         if result.reason == EndReason.ABORTED:
             return (), ()
-        entrants = [Entrant.of(seat) for seat in room.seats]
+        # Who sat down for this game (a rider who left a 3-4 rider game mid-way is still rated by place).
+        seated = room.started_with if len(room.started_with) == len(room.seats) else None
+        entrants = [Entrant.playing(*s) for s in seated] if seated else [Entrant.of(seat) for seat in room.seats]
         if any(e is None for e in entrants) or len({e.key for e in entrants if e}) != len(entrants):
             return (), ()  # an empty seat, or one player in two seats: nothing to rate
         players = [e for e in entrants if e is not None]

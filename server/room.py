@@ -165,6 +165,7 @@ class Room:
         self.now = 0.0  # when the request being handled arrived (monotonic seconds), stamped by the lobby
         self.driver = Driver.for_game(self, game)
         self.rater: Rater | None = None  # set by the lobby; rates the games of a room with option `rated`
+        self.started_with: list[tuple[Member | None, AiSpec | None]] = []  # who sat where when the game began
 
     @property
     def policy(self) -> DisconnectPolicy:
@@ -386,6 +387,7 @@ class Room:
         self.rematch_votes.clear()
         self.game_no += 1
         self.seq += 1
+        self.started_with = [(s.holder, s.ai) for s in self.seats]  # rated: a leaver is still rated
         out = Outbox(changed=True)
         out.records.append(GameStarted(self.code, self.game_no))
         out.extend(self.driver.started())
@@ -661,6 +663,7 @@ class Room:
                 room.host = room.host or seat.holder.session  # schema 1 stored no host: the first seated hosts
         room.now = now
         room._restore_game(saved)
+        room.started_with = [(s.holder, s.ai) for s in room.seats]
         room.empty_since = now
         out = room.driver.restored(saved) if saved.game_no else Outbox()
         return room, out.extend(room.ai_turns())

@@ -304,6 +304,7 @@ class TournamentHost:
             if t.status == "waiting" and wall >= t.starts_at:
                 self._start(t, wall)
             if t.status == "running":
+                self._lost_rooms(t)
                 if t.kind == "arena" and t.ends_at is not None and wall < t.ends_at:
                     self._pair(t)
                 out.extend(self._launch(t, now))
@@ -331,6 +332,20 @@ class TournamentHost:
                 arena_points(record, Played(game.players, game.places).result(player))
         out = self._changed(t)
         return out.extend(self.sweep(now))
+
+    def _lost_rooms(self, t: Tournament) -> None:
+        """Games whose room is gone unfinished (not restorable, taken offline): a round robin plays them again,
+        an arena forgets them."""
+        for game in t.running():
+            if game.room is not None and game.room not in self.lobby.rooms:
+                self.by_room.pop(game.room, None)
+                game.room = None
+        if t.kind == "arena":
+            t.games = [g for g in t.games if g.room is not None or g.places is not None]
+            self.by_room = {code: (tid, i) for code, (tid, i) in self.by_room.items() if tid != t.id}
+            for index, game in enumerate(t.games):
+                if game.room is not None and game.places is None:
+                    self.by_room[game.room] = (t.id, index)
 
     def _start(self, t: Tournament, wall: float) -> None:
         """The tournament begins: a round robin's whole schedule, or the arena's clock."""

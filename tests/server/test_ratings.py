@@ -286,3 +286,30 @@ def test_tron_with_three_riders_is_rated_by_finishing_order() -> None:
             elif lasted[a] == lasted[b]:
                 assert after[a] == after[b]
     assert book.standings[("ai:level 1", "tron-ffa")].games == 1
+
+
+def test_a_rider_who_leaves_a_rated_three_rider_game_is_still_rated_last() -> None:
+    """Leaving a rated 3-rider Tron game mid-way does not cancel its rating: the leaver is rated by their place."""
+    from gamenight.protocol.vocab import Role
+    from gamenight.server.games import GAMES
+    from gamenight.server.outbox import Member
+    from gamenight.server.rated import RatingBook
+    from gamenight.server.room import Room
+    from gamenight.server.room_options import split_and_validate
+
+    game = GAMES["tron"]
+    options, room_options = split_and_validate(game, {"players": 3, "map": "random", "seed": 5, **RATED})
+    room = Room("TRON3", game, options, room_options, "host", "host")
+    room.rater = RatingBook(clock=lambda: 1_000_000.0).rate
+    for seat, name in enumerate(("ann", "ben", "cat")):
+        room.join(Member(f"s{seat}", name, f"h{seat}", claimed=True), Role.PLAYER, seat, None)
+    room.tick()
+    room.leave("s1")  # ben retires on the next tick and gives up his seat
+    ticks = 0
+    while room.result is None and ticks < 2000:
+        room.tick()
+        ticks += 1
+    assert room.result is not None
+    after = {c.name: c.after for c in room.result.ratings}
+    assert set(after) == {"ann", "ben", "cat"}
+    assert after["ben"] == min(after.values()) and after["ben"] < 1500
