@@ -179,3 +179,21 @@ async def test_restart_mid_tournament_resumes(server_process):
     )
     check_round_robin(final, ROUND_ROBIN)
     await host.close()
+
+
+async def test_tron_group_tournament_ranks_riders_by_place(db_server):
+    """Tron with three riders: one group game of three AIs; its places give each rider a pairwise share."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    host = await Peer.connect(url, "host", key=key())
+    riders = ["AI level 1", "AI level 2", "bot chaser"]
+    options = {"players": 3, "map": "random", "width": 12, "height": 12, "tick_ms": 50, "countdown_ms": 0}
+    reply = await host.request(CreateTournament, game="tron", kind="round_robin", options=options, players=riders)
+    assert reply.type == "tournament", reply
+    final = await until(host, reply.tournament, lambda m: m.status == "finished")
+    (game,) = final.games
+    assert sorted(game["players"]) == sorted(riders) and len(game["places"]) == 3
+    points = {row["player"]: row["points"] for row in final.standings}
+    assert sum(points.values()) == pytest.approx(1.5)  # three pairwise results of one point each, halved per rider
+    best = game["players"][game["places"].index(min(game["places"]))]
+    assert points[best] == max(points.values())
+    await host.close()
