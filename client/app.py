@@ -51,6 +51,7 @@ from gamenight.client.screens.ratings import (
 )
 from gamenight.client.screens.tournaments import (
     OpenTournament,
+    ReplayTournamentGame,
     SendTournament,
     ShowTournaments,
     TournamentScreen,
@@ -67,10 +68,12 @@ from gamenight.protocol.messages import (
     CreateTournament,
     Error,
     GameRecord,
+    Games,
     GetGame,
     Join,
     Joined,
     Leave,
+    ListGames,
     ListRooms,
     MakeMove,
     Message,
@@ -359,6 +362,22 @@ class GameNightApp(App[None]):
             self._start(self._host_tournament(event.request))
         else:
             self._send(event.request)
+
+    def on_replay_tournament_game(self, event: ReplayTournamentGame) -> None:
+        """Find a tournament game in the history and open its replay."""
+        self._start(self._replay_tournament_game(event.room, event.players))
+
+    async def _replay_tournament_game(self, room: str, players: tuple[str, ...]) -> None:
+        """The newest finished game of `room` with these players, replayed (the reply opens the viewer)."""
+        reply = await self._request(ListGames(room=room, limit=5))
+        if not isinstance(reply, Games):
+            return
+        for entry in reply.games:
+            names = tuple(str(p.get("name")) for p in entry.get("players", []) if isinstance(p, dict))
+            if names == players:
+                self.model.asked_replay(self._send(GetGame(game_id=int(entry["game_id"]))))
+                return
+        self.notify("That game is not in the history", severity="warning")
 
     async def _host_tournament(self, request: CreateTournament) -> None:
         """Host a tournament and open its screen (a refusal is shown as a notice by the reply itself)."""

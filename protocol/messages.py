@@ -199,6 +199,7 @@ class ListGames(Message):
     player: str | None = None
     game: str | None = None
     limit: int = 20
+    room: str | None = None  # only the games played in this room (a tournament game's, say)
 
 
 @dataclass(frozen=True, slots=True)

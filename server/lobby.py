@@ -116,7 +116,7 @@ class History(Protocol):
     """Where finished games are read from (the SQLite store)."""
 
     def list_games(
-        self, player: str | None, game: str | None, limit: int, viewer: str | None
+        self, player: str | None, game: str | None, limit: int, viewer: str | None, room: str | None = None
     ) -> list[dict[str, Any]]: ...
 
     def get_game(self, game_id: int, viewer: str | None) -> dict[str, Any] | None: ...
@@ -474,7 +474,7 @@ class Lobby:
             case Decline():
                 return self._decline(client, msg)
             case ListGames():
-                games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash)
+                games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash, msg.room)
                 return _reply(client, Games(games=games, id=msg.id))
             case GetGame():
                 record = self._history().get_game(msg.game_id, client.token_hash)

@@ -156,6 +156,7 @@ MIGRATIONS: dict[int, str] = {
         finished INTEGER NOT NULL DEFAULT 0,
         created_at REAL NOT NULL
     );
+    CREATE INDEX games_by_room ON games(room, game_no);
     """,
 }
 MAX_LEADERBOARD_OFFSET = 10_000  # a leaderboard page starts at most this far down (the index walk stays bounded)
@@ -673,7 +674,12 @@ class Store:
         return ratings, recent
 
     def list_games(
-        self, player: str | None = None, game: str | None = None, limit: int = 20, viewer: str | None = None
+        self,
+        player: str | None = None,
+        game: str | None = None,
+        limit: int = 20,
+        viewer: str | None = None,
+        room: str | None = None,
     ) -> list[dict[str, Any]]:
         """Finished games, newest first, optionally of one game kind or with one player (by name).
 
@@ -688,6 +694,9 @@ class Store:
         if game is not None:
             where.append("g.game = ?")
             args.append(game)
+        if room is not None:  # through the games_by_room index
+            where.append("g.room = ?")
+            args.append(room.strip().upper()[:16])
         if player is not None:
             sql = (
                 "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM game_players AS gp"

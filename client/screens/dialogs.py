@@ -180,7 +180,8 @@ HELP = """\
 `q` quit
 
 **Tournaments** — `Enter` opens one · `c` hosts one (players: names, `me`, `AI level 3`, `bot classic`) ·
-in a tournament `w` watches the selected game, `j` enters, `x` leaves; your games start by themselves
+in a tournament `w` watches the selected game, `v` replays it once over, `j` enters, `x` leaves; your games start
+by themselves
 
 **Ratings** — `g` next game · `→`/`←` next and previous page · `Enter` the selected player's card · `Esc` back
 

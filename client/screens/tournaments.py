@@ -37,6 +37,15 @@ STANDING_COLUMNS = (("rank", "#"), ("player", "Player"), ("points", "Points"), (
 GAME_COLUMNS = (("n", "#"), ("players", "Players"), ("room", "Room"), ("result", "Result"))
 
 
+class ReplayTournamentGame(Message):
+    """Find a finished tournament game in the history (by its room and players) and replay it."""
+
+    def __init__(self, room: str, players: tuple[str, ...]) -> None:
+        super().__init__()
+        self.room = room
+        self.players = players
+
+
 class ShowTournaments(Message):
     """Open the tournaments list."""
 
@@ -240,6 +249,7 @@ class TournamentScreen(GameNightScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("w", "watch", "Watch game"),
+        Binding("v", "replay", "Replay game"),
         Binding("j", "enter", "Enter"),
         Binding("x", "leave", "Leave"),
         Binding("r", "reload", "Refresh"),
@@ -334,6 +344,19 @@ class TournamentScreen(GameNightScreen):
             self.notify("That game has not started yet", severity="warning")
             return
         self.post_message(JoinRoom(str(room), Role.SPECTATOR))
+
+    def action_replay(self) -> None:
+        """Replay the selected game, once it is over."""
+        info = self.shown
+        games = self.query_one("#t-games", DataTable)
+        if info is None or not games.row_count or not games.is_valid_row_index(games.cursor_row):
+            self.notify("No game selected", severity="warning")
+            return
+        game = info.games[games.cursor_row]
+        if not game.get("room") or game.get("places") is None or game.get("forfeit"):
+            self.notify("That game has not been played to its end yet", severity="warning")
+            return
+        self.post_message(ReplayTournamentGame(str(game["room"]), tuple(str(p) for p in game["players"])))
 
     def action_enter(self) -> None:
         """Enter the tournament."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.widgets import DataTable, Input, Select, Static
 
 from gamenight.client.screens.game import GameScreen
+from gamenight.client.screens.history import ReplayScreen
 from gamenight.client.screens.tournaments import CreateTournamentScreen, TournamentScreen, TournamentsScreen
 from tests.client.conftest import wait_for
 
@@ -31,7 +32,7 @@ async def host_from_lobby(app, pilot, game: str, players: str, opens: type = Tou
 
 async def test_host_a_round_robin_of_an_ai_and_a_bot_to_the_final_table(make_app, url):
     """From the lobby: host a round robin of AI level 1 and the "greedy" bot; the screen follows its two games
-    and ends on the final table; the list then shows it finished."""
+    and ends on the final table, `v` replays a game; the list then shows it finished."""
     app = make_app("carol")
     async with app.run_test(size=SIZE) as pilot:
         screen = await host_from_lobby(app, pilot, "connect4", "AI level 1, bot greedy")
@@ -51,6 +52,11 @@ async def test_host_a_round_robin_of_an_ai_and_a_bot_to_the_final_table(make_app
         assert games.row_count == 2
         results = [str(games.get_row_at(n)[3]) for n in range(2)]
         assert all(r.endswith("wins") or r == "draw" for r in results)
+        await pilot.press("v")  # the first game, replayed from the history
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay")
+        assert app.screen.replay.record["players"][0]["name"] == screen.shown.games[0]["players"][0]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, "back to the tournament")
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, TournamentsScreen), "the list")
         listing = app.screen

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gamenight.protocol.messages import CreateTournament, GetTournament, JoinTournament, ListTournaments
+from gamenight.protocol.messages import CreateTournament, GetTournament, JoinTournament, ListGames, ListTournaments
 from gamenight.server.app import GameServer, ServerConfig
 from tests.peer import Peer
 
@@ -85,6 +85,9 @@ async def test_round_robin_of_four_ais_runs_to_the_end(db_server):
     assert listed.tournaments[0]["tournament"] == reply.tournament and listed.tournaments[0]["status"] == "finished"
     again = await host.request(GetTournament, tournament=reply.tournament)
     assert again.standings == final.standings
+    first = final.games[0]
+    found = await host.request(ListGames, room=first["room"])
+    assert [[p["name"] for p in g["players"]] for g in found.games] == [first["players"]]
     await host.close()
 
 
