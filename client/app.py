@@ -44,6 +44,21 @@ from gamenight.client.screens.dialogs import NameScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.history import HistoryScreen, ReplayScreen
 from gamenight.client.screens.lobby import LobbyScreen
+from gamenight.client.screens.ratings import (
+    AskRatings,
+    LeaderboardScreen,
+    PlayerCardScreen,
+    ShowLeaderboard,
+    ShowPlayerCard,
+)
+from gamenight.client.screens.tournaments import (
+    OpenTournament,
+    ReplayTournamentGame,
+    SendTournament,
+    ShowTournaments,
+    TournamentScreen,
+    TournamentsScreen,
+)
 from gamenight.client.state import Changes, ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.protocol.errors import ErrorCode
@@ -54,14 +69,17 @@ from gamenight.protocol.messages import (
     ChallengeRequest,
     Chat,
     CreateRoom,
+    CreateTournament,
     Decline,
     Error,
     GameRecord,
+    Games,
     GetGame,
     Invite,
     Join,
     Joined,
     Leave,
+    ListGames,
     ListPlayers,
     ListRooms,
     MakeMove,
@@ -74,6 +92,7 @@ from gamenight.protocol.messages import (
     RoomInfo,
     Takeback,
     TakebackDecline,
+    TournamentInfo,
 )
 from gamenight.protocol.vocab import Role
 
@@ -384,6 +403,69 @@ class GameNightApp(App[None]):
     def on_load_history(self, event: ui.LoadHistory) -> None:
         """Ask for a list of finished games; its reply fills the history."""
         self.model.asked_history(event.request, self._send(event.request))
+
+    # -- ratings (client/screens/ratings.py) -------------------------------------------------------------------
+    def on_show_leaderboard(self, _: ShowLeaderboard) -> None:
+        """Show the leaderboards (the screen asks for its first page once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(LeaderboardScreen(self.model))
+
+    def on_show_player_card(self, event: ShowPlayerCard) -> None:
+        """Show a player's card (it asks for the card once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(PlayerCardScreen(self.model, event.name))
+
+    def on_ask_ratings(self, event: AskRatings) -> None:
+        """Send a leaderboard or profile request; its reply fills the client state's ratings."""
+        self.model.asked_ratings(event.request, self._send(event.request))
+
+    # -- tournaments (client/screens/tournaments.py) ---------------------------------------------------------------
+    def on_show_tournaments(self, _: ShowTournaments) -> None:
+        """Show the tournaments list (it asks for the list once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(TournamentsScreen(self.model))
+
+    def on_open_tournament(self, event: OpenTournament) -> None:
+        """Show one tournament (it asks for it, and its pushes follow)."""
+        self.push_screen(TournamentScreen(self.model, event.tournament))
+
+    def on_send_tournament(self, event: SendTournament) -> None:
+        """Send a tournament request; a new tournament's reply opens its screen."""
+        if isinstance(event.request, CreateTournament):
+            self._start(self._host_tournament(event.request))
+        else:
+            self._send(event.request)
+
+    def on_replay_tournament_game(self, event: ReplayTournamentGame) -> None:
+        """Find a tournament game in the history and open its replay."""
+        self._start(self._replay_tournament_game(event.room, event.players))
+
+    async def _replay_tournament_game(self, room: str, players: tuple[str, ...]) -> None:
+        """The newest finished game of `room` with these players, replayed (the reply opens the viewer)."""
+        reply = await self._request(ListGames(room=room, limit=5))
+        if not isinstance(reply, Games):
+            return
+        for entry in reply.games:
+            names = tuple(str(p.get("name")) for p in entry.get("players", []) if isinstance(p, dict))
+            if names == players:
+                self.model.asked_replay(self._send(GetGame(game_id=int(entry["game_id"]))))
+                return
+        self.notify("That game is not in the history", severity="warning")
+
+    async def _host_tournament(self, request: CreateTournament) -> None:
+        """Host a tournament and open its screen (a refusal is shown as a notice by the reply itself)."""
+        reply = await self._request(request)
+        if not isinstance(reply, TournamentInfo):
+            return
+        playing = self.model.room is not None and self.model.room.code in {g.get("room") for g in reply.games}
+        if not playing:  # seated in its first game already: the game screen stays in front
+            await self.push_screen(TournamentScreen(self.model, reply.tournament))
 
     def on_open_replay(self, event: ui.OpenReplay) -> None:
         """Ask for one finished game; its reply opens the replay viewer."""

@@ -23,15 +23,21 @@ from gamenight.protocol.messages import (
     GameRecord,
     Games,
     Joined,
+    Leaderboard,
+    Leaders,
     Left,
     ListGames,
     ListPlayers,
     Message,
+    PlayerCard,
+    Profile,
     RoomInfo,
     Rooms,
     State,
     Sync,
     Tick,
+    TournamentInfo,
+    Tournaments,
     Welcome,
 )
 from gamenight.protocol.vocab import ChallengeEnd, EventKind, Result, Role, RoomStatus, RoomSummary
@@ -73,6 +79,8 @@ class Changes:
     challenges: bool = False  # my pending challenges or the offers to me
     offered: Offer | None = None  # a challenge (or invite) offered to me: ask whether to accept
     offers_gone: list[str] = field(default_factory=list)  # offers to me that ended: close their dialogs
+    ratings: bool = False  # a leaderboard page or a player card asked for arrived (or was refused)
+    tournaments: bool = False  # the tournament list or a tournament's state arrived
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
 
@@ -88,6 +96,32 @@ class History:
     replay_request: int | None = None  # the id of the get_game request whose reply opens the replay
 
 
+@dataclass(slots=True)
+class Ratings:
+    """The leaderboard page and the player card asked for last (each request's reply, or why it was refused)."""
+
+    board_asked: Leaderboard | None = None
+    board_request: int | None = None
+    board: Leaders | None = None
+    board_error: str | None = None
+    card_asked: Profile | None = None
+    card_request: int | None = None
+    card: PlayerCard | None = None
+    card_error: str | None = None
+
+    def waiting(self, request_id: int | None) -> bool:
+        """True if `request_id` is the leaderboard or player card request still awaited."""
+        return request_id is not None and request_id in (self.board_request, self.card_request)
+
+
+@dataclass(slots=True)
+class TournamentView:
+    """The tournaments list and every tournament's latest state (replies and pushes), by id."""
+
+    listed: Tournaments | None = None
+    known: dict[str, TournamentInfo] = field(default_factory=dict)
+
+
 class ClientState:
     """Everything the client knows, updated by the server's messages (one `apply` per message)."""
 
@@ -100,6 +134,8 @@ class ClientState:
         self.hosted: set[str] = set()  # rooms this session created (and so may seat AIs in)
         self.history = History()
         self.presence = Presence()
+        self.ratings = Ratings()
+        self.tournaments = TournamentView()
 
     # -- the reducer ------------------------------------------------------------------------------------
     def apply(self, message: Message, *, quiet: bool = False, resumed: bool = False) -> Changes:
@@ -133,11 +169,23 @@ class ClientState:
                 if message.id is not None and message.id == self.history.replay_request:
                     self.history.replay_request = None
                     changes.record = message
+            case Tournaments():
+                self.tournaments.listed = message
+                changes.tournaments = True
+            case TournamentInfo():
+                self.tournaments.known[message.tournament] = message
+                changes.tournaments = True
+            case Leaders() | PlayerCard():
+                self._rated_reply(message, changes)
+            case Error() if self.ratings.waiting(message.id):
+                self._rated_reply(message, changes)
             case Error() if message.code == ErrorCode.NAME_TAKEN:
                 changes.name_taken = message.suggestion or ""
             case Error():
                 if not quiet:
                     changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
+        if changes.result is not None and changes.result.ratings:
+            changes.notices.append(Notice(rating_changes_text(changes.result), title="Ratings", timeout=10))
         return changes
 
     def _welcome(self, msg: Welcome, resumed: bool, changes: Changes) -> None:
@@ -301,6 +349,36 @@ class ClientState:
         """A history list was asked for; only its reply will be shown."""
         self.history.asked, self.history.request, self.history.loaded = request, request_id, False
 
+    # -- ratings --------------------------------------------------------------------------------------------
+    def asked_ratings(self, request: Leaderboard | Profile, request_id: int | None) -> None:
+        """A leaderboard page or a player card was asked for; only the reply to the latest is shown."""
+        if isinstance(request, Leaderboard):
+            self.ratings.board_asked, self.ratings.board_request = request, request_id
+            self.ratings.board, self.ratings.board_error = None, None
+        else:
+            self.ratings.card_asked, self.ratings.card_request = request, request_id
+            self.ratings.card, self.ratings.card_error = None, None
+
+    def _rated_reply(self, message: Leaders | PlayerCard | Error, changes: Changes) -> None:
+        """The reply to a leaderboard or profile request (a reply to an older request is dropped)."""
+        ratings = self.ratings
+        if message.id is None:
+            return
+        if message.id == ratings.board_request:
+            ratings.board_request = None
+            if isinstance(message, Leaders):
+                ratings.board = message
+            elif isinstance(message, Error):
+                ratings.board_error = message.message
+            changes.ratings = True
+        elif message.id == ratings.card_request:
+            ratings.card_request = None
+            if isinstance(message, PlayerCard):
+                ratings.card = message
+            elif isinstance(message, Error):
+                ratings.card_error = message.message
+            changes.ratings = True
+
     def asked_replay(self, request_id: int | None) -> None:
         """A finished game was asked for; its reply opens the replay."""
         self.history.replay_request = request_id
@@ -311,3 +389,16 @@ class ClientState:
             return None
         self.room.syncing = True
         return Sync(room=self.room.code, seq=self.room.seq)
+
+
+def rating_text(rating: float, provisional: bool) -> str:
+    """A rating as people read it: whole points, "?" while provisional (e.g. "1662?")."""
+    return f"{rating:.0f}" + ("?" if provisional else "")
+
+
+def rating_changes_text(result: Result) -> str:
+    """A rated game's changes in one line, e.g. "alice 1500 → 1338? (-162) · bob 1500 → 1662? (+162)"."""
+    return " · ".join(
+        f"{c.name} {c.before:.0f} → {rating_text(c.after, c.provisional)} ({c.after - c.before:+.0f})"
+        for c in result.ratings
+    )

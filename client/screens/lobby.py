@@ -28,6 +28,8 @@ from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.challenge import ChallengePlan, ChallengeScreen
 from gamenight.client.screens.create import CreateRoomScreen
 from gamenight.client.screens.dialogs import HelpScreen, RoomCodeScreen
+from gamenight.client.screens.ratings import PlayerNameScreen, ShowLeaderboard, ShowPlayerCard
+from gamenight.client.screens.tournaments import ShowTournaments
 from gamenight.protocol.vocab import Role, RoomStatus
 
 COLUMNS = (
@@ -55,6 +57,9 @@ class LobbyScreen(GameNightScreen):
         Binding("h", "history", "History"),
         Binding("p", "challenge", "Challenge"),
         Binding("w", "withdraw", "Withdraw"),
+        Binding("l", "leaderboard", "Ratings"),
+        Binding("t", "tournaments", "Tournaments"),
+        Binding("i", "player_card", "Player card", show=False),
         Binding("r", "refresh", "Refresh", show=False),
         Binding("f1", "help", "Help"),
         Binding("q", "app.quit", "Quit"),
@@ -208,6 +213,23 @@ class LobbyScreen(GameNightScreen):
     def action_history(self) -> None:
         """Open the history of finished games (and their replays)."""
         self.post_message(OpenHistory())
+
+    def action_tournaments(self) -> None:
+        """Open the tournaments list (client/screens/tournaments.py)."""
+        self.post_message(ShowTournaments())
+
+    def action_leaderboard(self) -> None:
+        """Open the leaderboards (client/screens/ratings.py)."""
+        self.post_message(ShowLeaderboard())
+
+    def action_player_card(self) -> None:
+        """Ask whose card to show, then show it."""
+        self.app.push_screen(PlayerNameScreen(), self._card_for)
+
+    def _card_for(self, name: str | None) -> None:
+        """Show the card of the player named in the dialog."""
+        if name:
+            self.post_message(ShowPlayerCard(name))
 
     def action_refresh(self) -> None:
         """Ask the server for the room list and who is online again."""
