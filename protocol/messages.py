@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gamenight.protocol.errors import ErrorCode
-from gamenight.protocol.schema import FieldSpec, field_specs, wire_name
+from gamenight.protocol.schema import FieldSpec, field_specs, omitted_when_empty, wire_name
 from gamenight.protocol.vocab import (
     ChallengeEnd,
     Clock,
     EventKind,
+    EventNote,
     GameDescription,
     PlayerInfo,
     Result,
@@ -27,7 +28,7 @@ from gamenight.protocol.vocab import (
     SeatSummary,
 )
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,10 +344,12 @@ class Left(Message):
 
 @dataclass(frozen=True, slots=True)
 class State(Message):
-    """A full snapshot of a room's game; `seq` rises by one with every change.
+    """A full snapshot of a room's game; `seq` numbers the game's states (docs/protocol.md, "The seq rule").
 
     `view` is the game's own drawing data (board, scores, ...). `to_move` lists the seats to move,
-    `legal` the legal moves of the seat to move (for simultaneous games, of every living seat).
+    `legal` the legal moves of the seat to move (for simultaneous games, of every living seat). Sent on
+    join, resume, `sync`, a game's start and end, and for the rare changes that are not moves (a pause, more
+    time, a takeback); `events` lists what led to it (e.g. `game_over`, `moretime`, the takeback's accept).
     """
 
     type: ClassVar[str] = "state"
@@ -362,17 +365,50 @@ class State(Message):
     result: Result | None = None
     next_tick_ms: int | None = None
     clock: Clock | None = None
+    events: tuple[EventNote, ...] = field(default=(), metadata=omitted_when_empty())
+
+
+@dataclass(frozen=True, slots=True)
+class Moved(Message):
+    """A turn-based game's one message per move: the move, what it changed, and who moves next.
+
+    `cells` are the board cells the move changed (`[row, col, char]`, row indexing `view.board`), `view` the
+    other view keys that changed, with their new values: applied to the previous view they give the new one
+    (`protocol.vocab.apply_changes`). `legal` is sent only to the seat that must move now, `ai` only for an AI's
+    move, `clock` only in clocked games, `events` only when something else happened (a pass, the game's end).
+    The mover's own copy echoes its `move` request's `id`.
+    """
+
+    type: ClassVar[str] = "moved"
+    room: str
+    seq: int
+    seat: int
+    move: str
+    cells: list[Any] = field(default_factory=list)
+    view: dict[str, Any] = field(default_factory=dict, metadata=omitted_when_empty())
+    to_move: list[Any] = field(default_factory=list)
+    legal: list[Any] = field(default_factory=list, metadata=omitted_when_empty())
+    clock: Clock | None = field(default=None, metadata=omitted_when_empty())
+    events: tuple[EventNote, ...] = field(default=(), metadata=omitted_when_empty())
+    ai: dict[str, Any] | None = field(default=None, metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
 class Tick(Message):
-    """A simultaneous game's per-tick delta (Tron): the heads' new squares; a full `state` precedes it."""
+    """A simultaneous game's one message per tick (Tron): what changed, in the same form as `moved`.
+
+    `cells` are the riders' new head squares, `view` always holds `tick`, `heads`, `alive` and `dirs`.
+    `events` lists the tick's crashes and, on the last tick, `game_over` (then the final `state` follows).
+    """
 
     type: ClassVar[str] = "tick"
     room: str
     seq: int
-    delta: dict[str, Any]
-    next_tick_ms: int | None = None
+    cells: list[Any] = field(default_factory=list)
+    view: dict[str, Any] = field(default_factory=dict)
+    move: str | None = field(default=None, metadata=omitted_when_empty())  # the tick's joint move, e.g. "E W"
+    next_tick_ms: int | None = field(default=None, metadata=omitted_when_empty())
+    events: tuple[EventNote, ...] = field(default=(), metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,6 +523,7 @@ class Error(Message):
     message: str
     room: str | None = None
     suggestion: str | None = None
+    retry_after_ms: int | None = field(default=None, metadata=omitted_when_empty())  # with `rate_limited`
 
 
 CLIENT_MESSAGES: tuple[type[Message], ...] = (
@@ -521,6 +558,7 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Joined,
     Left,
     State,
+    Moved,
     Tick,
     Event,
     Games,

@@ -68,7 +68,7 @@ async def test_unknown_resume_token_is_refused(server_process):
     from gamenight.protocol.messages import Hello
 
     peer = Peer(await connect(proc.url))
-    await peer.send(Hello(protocol=1, name="mallory", resume="not-a-real-token", id=1))
+    await peer.send(Hello(protocol=2, name="mallory", resume="not-a-real-token", id=1))
     error = await peer.expect("error")
     assert error.code == "bad_token" and error.id == 1
     await peer.close()

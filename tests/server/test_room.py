@@ -11,7 +11,7 @@ from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, Room
 
 def _client(lobby: Lobby, name: str):
     """Say hello and return the new session id."""
-    client, _ = lobby.hello(Hello(protocol=1, name=name), now=0.0)
+    client, _ = lobby.hello(Hello(protocol=2, name=name), now=0.0)
     return client.session
 
 
