@@ -11,23 +11,21 @@ the server's messages to these objects.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from gamenight.protocol.errors import ProtocolError
-from gamenight.protocol.messages import AddAi, Event, Join, Message, Moved, State, Tick
+from gamenight.protocol.messages import AddAi, Event, Join, Message, Moved, State, Tick, fold
 from gamenight.protocol.vocab import (
     END_REASONS,
     EndReason,
     EventKind,
-    EventNote,
     GameDescription,
     Result,
     Role,
     RoomStatus,
     RoomSummary,
     SeatKind,
-    apply_changes,
 )
 
 AI_LEVELS = (1, 2, 3, 4, 5)
@@ -237,24 +235,9 @@ class RoomSession:
         False (and nothing changes) when it does not follow the state held: a move was missed, so a `sync` is
         needed (or it is a late copy of a state already shown).
         """
-        state = self.state
-        if state is None or moved.seq != self.seq + 1:
+        if self.state is None or moved.seq != self.seq + 1:
             return False
-        status, result = self._ending(state, moved.events)
-        self.state = replace(
-            state,
-            seq=moved.seq,
-            status=status,
-            view=apply_changes(state.view, moved.cells, moved.view),
-            to_move=list(moved.to_move),
-            legal=list(moved.legal),
-            last_move=moved.move,
-            moves=[*state.moves, moved.move],
-            result=result,
-            clock=moved.clock if moved.clock is not None else state.clock,
-            events=moved.events,
-            id=None,
-        )
+        self.state = fold(self.state, moved)
         self.seq = moved.seq
         self.takeback_offer = None  # a move withdraws an offer, as on the server
         if moved.ai is not None:
@@ -264,37 +247,12 @@ class RoomSession:
 
     def apply_tick(self, tick: Tick) -> bool:
         """Fold a live game's tick into the full state; False (and nothing changes) if ticks were missed."""
-        state = self.state
-        if state is None or tick.seq != self.seq + 1:
+        if self.state is None or tick.seq != self.seq + 1:
             return False
-        status, result = self._ending(state, tick.events)
-        view = apply_changes(state.view, tick.cells, tick.view)
-        riding = [seat for seat, alive in enumerate(view.get("alive", ())) if alive]
-        playing = status == RoomStatus.PLAYING
-        self.state = replace(
-            state,
-            seq=tick.seq,
-            status=status,
-            view=view,
-            to_move=riding if playing else [],
-            legal=state.legal if playing else [],
-            last_move=tick.move if tick.move is not None else state.last_move,
-            result=result,
-            next_tick_ms=tick.next_tick_ms if playing else None,
-            events=tick.events,
-            id=None,
-        )
+        self.state = fold(self.state, tick)
         self.seq = tick.seq
         self.countdown_ms = None
         return True
-
-    @staticmethod
-    def _ending(state: State, events: Iterable[EventNote]) -> tuple[RoomStatus, Result | None]:
-        """The status and result after a move or tick: finished with its result if `events` hold `game_over`."""
-        for note in events:
-            if note.kind == EventKind.GAME_OVER:
-                return RoomStatus.FINISHED, read_result(note.data)
-        return state.status, state.result
 
     def apply_event(self, event: Event) -> bool:
         """Remember what an event tells (the AI's search figures); False for a replay of one already seen."""

@@ -9,7 +9,7 @@ annotations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from gamenight.protocol.errors import ErrorCode
@@ -26,6 +26,7 @@ from gamenight.protocol.vocab import (
     RoomStatus,
     RoomSummary,
     SeatSummary,
+    apply_changes,
 )
 
 PROTOCOL_VERSION = 2
@@ -524,6 +525,50 @@ class Error(Message):
     room: str | None = None
     suggestion: str | None = None
     retry_after_ms: int | None = field(default=None, metadata=omitted_when_empty())  # with `rate_limited`
+
+
+def fold(state: State, change: Moved | Tick) -> State:
+    """The full state after a `moved` or `tick` that follows `state` (its seq is `state.seq + 1`).
+
+    The view gets the change's cells and keys; a `moved` also sets who moves, `legal` (the recipient's: empty
+    unless it must move), the last move, the move list and the clock; a tick sets the riders still to move. A
+    `game_over` among the change's events finishes the game with its result. The full `state` that follows a
+    game's end repeats the seq and replaces the folded one.
+    """
+    status, result = state.status, state.result
+    for note in change.events:
+        if note.kind == EventKind.GAME_OVER:
+            status, result = RoomStatus.FINISHED, Result.from_plain(note.data)
+    view = apply_changes(state.view, change.cells, change.view)
+    playing = status == RoomStatus.PLAYING
+    if isinstance(change, Moved):
+        return replace(
+            state,
+            seq=change.seq,
+            status=status,
+            view=view,
+            to_move=list(change.to_move),
+            legal=list(change.legal),
+            last_move=change.move,
+            moves=[*state.moves, change.move],
+            result=result,
+            clock=change.clock if change.clock is not None else state.clock,
+            events=change.events,
+            id=None,
+        )
+    return replace(
+        state,
+        seq=change.seq,
+        status=status,
+        view=view,
+        to_move=[seat for seat, alive in enumerate(view.get("alive", ())) if alive] if playing else [],
+        legal=state.legal if playing else [],
+        last_move=change.move if change.move is not None else state.last_move,
+        result=result,
+        next_tick_ms=change.next_tick_ms if playing else None,
+        events=change.events,
+        id=None,
+    )
 
 
 CLIENT_MESSAGES: tuple[type[Message], ...] = (

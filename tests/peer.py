@@ -11,7 +11,7 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME, from_wire
-from gamenight.protocol.messages import CreateRoom, Hello, Join, Message, State, Welcome
+from gamenight.protocol.messages import CreateRoom, Hello, Join, Message, Moved, State, Tick, Welcome, fold
 
 TIMEOUT = 10.0
 
@@ -26,6 +26,7 @@ class Peer:
         self.inbox: list[Message] = []
         self.seen: list[Message] = []  # every message ever received, in order
         self.welcome: Welcome | None = None
+        self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
         # Read continuously, as a real client does, so unread frames never stall the connection.
         self._frames: asyncio.Queue[bytes | str | None] = asyncio.Queue()
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -71,7 +72,25 @@ class Peer:
             raise ConnectionClosedOK(None, None)
         msg = decode(frame, MAX_SERVER_FRAME)
         self.seen.append(msg)
+        if isinstance(msg, State):
+            self.positions[msg.room] = msg
+        elif isinstance(msg, (Moved, Tick)):
+            known = self.positions.get(msg.room)
+            if known is not None and msg.seq == known.seq + 1:
+                self.positions[msg.room] = fold(known, msg)
         return msg
+
+    async def state_after(self, room: str, seq: int) -> State:
+        """The room's full state once its seq passed `seq` (a `state`, or a `moved`/`tick` folded in)."""
+
+        def moved_on(msg: Message) -> bool:
+            position = self.positions.get(room)
+            return isinstance(msg, (State, Moved, Tick)) and position is not None and position.seq > seq
+
+        position = self.positions.get(room)
+        if position is None or position.seq <= seq:
+            await self.wait(moved_on)
+        return self.positions[room]
 
     async def wait(self, match: Any) -> Message:
         """Return (and remove) the first message, buffered or new, for which `match(msg)` is true."""
