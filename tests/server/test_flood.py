@@ -84,7 +84,8 @@ async def limited():
 async def _honest_round_trip(alice: Peer, bob: Peer, code: str, state):
     """One move of an honest game; returns the state after it."""
     mover = alice if state.to_move == [0] else bob
-    await mover.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+    legal = (await mover.at(code, state.seq)).legal
+    await mover.send(MakeMove(room=code, move=legal[0], seq=state.seq))
     return await alice.expect("state", seq=state.seq + 1)
 
 

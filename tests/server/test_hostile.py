@@ -85,7 +85,8 @@ async def _honest_game(url: str):
 async def _one_move(players, code, state, rng):
     """Play one random legal move and return the new state as the mover's opponent saw it."""
     mover = players[state.to_move[0]]
-    await mover.send(MakeMove(room=code, move=rng.choice(state.legal), seq=state.seq))
+    legal = (await mover.at(code, state.seq)).legal
+    await mover.send(MakeMove(room=code, move=rng.choice(legal), seq=state.seq))
     return await players[0].wait(lambda m: m.type == "state" and m.seq == state.seq + 1)
 
 
