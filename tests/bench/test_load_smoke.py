@@ -50,7 +50,9 @@ def _pair(moves: list[tuple[int, str]]) -> list:
     """The two players' logs of one consistent game whose applied moves are `moves` (seat, move)."""
     names = [move for _, move in moves]
     return [
-        load.GameLog(seat, sent=[m for s, m in moves if s == seat], events=list(moves), final=_state(names))
+        load.GameLog(
+            seat, sent=[m for s, m in moves if s == seat], events=list(moves), moves=list(names), final=_state(names)
+        )
         for seat in (0, 1)
     ]
 
@@ -101,7 +103,7 @@ def test_checker_reports_a_duplicated_move_and_diverging_boards():
     logs[1].events.append((1, "c5"))
     logs[1].final = _state(["d3", "c5"], board="y")
     problems = load.check_turn_game(logs)
-    assert any("move events" in problem for problem in problems)
+    assert any("moves seen" in problem for problem in problems)
     assert any("boards differ" in problem for problem in problems)
 
 
