@@ -44,7 +44,7 @@ class SeatKind(StrEnum):
 class EventKind(StrEnum):
     """Every `event.kind`; docs/protocol.md gives each one's `data`."""
 
-    MOVE = "move"
+    MOVE = "move"  # protocol 1 only: version 2 sends the move itself as `moved` (kept so old logs still decode)
     PASS = "pass"  # Othello: a seat with no move passes
     CRASH = "crash"  # Tron: a rider crashed
     RETIRED = "retired"  # Tron with 3-4 riders: a rider resigned or forfeited and stops on the next tick
