@@ -1,17 +1,20 @@
 """Load generator: many real clients playing random games against a real server, with figures and checks.
 
     python bench/load.py [--connections 1000] [--game othello] [--seconds 10] [--workers 1] [--baseline]
-                         [--tron-rooms K --tick-ms T] [--ai-rooms K] [--repeat R] [--json] [--url ws://...]
+                         [--raw-baseline] [--tron-rooms K --tick-ms T] [--ai-rooms K] [--repeat R] [--json] [--url ws://...]
     python bench/load.py --memory [--connections 1000] [--rooms 200]
 
 Starts `python -m gamenight.server --port 0 --db :memory: --metrics` (unless --url is given), opens the connections
 from `--workers` processes (each its own asyncio loop and websockets clients), pairs them into rooms and
 plays random legal moves as fast as the server answers, for a warm-up then `--seconds` measured seconds.
-Reports moves per second, the mover's move -> state round trip, the server's RSS, CPU, event-loop lag
+Reports moves per second, the mover's move -> `moved` round trip, the server's RSS, CPU, event-loop lag
 and tick lateness (from GET /metrics, reset when the warm-up ends), and checks every game: the final
 `state.moves` of both players equals the moves they sent and saw applied, and their boards agree.
-`--baseline` runs the same clients against bench/echo_server.py (same frames and fan-out, no game) in
-the same run and prints the ratio. Everything is bounded: connections, each connection's message rate
+It speaks protocol 2: a player folds each `moved` into its own position, and the report gives the frames and bytes
+each player received per move, and the size of a `moved` with and without `legal`. `--baseline` runs the same
+clients against bench/echo_server.py (same frames and fan-out, no game) in the same run and prints the ratio;
+`--raw-baseline` runs them against `bench/echo_server.py --raw` (one frame per round trip: each move answered to
+its sender only) and prints the ratio to that. Everything is bounded: connections, each connection's message rate
 (under the server's limit), and time (a hard deadline); the servers it started are always stopped.
 """
 
