@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol.errors import ErrorCode
@@ -271,28 +270,29 @@ class TurnDriver(Driver):
         ((seat, _),) = moves.items()
         changes = room.game.changes(before, room.state)
         to_move = sorted(room.game.to_move(room.state)) if room.status == RoomStatus.PLAYING else []
-        shared = Moved(
-            room=room.code,
-            seq=room.seq,
-            seat=seat,
-            move=notation,
-            cells=changes.cells,
-            view=changes.keys,
-            to_move=to_move,
-            clock=self.clock_payload(),
-            events=events,
-            ai=ai_info.get(seat),
-        )
+        fields: dict[str, Any] = {
+            "room": room.code,
+            "seq": room.seq,
+            "seat": seat,
+            "move": notation,
+            "cells": changes.cells,
+            "view": changes.keys,
+            "to_move": to_move,
+            "clock": self.clock_payload(),
+            "events": events,
+            "ai": ai_info.get(seat),
+        }
         out, audience = Outbox(), room.audience()
         mover = room.mover_session()
         holder = room.seats[seat].holder
         sender = holder.session if request_id is not None and holder is not None else None
-        for session in {mover, sender} - {None}:
-            if session in audience:
+        for session in (mover, sender) if mover != sender else (mover,):
+            if session is not None and session in audience:
                 audience.discard(session)
                 legal = room.game.legal_notation(room.state, to_move[0]) if session == mover else []
-                out.send({session}, replace(shared, legal=legal, id=request_id if session == sender else None))
-        out.send(audience, shared)
+                out.send({session}, Moved(**fields, legal=legal, id=request_id if session == sender else None))
+        if audience:
+            out.send(audience, Moved(**fields))
         return out
 
     def started(self) -> Outbox:
