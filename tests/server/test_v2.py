@@ -19,12 +19,14 @@ from gamenight.protocol.messages import (
     ListGames,
     MakeMove,
     Message,
+    MoreTime,
     Moved,
     Rematch,
     Resign,
     RoomInfo,
     State,
     Sync,
+    Takeback,
     Tick,
 )
 from gamenight.protocol.vocab import EventKind, Role, RoomStatus
@@ -121,6 +123,31 @@ def test_one_seq_rule_for_joins_moves_chat_leaves_game_over_and_rematch():
     for member in (bob, carol):
         kinds = _kinds(member.take(out))
         assert kinds == ["state", "event left"], kinds
+
+
+def test_seq_rule_for_more_time_and_takebacks():
+    """More time and an accepted takeback are full states carrying their event and the next seq; an offer is an
+    event at the current seq."""
+    lobby = Lobby()
+    alice, bob = (Member(_hello(lobby, n)) for n in ("alice", "bob"))
+    out = lobby.handle(alice.session, CreateRoom(game="othello", options={"clock_s": 60}, id=1), 0.0)
+    code = next(m for m in _to(out, alice.session) if m.id == 1).room  # type: ignore[attr-defined]
+    for member, seat in ((alice, 0), (bob, 1)):
+        out = lobby.handle(member.session, Join(room=code, seat=seat), 0.0)
+        alice.take(out), bob.take(out)
+    out = lobby.handle(alice.session, MakeMove(room=code, move="d3", seq=1), 1.0)
+    alice.take(out), bob.take(out)
+    out = lobby.handle(alice.session, MoreTime(room=code), 2.0)
+    for member in (alice, bob):
+        (given,) = member.take(out)
+        assert isinstance(given, State) and given.seq == 3 and [n.kind for n in given.events] == [EventKind.MORETIME]
+    out = lobby.handle(alice.session, Takeback(room=code), 3.0)
+    for member in (alice, bob):
+        assert _kinds(member.take(out)) == ["event takeback"]
+    out = lobby.handle(bob.session, Takeback(room=code), 4.0)
+    for member in (alice, bob):
+        (back,) = member.take(out)
+        assert isinstance(back, State) and back.seq == 4 and back.moves == [] and back.events[0].kind == "takeback"
 
 
 def test_one_frame_per_member_per_move_and_legal_only_for_the_mover():
