@@ -171,5 +171,6 @@ async def test_folded_tron_equals_the_server_snapshot_after_ticks(server_process
         last = [m for m in folder.peer.seen if isinstance(m, (Tick, State)) and m.id is None][-2:]
         assert isinstance(last[0], Tick) and isinstance(last[1], State), "the last tick is a tick, then the state"
         assert any(n.kind == "game_over" for n in last[0].events)
+        await folder.sync(code)  # the final state too
         assert folder.compared >= 2
         await folder.peer.close()
