@@ -1,17 +1,20 @@
 """Load generator: many real clients playing random games against a real server, with figures and checks.
 
     python bench/load.py [--connections 1000] [--game othello] [--seconds 10] [--workers 1] [--baseline]
-                         [--tron-rooms K --tick-ms T] [--ai-rooms K] [--repeat R] [--json] [--url ws://...]
+                         [--raw-baseline] [--tron-rooms K --tick-ms T] [--ai-rooms K] [--repeat R] [--json] [--url ws://...]
     python bench/load.py --memory [--connections 1000] [--rooms 200]
 
 Starts `python -m gamenight.server --port 0 --db :memory: --metrics` (unless --url is given), opens the connections
 from `--workers` processes (each its own asyncio loop and websockets clients), pairs them into rooms and
 plays random legal moves as fast as the server answers, for a warm-up then `--seconds` measured seconds.
-Reports moves per second, the mover's move -> state round trip, the server's RSS, CPU, event-loop lag
+Reports moves per second, the mover's move -> `moved` round trip, the server's RSS, CPU, event-loop lag
 and tick lateness (from GET /metrics, reset when the warm-up ends), and checks every game: the final
 `state.moves` of both players equals the moves they sent and saw applied, and their boards agree.
-`--baseline` runs the same clients against bench/echo_server.py (same frames and fan-out, no game) in
-the same run and prints the ratio. Everything is bounded: connections, each connection's message rate
+It speaks protocol 2: a player folds each `moved` into its own position, and the report gives the frames and bytes
+each player received per move, and the size of a `moved` with and without `legal`. `--baseline` runs the same
+clients against bench/echo_server.py (same frames and fan-out, no game) in the same run and prints the ratio;
+`--raw-baseline` runs them against `bench/echo_server.py --raw` (one frame per round trip: each move answered to
+its sender only) and prints the ratio to that. Everything is bounded: connections, each connection's message rate
 (under the server's limit), and time (a hard deadline); the servers it started are always stopped.
 """
 
@@ -35,7 +38,7 @@ import time
 import traceback
 import urllib.request
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -55,12 +58,12 @@ from gamenight.protocol.messages import (  # noqa: E402
     AddAi,
     CreateRoom,
     Error,
-    Event,
     Hello,
     Join,
     Joined,
     MakeMove,
     Message,
+    Moved,
     Rematch,
     State,
     Tick,
@@ -122,29 +125,33 @@ class GameLog:
 
     seat: int
     sent: list[str] = field(default_factory=list)
-    events: list[tuple[int, str]] = field(default_factory=list)  # (seat, move) of each move event
+    events: list[tuple[int, str]] = field(default_factory=list)  # (seat, move) of each `moved`
+    moves: list[str] = field(default_factory=list)  # the game's moves: a state's list, then each `moved`'s move
     ticks: list[int] = field(default_factory=list)  # seq of each tick (live games)
-    final: State | None = None
+    final: State | None = None  # the last full state
 
 
 def check_turn_game(logs: list[GameLog]) -> list[str]:
     """Problems with one turn-based game as seen by its players ([] when all is consistent)."""
     if any(log.final is None for log in logs):
         return ["a player never received a state"]
-    reference = logs[0].final
-    assert reference is not None
+    reference = logs[0]
+    assert reference.final is not None
     problems = []
+    finished = all(log.final is not None and log.final.status == "finished" for log in logs)
     for log in logs:
         final = log.final
         assert final is not None
         applied = [move for _, move in log.events]
         mine = [move for seat, move in log.events if seat == log.seat]
-        if final.moves != reference.moves:
-            problems.append(f"final state.moves differ between players ({len(final.moves)} vs {len(reference.moves)})")
-        if final.view != reference.view:
+        if log.moves != reference.moves:
+            problems.append(f"moves differ between players ({len(log.moves)} vs {len(reference.moves)})")
+        if finished and final.view != reference.final.view:
             problems.append("final boards differ between players")
-        if applied != final.moves:
-            problems.append(f"seat {log.seat}: {len(applied)} move events, {len(final.moves)} in state.moves")
+        if finished and final.moves != log.moves:
+            problems.append(f"seat {log.seat}: final state.moves differ from the moves seen ({len(final.moves)})")
+        if applied != log.moves[len(log.moves) - len(applied) :] or len(applied) > len(log.moves):
+            problems.append(f"seat {log.seat}: {len(applied)} moves seen, {len(log.moves)} in the game")
         if mine != log.sent:
             problems.append(f"seat {log.seat}: sent {len(log.sent)} moves, {len(mine)} applied as its own")
     return problems
@@ -207,6 +214,12 @@ class Tally:
     rtt_ms: list[float] = field(default_factory=list)
     moves: int = 0
     frames: int = 0
+    turn_frames: int = 0  # every frame the fast turn-based players received
+    turn_bytes: int = 0
+    moved_frames: int = 0  # of which per-move messages (`moved`), split by whether they carry `legal`
+    moved_bytes: int = 0
+    legal_frames: int = 0
+    legal_bytes: int = 0
     tron_frames: int = 0
     tron_ticks: int = 0
     ai_moves: int = 0
@@ -245,6 +258,8 @@ class Player:
                 msg = decode(frame, MAX_SERVER_FRAME)
                 if self.window.measuring(time.monotonic()):
                     self.tally.frames += 1
+                    if self.counted:
+                        self.count(msg, len(frame))
                 await self.on_message(msg)
                 future = self.replies.pop(msg.id, None) if msg.id is not None else None
                 if future is not None and not future.done():
@@ -287,6 +302,21 @@ class Player:
             self.sent_at = now
         await self.ws.send(encode(msg))
         return True
+
+    counted = False  # the frames and bytes it receives count in the per-move figures
+
+    def count(self, msg: Message, size: int) -> None:
+        """Add one received frame to the per-move frame and byte figures."""
+        tally = self.tally
+        tally.turn_frames += 1
+        tally.turn_bytes += size
+        if isinstance(msg, Moved):
+            if msg.legal:
+                tally.legal_frames += 1
+                tally.legal_bytes += size
+            else:
+                tally.moved_frames += 1
+                tally.moved_bytes += size
 
     def may_send_now(self) -> bool:
         """True if a message now would keep this connection under its rate."""
@@ -334,49 +364,77 @@ class TurnPlayer(Player):
 
     think_s = 0.0
     measured = True  # its round trips are the load's figures
+    counted = True
+    position: State | None = None  # the latest state: the last full one with each `moved` folded in (not the view)
 
     async def on_message(self, msg: Message) -> None:
         """Route the frames a turn-based player cares about."""
-        if isinstance(msg, State) and msg.room == self.room:
+        if isinstance(msg, Moved) and msg.room == self.room:
+            await self.on_moved(msg)
+        elif isinstance(msg, State) and msg.room == self.room:
             await self.on_state(msg)
-        elif isinstance(msg, Event) and msg.room == self.room:
-            self.on_event(msg)
         elif isinstance(msg, Joined):
             self.on_joined(msg)
         else:
             await super().on_message(msg)
 
     async def on_state(self, state: State) -> None:
-        """Time the round trip, log the state, and answer it."""
+        """Log a full state (a game's start or end) and answer it."""
+        self.timed()
+        if not self.games or (state.status == "playing" and not state.moves and self._current_started()):
+            self.note_new_game()
+        if self.games:
+            self.games[-1].final = state
+            self.games[-1].moves = list(state.moves)
+        self.position = state
+        if not self.window.started:
+            self.parked = state
+            return
+        await self.act(state)
+
+    def timed(self) -> None:
+        """The answer to our move arrived: count its round trip."""
         now = time.monotonic()
         if self.sent_at is not None:
             if self.measured and self.window.measuring(now):
                 self.tally.rtt_ms.append((now - self.sent_at) * 1000)
                 self.tally.moves += 1
             self.sent_at = None
-        if not self.games or (state.status == "playing" and not state.moves and self._current_started()):
-            self.note_new_game()
-        if self.games:
-            self.games[-1].final = state
-        if not self.window.started:
-            self.parked = state
+
+    async def on_moved(self, moved: Moved) -> None:
+        """A move (ours or the opponent's): time it if ours, log it, fold who moves next, and answer it."""
+        if moved.seat == self.seat:
+            self.timed()
+        position = self.position
+        if position is None:
             return
-        await self.act(state)
+        if self.games:
+            log = self.games[-1]
+            log.events.append((moved.seat, moved.move))
+            log.moves.append(moved.move)
+        if moved.ai is not None and self.window.measuring(time.monotonic()):
+            self.tally.ai_moves += 1
+            self.tally.ai_fallbacks += bool(moved.ai.get("fallback"))
+        over = any(note.kind == "game_over" for note in moved.events)
+        self.position = replace(
+            position,
+            seq=moved.seq,
+            to_move=moved.to_move,
+            legal=moved.legal,
+            status="finished" if over else position.status,
+            moves=[],  # the list is the log's; the state's would grow with every move
+        )
+        if over:
+            return  # the final state follows
+        if not self.window.started:
+            self.parked = self.position
+            return
+        await self.act(self.position)
 
     def _current_started(self) -> bool:
         """True once the current game has moved on from its first state (so a fresh first state is a new game)."""
-        final = self.games[-1].final
-        return final is not None and (bool(final.moves) or final.status == "finished")
-
-    def on_event(self, event: Event) -> None:
-        """Log applied moves; count the AI's."""
-        if event.kind != "move" or not self.games:
-            return
-        self.games[-1].events.append((event.data["seat"], event.data["move"]))
-        info = event.data.get("ai")
-        if info is not None and self.window.measuring(time.monotonic()):
-            self.tally.ai_moves += 1
-            self.tally.ai_fallbacks += bool(info.get("fallback"))
+        log = self.games[-1]
+        return bool(log.moves) or (log.final is not None and log.final.status == "finished")
 
     async def play(self, state: State) -> None:
         """Move if it is our turn."""
@@ -405,6 +463,7 @@ class HumanSpeedPlayer(TurnPlayer):
 
     think_s = HUMAN_THINK_S
     measured = False  # it sets the AI's pace; the load's figures are the fast players'
+    counted = False
 
 
 class TronRider(Player):
@@ -454,7 +513,7 @@ class TronRider(Player):
         self.games[-1].ticks.append(tick.seq)
         if self.window.measuring(time.monotonic()):
             self.tally.tron_ticks += 1
-        self._moved(tick.delta["heads"], tick.delta["alive"])
+        self._moved(tick.view["heads"], tick.view["alive"])
         if self.window.started:
             await self.steer()
 
@@ -718,9 +777,11 @@ NO_CAPS = tuple(
 
 
 def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memory:") -> Target:
-    """Start the game server ("game", storing into `db`) or the echo server ("echo") on a free loopback port."""
-    if kind == "echo":
+    """Start the game server ("game", storing into `db`), the fan-out echo server ("echo") or the raw echo server
+    ("raw": one frame back to the sender per move) on a free loopback port."""
+    if kind in ("echo", "raw"):
         command = [sys.executable, str(ROOT / "bench" / "echo_server.py"), "--port", "0", "--game", game]
+        command += ["--raw"] if kind == "raw" else []
     else:
         command = [
             sys.executable,
@@ -915,6 +976,12 @@ def summarize(
         for key in (
             "moves",
             "frames",
+            "turn_frames",
+            "turn_bytes",
+            "moved_frames",
+            "moved_bytes",
+            "legal_frames",
+            "legal_bytes",
             "tron_frames",
             "tron_ticks",
             "ai_moves",
@@ -944,6 +1011,14 @@ def summarize(
             "examples": [p for r in results for p in r["problems"]][:MAX_PROBLEMS],
         },
     }
+    if total["moves"] and total["turn_frames"]:
+        members = total["moves"] * SEATS  # every measured move reaches both players of its room
+        figures["per_move"] = {
+            "frames_per_member": round(total["turn_frames"] / members, 3),
+            "bytes_per_member": round(total["turn_bytes"] / members, 1),
+            "moved_bytes_non_mover": round(total["moved_bytes"] / max(1, total["moved_frames"]), 1),
+            "moved_bytes_mover": round(total["legal_bytes"] / max(1, total["legal_frames"]), 1),
+        }
     figures["server"] = _server_figures(before, after, seconds)
     if total["moves"] and figures["server"].get("cpu"):
         # CPU per move holds up when other work shares the cores; moves per second does not.
@@ -1062,6 +1137,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ai-rooms", type=int, default=0, help="rooms where a level-5 AI faces a human-speed bot")
     parser.add_argument("--ai-workers", type=int, default=None, help="the server's AI processes (default: per core)")
     parser.add_argument("--baseline", action="store_true", help="also run against bench/echo_server.py, print ratio")
+    parser.add_argument(
+        "--raw-baseline",
+        action="store_true",
+        help="also run against bench/echo_server.py --raw (one frame per round trip), print the ratio to it",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs to take the median of (default 1)")
     parser.add_argument("--memory", action="store_true", help="KiB per idle connection and per active room")
     parser.add_argument("--rooms", type=int, default=200, help="active rooms for --memory (default 200)")
@@ -1090,8 +1170,8 @@ def _check_bounds(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("--workers must be 1-16 and --repeat 1-20")
     if args.url and not args.url.startswith(("ws://127.0.0.1:", "ws://localhost:", "ws://[::1]:")):
         parser.error("--url must be a loopback ws:// address")
-    if args.baseline and args.url:
-        parser.error("--baseline starts both servers itself; leave out --url")
+    if (args.baseline or args.raw_baseline) and args.url:
+        parser.error("--baseline and --raw-baseline start the servers themselves; leave out --url")
 
 
 def load_from(args: argparse.Namespace) -> Load:
@@ -1134,10 +1214,14 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
     }
     for _ in range(args.repeat):
         entry: dict[str, Any] = {}
+        echo_load = Load(**{**asdict(load), "tron_rooms": 0, "ai_rooms": 0})
+        if args.raw_baseline:
+            entry["raw"] = run_against("raw", echo_load, None, None, None)
         if args.baseline:
-            echo_load = Load(**{**asdict(load), "tron_rooms": 0, "ai_rooms": 0})
             entry["echo"] = run_against("echo", echo_load, None, None, None)
         entry["game"] = run_against("game", load, args.url, args.ai_workers, args.db)
+        if args.raw_baseline and entry["raw"]["moves_per_s"]:
+            entry["raw_ratio"] = round(entry["game"]["moves_per_s"] / entry["raw"]["moves_per_s"], 3)
         if args.baseline and entry["echo"]["moves_per_s"]:
             entry["ratio"] = round(entry["game"]["moves_per_s"] / entry["echo"]["moves_per_s"], 3)
             costs = [entry[kind]["server"].get("cpu_us_per_move") for kind in ("echo", "game")]
@@ -1163,6 +1247,13 @@ MEDIAN_FIGURES = (
     ("game", "client_cpu"),
     ("game", "setup_s"),
     ("game", "server", "cpu_us_per_move"),
+    ("game", "per_move", "frames_per_member"),
+    ("game", "per_move", "bytes_per_member"),
+    ("game", "per_move", "moved_bytes_non_mover"),
+    ("game", "per_move", "moved_bytes_mover"),
+    ("raw", "moves_per_s"),
+    ("raw", "rtt_ms", "p99"),
+    ("raw_ratio",),
     ("echo", "moves_per_s"),
     ("echo", "rtt_ms", "p99"),
     ("echo", "server", "cpu"),
@@ -1188,9 +1279,11 @@ def print_report(report: dict[str, Any]) -> None:
         f"{report['machine']['nproc']} cores, Python {report['machine']['python']}"
     )
     for number, entry in enumerate(report["runs"], 1):
-        for kind in ("echo", "game"):
+        for kind in ("raw", "echo", "game"):
             if kind in entry:
                 print(f"run {number} {kind:4}: " + _one_line(entry[kind]))
+        if "raw_ratio" in entry:
+            print(f"run {number} game/raw echo: throughput ratio {entry['raw_ratio']:.3f}")
         if "ratio" in entry:
             print(
                 f"run {number} game/echo: throughput ratio {entry['ratio']:.3f}, "
@@ -1213,6 +1306,12 @@ def _one_line(figures: dict[str, Any]) -> str:
         )
     if "loop_lag_ms" in server and server["loop_lag_ms"].get("n"):
         parts.append(f"lag ms p50 {server['loop_lag_ms']['p50']:.2f} p99 {server['loop_lag_ms']['p99']:.2f}")
+    if "per_move" in figures:
+        per = figures["per_move"]
+        parts.append(
+            f"per move per member {per['frames_per_member']:.2f} frames {per['bytes_per_member']:.0f} B "
+            f"(moved: {per['moved_bytes_non_mover']:.0f} B, with legal {per['moved_bytes_mover']:.0f} B)"
+        )
     if "tron" in figures:
         late = server.get("tick_late_ms", {})
         if late.get("n"):

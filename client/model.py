@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gamenight.protocol.errors import ProtocolError
-from gamenight.protocol.messages import AddAi, Event, Join, Message, State
+from gamenight.protocol.messages import AddAi, Event, Join, Message, Moved, State, Tick, fold
 from gamenight.protocol.vocab import (
     END_REASONS,
     EndReason,
@@ -229,11 +229,29 @@ class RoomSession:
             self.last_ai_seat = None
         return started
 
-    def apply_tick(self, seq: int) -> bool:
-        """Take a tick's seq; False (and nothing changes) if ticks were missed and a sync is needed."""
-        if seq != self.seq + 1:
+    def apply_moved(self, moved: Moved) -> bool:
+        """Fold a turn-based move into the full state (view, to move, legal for me, moves, clock, the end).
+
+        False (and nothing changes) when it does not follow the state held: a move was missed, so a `sync` is
+        needed (or it is a late copy of a state already shown).
+        """
+        if self.state is None or moved.seq != self.seq + 1:
             return False
-        self.seq = seq
+        self.state = fold(self.state, moved)
+        self.seq = moved.seq
+        self.takeback_offer = None  # a move withdraws an offer, as on the server
+        if moved.ai is not None:
+            self.ai_info[moved.seat] = dict(moved.ai)
+            self.last_ai_seat = moved.seat
+        return True
+
+    def apply_tick(self, tick: Tick) -> bool:
+        """Fold a live game's tick into the full state; False (and nothing changes) if ticks were missed."""
+        if self.state is None or tick.seq != self.seq + 1:
+            return False
+        self.state = fold(self.state, tick)
+        self.seq = tick.seq
+        self.countdown_ms = None
         return True
 
     def apply_event(self, event: Event) -> bool:

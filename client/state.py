@@ -9,6 +9,7 @@ message sequence drives it in tests exactly as a server would.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,6 +30,7 @@ from gamenight.protocol.messages import (
     ListGames,
     ListPlayers,
     Message,
+    Moved,
     PlayerCard,
     Profile,
     RoomInfo,
@@ -40,7 +42,7 @@ from gamenight.protocol.messages import (
     Tournaments,
     Welcome,
 )
-from gamenight.protocol.vocab import ChallengeEnd, EventKind, Result, Role, RoomStatus, RoomSummary
+from gamenight.protocol.vocab import ChallengeEnd, EventKind, EventNote, Result, Role, RoomStatus, RoomSummary
 
 Severity = Literal["information", "warning", "error"]
 INFORMATION: Severity = "information"
@@ -159,6 +161,8 @@ class ClientState:
                     self.leave_room(changes)
             case State():
                 self._state(message, changes)
+            case Moved():
+                self._moved(message, changes)
             case Tick():
                 self._tick(message, changes)
             case Event():
@@ -285,20 +289,43 @@ class ClientState:
             room.description = self.lobby.games.get(msg.game)
         room.apply_state(msg)
         changes.board = changes.room = True
+        self._notes(msg.room, msg.seq, msg.events, changes)
         if replayed and msg.status == RoomStatus.FINISHED and before in (RoomStatus.PLAYING, RoomStatus.PAUSED):
-            # The game ended while we were away: its game_over event came in the replay, unannounced.
+            # The game ended while we were away: the state after a sync is its only news of the end.
             changes.result = msg.result
+
+    def _moved(self, msg: Moved, changes: Changes) -> None:
+        """A turn-based move: folded into the full state; a gap in seq means moves were missed, so sync."""
+        room = self.room
+        if room is None or room.code != msg.room or room.state is None:
+            return
+        if room.apply_moved(msg):
+            changes.board = changes.room = True
+            self._notes(msg.room, msg.seq, msg.events, changes)
+        else:
+            self._resync(room, msg.seq, changes)
+
+    def _notes(self, code: str, seq: int, notes: Iterable[EventNote], changes: Changes) -> None:
+        """The events carried inside a state, move or tick: logged and acted on like standalone ones."""
+        for note in notes:
+            self._event(Event(room=code, kind=note.kind, seq=seq, data=note.data), changes)
+
+    def _resync(self, room: RoomSession, seq: int, changes: Changes) -> None:
+        """A message skipped ahead of the state held: ask for the full state (once until it arrives)."""
+        if seq > room.seq and not room.syncing:
+            room.syncing = True
+            changes.requests.append(Sync(room=room.code, seq=room.seq))
 
     def _tick(self, msg: Tick, changes: Changes) -> None:
         """A live game's delta; a gap in seq means ticks were missed, so ask for the full state."""
         room = self.room
         if room is None or room.code != msg.room or room.state is None:
             return
-        if room.apply_tick(msg.seq):
+        if room.apply_tick(msg):
             changes.tick = msg
-        elif msg.seq > room.seq and not room.syncing:
-            room.syncing = True
-            changes.requests.append(Sync(room=room.code, seq=room.seq))
+            self._notes(msg.room, msg.seq, msg.events, changes)
+        else:
+            self._resync(room, msg.seq, changes)
 
     def _event(self, msg: Event, changes: Changes) -> None:
         """Something happened in the room: log it, and react to passes and the end of the game."""

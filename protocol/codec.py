@@ -20,11 +20,13 @@ MAX_SERVER_FRAME = 1024 * 1024  # what a client accepts: a busy lobby's `welcome
 
 
 def to_wire(message: Message) -> dict[str, Any]:
-    """The message as a plain map, wire keys and all; `id` only when set."""
+    """The message as a plain map, wire keys and all; `id` only when set, fields marked omittable only when set."""
     wire: dict[str, Any] = {"type": message.type}
     for spec in FIELD_SPECS[type(message)]:
         value = getattr(message, spec.name)
         if spec.name == "id" and value is None:
+            continue
+        if spec.omit and (value is None or value == [] or value == () or value == {}):
             continue
         wire[spec.wire] = plain(value) if spec.nested else value
     return wire
@@ -67,6 +69,16 @@ def _request_id(raw: dict[Any, Any]) -> int | None:
     """The request id of a raw map if it has a usable one, so even a rejection can echo it."""
     rid = raw.get("id")
     return rid if isinstance(rid, int) and not isinstance(rid, bool) else None
+
+
+def request_id_of(data: Any, limit: int = MAX_FRAME) -> int | None:
+    """The `id` of a request frame without building the message (a refusal before decoding still echoes it);
+    None when the frame has no usable id or is not a msgpack map."""
+    try:
+        raw = _unpack(data, limit)
+    except ProtocolError:
+        return None
+    return _request_id(raw) if isinstance(raw, dict) else None
 
 
 def from_wire(raw: Any) -> Message:

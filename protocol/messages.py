@@ -9,15 +9,16 @@ annotations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from gamenight.protocol.errors import ErrorCode
-from gamenight.protocol.schema import FieldSpec, field_specs, wire_name
+from gamenight.protocol.schema import FieldSpec, field_specs, omitted_when_empty, wire_name
 from gamenight.protocol.vocab import (
     ChallengeEnd,
     Clock,
     EventKind,
+    EventNote,
     GameDescription,
     LeaderEntry,
     PlayerInfo,
@@ -27,9 +28,10 @@ from gamenight.protocol.vocab import (
     RoomStatus,
     RoomSummary,
     SeatSummary,
+    apply_changes,
 )
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,10 +420,12 @@ class Left(Message):
 
 @dataclass(frozen=True, slots=True)
 class State(Message):
-    """A full snapshot of a room's game; `seq` rises by one with every change.
+    """A full snapshot of a room's game; `seq` numbers the game's states (docs/protocol.md, "The seq rule").
 
     `view` is the game's own drawing data (board, scores, ...). `to_move` lists the seats to move,
-    `legal` the legal moves of the seat to move (for simultaneous games, of every living seat).
+    `legal` the legal moves of the seat to move (for simultaneous games, of every living seat). Sent on
+    join, resume, `sync`, a game's start and end, and for the rare changes that are not moves (a pause, more
+    time, a takeback); `events` lists what led to it (e.g. `game_over`, `moretime`, the takeback's accept).
     """
 
     type: ClassVar[str] = "state"
@@ -437,17 +441,50 @@ class State(Message):
     result: Result | None = None
     next_tick_ms: int | None = None
     clock: Clock | None = None
+    events: tuple[EventNote, ...] = field(default=(), metadata=omitted_when_empty())
+
+
+@dataclass(frozen=True, slots=True)
+class Moved(Message):
+    """A turn-based game's one message per move: the move, what it changed, and who moves next.
+
+    `cells` are the board cells the move changed (`[row, col, char]`, row indexing `view.board`), `view` the
+    other view keys that changed, with their new values: applied to the previous view they give the new one
+    (`protocol.vocab.apply_changes`). `legal` is sent only to the seat that must move now, `ai` only for an AI's
+    move, `clock` only in clocked games, `events` only when something else happened (a pass, the game's end).
+    The mover's own copy echoes its `move` request's `id`.
+    """
+
+    type: ClassVar[str] = "moved"
+    room: str
+    seq: int
+    seat: int
+    move: str
+    cells: list[Any] = field(default_factory=list)
+    view: dict[str, Any] = field(default_factory=dict, metadata=omitted_when_empty())
+    to_move: list[Any] = field(default_factory=list)
+    legal: list[Any] = field(default_factory=list, metadata=omitted_when_empty())
+    clock: Clock | None = field(default=None, metadata=omitted_when_empty())
+    events: tuple[EventNote, ...] = field(default=(), metadata=omitted_when_empty())
+    ai: dict[str, Any] | None = field(default=None, metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
 class Tick(Message):
-    """A simultaneous game's per-tick delta (Tron): the heads' new squares; a full `state` precedes it."""
+    """A simultaneous game's one message per tick (Tron): what changed, in the same form as `moved`.
+
+    `cells` are the riders' new head squares, `view` always holds `tick`, `heads`, `alive` and `dirs`.
+    `events` lists the tick's crashes and, on the last tick, `game_over` (then the final `state` follows).
+    """
 
     type: ClassVar[str] = "tick"
     room: str
     seq: int
-    delta: dict[str, Any]
-    next_tick_ms: int | None = None
+    cells: list[Any] = field(default_factory=list)
+    view: dict[str, Any] = field(default_factory=dict)
+    move: str | None = field(default=None, metadata=omitted_when_empty())  # the tick's joint move, e.g. "E W"
+    next_tick_ms: int | None = field(default=None, metadata=omitted_when_empty())
+    events: tuple[EventNote, ...] = field(default=(), metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,6 +653,51 @@ class Error(Message):
     message: str
     room: str | None = None
     suggestion: str | None = None
+    retry_after_ms: int | None = field(default=None, metadata=omitted_when_empty())  # with `rate_limited`
+
+
+def fold(state: State, change: Moved | Tick) -> State:
+    """The full state after a `moved` or `tick` that follows `state` (its seq is `state.seq + 1`).
+
+    The view gets the change's cells and keys; a `moved` also sets who moves, `legal` (the recipient's: empty
+    unless it must move), the last move, the move list and the clock; a tick sets the riders still to move. A
+    `game_over` among the change's events finishes the game with its result. The full `state` that follows a
+    game's end repeats the seq and replaces the folded one.
+    """
+    status, result = state.status, state.result
+    for note in change.events:
+        if note.kind == EventKind.GAME_OVER:
+            status, result = RoomStatus.FINISHED, Result.from_plain(note.data)
+    view = apply_changes(state.view, change.cells, change.view)
+    playing = status == RoomStatus.PLAYING
+    if isinstance(change, Moved):
+        return replace(
+            state,
+            seq=change.seq,
+            status=status,
+            view=view,
+            to_move=list(change.to_move),
+            legal=list(change.legal),
+            last_move=change.move,
+            moves=[*state.moves, change.move],
+            result=result,
+            clock=change.clock if change.clock is not None else state.clock,
+            events=change.events,
+            id=None,
+        )
+    return replace(
+        state,
+        seq=change.seq,
+        status=status,
+        view=view,
+        to_move=[seat for seat, alive in enumerate(view.get("alive", ())) if alive] if playing else [],
+        legal=state.legal if playing else [],
+        last_move=change.move if change.move is not None else state.last_move,
+        result=result,
+        next_tick_ms=change.next_tick_ms if playing else None,
+        events=change.events,
+        id=None,
+    )
 
 
 CLIENT_MESSAGES: tuple[type[Message], ...] = (
@@ -657,6 +739,7 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Joined,
     Left,
     State,
+    Moved,
     Tick,
     Event,
     Games,

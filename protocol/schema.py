@@ -29,6 +29,12 @@ def wire_name(name: str) -> dict[str, str]:
     return {"wire": name}
 
 
+def omitted_when_empty() -> dict[str, bool]:
+    """Field metadata for an optional field left out of the wire map while it is null or empty (saves bytes on
+    messages sent on every move; a decoder fills the default back in)."""
+    return {"omit": True}
+
+
 @dataclass(frozen=True, slots=True)
 class Payload:
     """Base of the typed maps nested inside messages (seat summaries, game descriptions, results, ...)."""
@@ -52,6 +58,7 @@ class FieldSpec:
     required: bool
     convert: Convert
     nested: bool  # holds payloads or tuples that encoding must make plain
+    omit: bool = False  # left out of the wire map while null or empty (`omitted_when_empty`)
 
 
 def plain(value: Any) -> Any:
@@ -93,7 +100,8 @@ def field_specs(cls: type) -> tuple[FieldSpec, ...]:
     for f in fields(cls):
         required = f.default is MISSING and f.default_factory is MISSING
         convert, nested = _converter(hints[f.name])
-        specs.append(FieldSpec(f.name, f.metadata.get("wire", f.name), required, convert, nested))
+        wire = f.metadata.get("wire", f.name)
+        specs.append(FieldSpec(f.name, wire, required, convert, nested, bool(f.metadata.get("omit", False))))
     _FIELD_SPECS[cls] = table = tuple(specs)
     return table
 

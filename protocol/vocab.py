@@ -44,7 +44,7 @@ class SeatKind(StrEnum):
 class EventKind(StrEnum):
     """Every `event.kind`; docs/protocol.md gives each one's `data`."""
 
-    MOVE = "move"
+    MOVE = "move"  # protocol 1 only: version 2 sends the move itself as `moved` (kept so old logs still decode)
     PASS = "pass"  # Othello: a seat with no move passes
     CRASH = "crash"  # Tron: a rider crashed
     RETIRED = "retired"  # Tron with 3-4 riders: a rider resigned or forfeited and stops on the next tick
@@ -55,6 +55,36 @@ class EventKind(StrEnum):
     GAME_OVER = "game_over"
     MORETIME = "moretime"  # a seat gave its opponent 15 s
     TAKEBACK = "takeback"  # a takeback was offered, accepted or declined
+
+
+@dataclass(frozen=True, slots=True)
+class EventNote(Payload):
+    """Something that led to a new game state, carried inside the `moved`, `tick` or `state` that shows it."""
+
+    kind: EventKind
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def apply_changes(view: Mapping[str, Any], cells: list[Any], changed: Mapping[str, Any]) -> dict[str, Any]:
+    """The view after a `moved` or `tick`: `view` with its board `cells` set and its `changed` keys replaced.
+
+    Each cell is `[row, col, char]` with `row` indexing `view["board"]` (a list of strings). A pure function of
+    plain data, shared by the client (which folds every move into a full view) and the server's tests.
+    """
+    new = dict(view)
+    if cells:
+        board = list(new["board"])
+        rows: dict[int, list[str]] = {}
+        for row, col, char in cells:
+            line = rows.get(row)
+            if line is None:
+                line = rows[row] = list(board[row])
+            line[col] = char
+        for row, line in rows.items():
+            board[row] = "".join(line)
+        new["board"] = board
+    new.update(changed)
+    return new
 
 
 class ChallengeEnd(StrEnum):

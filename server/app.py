@@ -14,6 +14,7 @@ import ipaddress
 import itertools
 import json
 import logging
+import math
 import multiprocessing
 import os
 import ssl
@@ -30,6 +31,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
+from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.guard import Bucket, FrameLimits, GuardedConnection
@@ -102,6 +104,10 @@ class TokenBucket:
             return True
         self.strikes += 1
         return False
+
+    def retry_after_ms(self) -> int:
+        """Milliseconds until the bucket holds a token again (what a refused request is told to wait)."""
+        return max(1, math.ceil((1 - self.tokens) / self.rate * 1000)) if self.rate > 0 else 1000
 
 
 def _address(ws: ServerConnection) -> str:
@@ -313,7 +319,17 @@ class GameServer:
                     if bucket.strikes > self.config.max_strikes:
                         await self._close(ws, POLICY_VIOLATION, "too many messages")
                         break
-                    self._reply_error(ws, ErrorCode.RATE_LIMITED, "too many messages; slow down", None)
+                    self.outgoing.add_frame(
+                        [ws],
+                        encode(
+                            Error(
+                                code=ErrorCode.RATE_LIMITED,
+                                message="too many messages; slow down",
+                                id=request_id_of(frame),
+                                retry_after_ms=bucket.retry_after_ms(),
+                            )
+                        ),
+                    )
                     continue
                 session = self._receive(ws, session, frame)
                 if (waiting := self._history_asked.pop(ws, None)) is not None:

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol.errors import ErrorCode
-from gamenight.protocol.messages import Tick
-from gamenight.protocol.vocab import Clock, EndReason, EventKind, Result, RoomStatus
+from gamenight.protocol.messages import Moved, Tick
+from gamenight.protocol.vocab import Clock, EndReason, EventKind, EventNote, Result, RoomStatus
 from gamenight.server.clock import MORETIME_MS, Charge, GameClock, abort_after_s
 from gamenight.server.games.base import Game, LiveGame
 from gamenight.server.outbox import ArmFlag, Outbox, Refusal, StartClock
@@ -71,10 +71,6 @@ class Driver(ABC):
     @abstractmethod
     def replayed(self, state: Any, notation: str) -> dict[int, Any]:
         """A stored move read back as moves by seat (restores and replays)."""
-
-    def move_event(self, moves: Mapping[int, Any], notation: str, ai_info: Mapping[int, dict[str, Any]]) -> Outbox:
-        """The events announcing an applied move, before the new state (none for live games: the tick says it)."""
-        return Outbox()
 
     # -- the clock and the players ------------------------------------------------------------------------
     @abstractmethod
@@ -166,11 +162,17 @@ class Driver(ABC):
         return RoomStatus.PLAYING
 
     # -- what members see ---------------------------------------------------------------------------------
-    def announce(self, before: Any) -> Outbox:
-        """Send the position after a move: the full snapshot."""
-        out = Outbox()
-        out.send(self.room.audience(), self.room.snapshot())
-        return out
+    @abstractmethod
+    def announce(
+        self,
+        before: Any,
+        moves: Mapping[int, Any],
+        notation: str,
+        events: tuple[EventNote, ...],
+        ai_info: Mapping[int, dict[str, Any]],
+        request_id: int | None,
+    ) -> Outbox:
+        """Send the one message per member that says what an applied move (or tick) changed."""
 
     def stored_moves(self) -> list[str]:
         """The move list a snapshot carries."""
@@ -199,7 +201,7 @@ class TurnDriver(Driver):
         charge = self._measure(seat)
         if charge is not None and charge.flagged:
             return self.room.finish_by(seat, EndReason.TIME)
-        out = self.room.apply({seat: move}, {}, charge)
+        out = self.room.apply({seat: move}, {}, charge, request_id)
         self.room.seats[seat].last_move_id = request_id
         self.moved.add(seat)
         return out
@@ -253,13 +255,45 @@ class TurnDriver(Driver):
         (seat,) = self.room.game.to_move(state)
         return {seat: self.room.game.parse_move(state, notation)}
 
-    def move_event(self, moves: Mapping[int, Any], notation: str, ai_info: Mapping[int, dict[str, Any]]) -> Outbox:
-        """`event move {seat, move, ai?}`."""
+    def announce(
+        self,
+        before: Any,
+        moves: Mapping[int, Any],
+        notation: str,
+        events: tuple[EventNote, ...],
+        ai_info: Mapping[int, dict[str, Any]],
+        request_id: int | None,
+    ) -> Outbox:
+        """One `moved` per member: the same frame for everyone but the seat to move (which also gets `legal`) and
+        the sender of the move request (whose copy echoes its `id`)."""
+        room = self.room
         ((seat, _),) = moves.items()
-        data: dict[str, Any] = {"seat": seat, "move": notation}
-        if seat in ai_info:
-            data["ai"] = ai_info[seat]
-        return self.room.event(EventKind.MOVE, data)
+        changes = room.game.changes(before, room.state)
+        to_move = sorted(room.game.to_move(room.state)) if room.status == RoomStatus.PLAYING else []
+        fields: dict[str, Any] = {
+            "room": room.code,
+            "seq": room.seq,
+            "seat": seat,
+            "move": notation,
+            "cells": changes.cells,
+            "view": changes.keys,
+            "to_move": to_move,
+            "clock": self.clock_payload(),
+            "events": events,
+            "ai": ai_info.get(seat),
+        }
+        out, audience = Outbox(), room.audience()
+        mover = room.mover_session()
+        holder = room.seats[seat].holder
+        sender = holder.session if request_id is not None and holder is not None else None
+        for session in (mover, sender) if mover != sender else (mover,):
+            if session is not None and session in audience:
+                audience.discard(session)
+                legal = room.game.legal_notation(room.state, to_move[0]) if session == mover else []
+                out.send({session}, Moved(**fields, legal=legal, id=request_id if session == sender else None))
+        if audience:
+            out.send(audience, Moved(**fields))
+        return out
 
     def started(self) -> Outbox:
         """Start the first mover's clock (if the room has one), then the first position, to everyone."""
@@ -267,7 +301,7 @@ class TurnDriver(Driver):
         self.clock = GameClock.from_options(room.room_options, len(room.seats))
         self.takeback_offer, self.moved, self.turn_since = None, set(), {}
         out = self.next_turn(first=True)
-        return out.extend(self.announce(None))
+        return self.room.send_snapshot(out)
 
     def concede(self, seat: int, reason: str) -> Outbox:
         """The game ends against `seat`."""
@@ -409,8 +443,8 @@ class TurnDriver(Driver):
         room.seq += 1
         out = Outbox()
         out.records.append(ClockSaved(room.code, room.game_no, len(room.moves), list(clock.remaining)))
-        out.extend(room.event(EventKind.MORETIME, {"seat": seat, "to": others, "ms": MORETIME_MS}))
-        out.send(room.audience(), room.snapshot())
+        given = EventNote(EventKind.MORETIME, {"seat": seat, "to": others, "ms": MORETIME_MS})
+        room.send_snapshot(out, events=(given,))
         return out.extend(self._arm())
 
     def takeback(self, seat: int) -> Outbox:
@@ -447,8 +481,8 @@ class TurnDriver(Driver):
         if self.clock is not None:
             self.clock.undo(undone, asker, room.now)
             out.extend(self._arm())
-        out.extend(room.event(EventKind.TAKEBACK, {"seat": by, "action": "accept", "to": asker, "plies": undone}))
-        out.send(room.audience(), room.snapshot())
+        accepted = EventNote(EventKind.TAKEBACK, {"seat": by, "action": "accept", "to": asker, "plies": undone})
+        room.send_snapshot(out, events=(accepted,))
         return out.extend(room.ai_turns())
 
     def takeback_decline(self, seat: int) -> Outbox:
@@ -545,9 +579,9 @@ class TickDriver(Driver):
     def _countdown(self) -> Outbox:
         """Announce the position with the countdown to the first tick, and start the clock."""
         room = self.room
-        out = Outbox()
-        out.send(room.audience(), room.snapshot(next_tick_ms=self.countdown_ms))
-        out.effects.append(StartClock(room.code, self.countdown_ms, self.tick_ms))
+        first_ms = self.countdown_ms + self.tick_ms  # the riders always get one tick to steer
+        out = room.send_snapshot(Outbox(), next_tick_ms=first_ms)
+        out.effects.append(StartClock(room.code, first_ms, self.tick_ms))
         return out
 
     def hold(self) -> Outbox:
@@ -558,9 +592,7 @@ class TickDriver(Driver):
         room.set_status(RoomStatus.PAUSED)
         self.pending.clear()
         room.seq += 1
-        out = Outbox(changed=True)
-        out.send(room.audience(), room.snapshot())
-        return out
+        return room.send_snapshot(Outbox(changed=True))
 
     def resume(self) -> Outbox:
         """Count down again, then ride on."""
@@ -603,14 +635,29 @@ class TickDriver(Driver):
         """A live game waits for its players after a restart, then counts down again."""
         return RoomStatus.PAUSED
 
-    def announce(self, before: Any) -> Outbox:
-        """A compact tick delta while the game runs; the full snapshot once it stops."""
+    def announce(
+        self,
+        before: Any,
+        moves: Mapping[int, Any],
+        notation: str,
+        events: tuple[EventNote, ...],
+        ai_info: Mapping[int, dict[str, Any]],
+        request_id: int | None,
+    ) -> Outbox:
+        """One `tick` for everyone, the last one included (the room then sends the final state)."""
         room = self.room
-        delta = self.game.delta(before, room.state)
-        if delta is None or room.status != RoomStatus.PLAYING:
-            return super().announce(before)
+        changes = self.game.changes(before, room.state)
+        tick = Tick(
+            room=room.code,
+            seq=room.seq,
+            cells=changes.cells,
+            view=changes.keys,
+            move=notation,
+            next_tick_ms=self.next_tick_ms(),
+            events=events,
+        )
         out = Outbox()
-        out.send(room.audience(), Tick(room=room.code, seq=room.seq, delta=delta, next_tick_ms=self.tick_ms))
+        out.send(room.audience(), tick)
         return out
 
     def stored_moves(self) -> list[str]:

@@ -109,6 +109,7 @@ KEY_LENGTHS = range(16, 129)  # a claim key's length: long enough not to be gues
 SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
 MAX_PLAYERS_LISTED = 200  # entries in a `players` reply
 MAX_REASON = 200  # characters of a decline's reason
+MAX_LIST_GAMES = 200  # entries a `list_games` may ask for (`limit` 1-200; anything else is refused)
 UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full or read-only); it is stopped"
 
 
@@ -149,6 +150,12 @@ class Client:
 def hash_token(token: str) -> str:
     """The stored form of a resume token (tokens themselves are never stored or logged)."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def session_of(token_hash: str) -> str:
+    """The session id of a resume token (by its stored hash): the same after a restart, and no help in guessing
+    the token (it is a hash of the token's hash)."""
+    return hashlib.sha256(b"session:" + token_hash.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +264,8 @@ class Lobby:
         out = Outbox()
         name, claimed, bot = self._identity(msg, out)
         token = secrets.token_urlsafe(24)
-        client = Client(secrets.token_hex(8), name, hash_token(token), ip=ip, claimed=claimed, bot=bot)
+        token_hash = hash_token(token)
+        client = Client(session_of(token_hash), name, token_hash, ip=ip, claimed=claimed, bot=bot)
         client.accepts = accepts
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
@@ -474,6 +482,8 @@ class Lobby:
             case Decline():
                 return self._decline(client, msg)
             case ListGames():
+                if not 1 <= msg.limit <= MAX_LIST_GAMES:
+                    raise Refusal(ErrorCode.BAD_MESSAGE, f"limit must be 1 to {MAX_LIST_GAMES}")
                 games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash, msg.room)
                 return _reply(client, Games(games=games, id=msg.id))
             case GetGame():
@@ -667,15 +677,15 @@ class Lobby:
         return AiSpec(level=msg.level, bot=msg.bot)
 
     def _sync(self, client: Client, msg: Sync) -> Outbox:
-        """Resend what a member missed: the kept events since `seq` and the current state."""
+        """Resend a member the room's current state in full (its `room` summary while no game exists yet)."""
         room = self._room(msg.room, client)
         if not room.is_member(client.session):
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {room.code}")
         out = Outbox()
-        for event in room.events_since(msg.seq) or []:
-            out.send({client.session}, replace(event, id=msg.id))
-        if room.state is not None:
-            out.send({client.session}, replace(room.snapshot(), id=msg.id))
+        if room.state is None:
+            out.send({client.session}, room.info(msg.id))
+        else:
+            out.send({client.session}, room.snapshot(viewer=client.session, request_id=msg.id))
         return out
 
     # -- presence and challenges --------------------------------------------------------------------------------
@@ -1066,7 +1076,7 @@ class Lobby:
         """
         client = self.by_token.get(token_hash)
         if client is None:
-            client = Client(secrets.token_hex(8), name or "player", token_hash, connected=False)
+            client = Client(session_of(token_hash), name or "player", token_hash, connected=False)
             claim = self.claims.get(name_key(client.name))
             client.claimed = claim is not None and claim.name == client.name
             self.clients[client.session] = client

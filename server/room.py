@@ -22,7 +22,6 @@ legal) and each refusal is a `Refusal` with a stable code; a refused request nev
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,6 +31,7 @@ from gamenight.protocol.messages import Event, Joined, RoomInfo, State
 from gamenight.protocol.vocab import (
     EndReason,
     EventKind,
+    EventNote,
     RatingChange,
     Result,
     Role,
@@ -51,8 +51,6 @@ Rater = Callable[["Room", Result], tuple[tuple[RatingChange, ...], tuple[SeatRat
 """Rates a finished game (server/rated.py `RatingBook.rate`): the changes players see and the ones stored."""
 
 __all__ = ["AiSpec", "AiTurn", "Member", "Outbox", "Refusal", "Room", "Seat", "Send", "StartClock"]
-
-EVENT_HISTORY = 256  # events kept per room for `sync`
 
 W, PL, PA, F, C = (RoomStatus.WAITING, RoomStatus.PLAYING, RoomStatus.PAUSED, RoomStatus.FINISHED, RoomStatus.CLOSED)
 TRANSITIONS: dict[RoomStatus, frozenset[RoomStatus]] = {
@@ -159,7 +157,6 @@ class Room:
         self.moves: list[str] = []
         self.last_move: str | None = None
         self.result: Result | None = None
-        self.events: deque[Event] = deque(maxlen=EVENT_HISTORY)
         self.rematch_votes: set[int] = set()
         self.empty_since: float | None = None
         self.now = 0.0  # when the request being handled arrived (monotonic seconds), stamped by the lobby
@@ -285,7 +282,7 @@ class Room:
         out = Outbox()
         out.send({session}, Joined(room=self.code, role=role, seat=seat, id=request_id))
         if self.state is not None:
-            out.send({session}, self.snapshot())
+            out.send({session}, self.snapshot(viewer=session))
         return out
 
     def leave(self, session: str) -> Outbox:
@@ -403,7 +400,7 @@ class Room:
         seat = self._seat_for_move(session)
         if request_id is not None and request_id == seat.last_move_id:
             out = Outbox()  # a re-send after a reconnect: already applied, just show where we are
-            out.send({session}, self.snapshot())
+            out.send({session}, self.snapshot(viewer=session, request_id=request_id))
             return out
         self._check_turn(seat)
         if seq is not None and seq != self.seq:
@@ -437,10 +434,18 @@ class Room:
         except GameError as exc:
             raise Refusal(ErrorCode.ILLEGAL_MOVE, str(exc)) from None
 
-    def apply(self, moves: dict[int, Any], ai_info: dict[int, dict[str, Any]], charge: Charge | None = None) -> Outbox:
-        """Apply one move (or one tick's joint move): store it, then announce events, state, maybe the end.
+    def apply(
+        self,
+        moves: dict[int, Any],
+        ai_info: dict[int, dict[str, Any]],
+        charge: Charge | None = None,
+        request_id: int | None = None,
+    ) -> Outbox:
+        """Apply one move (or one tick's joint move): store it, then send one message per member saying what
+        changed (with the events that led to it), and after the game's last move the final full state.
 
         `charge` is the move's time, measured by the driver's clock; it is booked only once the move applied.
+        `request_id` is the id of the move request, echoed to its sender.
         """
         before = self.state
         try:
@@ -454,16 +459,16 @@ class Room:
         spent = self.driver.settle(charge)
         out = Outbox()
         out.records.append(MoveRecorded(self.code, self.game_no, len(self.moves) - 1, notation, spent))
-        out.extend(self.driver.move_event(moves, notation, ai_info))
-        for notice in self.game.notices(before, after):
-            out.extend(self.event(notice.kind, notice.data))
+        notes = [EventNote(notice.kind, notice.data) for notice in self.game.notices(before, after)]
         outcome = self.game.outcome(after)
         if outcome is not None:
             out.extend(self._finish(outcome.result()))
+            if self.result is not None:
+                notes.append(EventNote(EventKind.GAME_OVER, self.result.to_plain()))
         out.extend(self.driver.next_turn())
-        out.extend(self.driver.announce(before))
-        if outcome is not None and self.result is not None:
-            out.extend(self.event(EventKind.GAME_OVER, self.result.to_plain()))
+        out.extend(self.driver.announce(before, moves, notation, tuple(notes), ai_info, request_id))
+        if outcome is not None:
+            self.send_snapshot(out)  # the final state in full, with the same seq
         return out.extend(self.ai_turns())
 
     def replay(self, notation: str) -> None:
@@ -516,8 +521,8 @@ class Room:
         """End the game with `result`, decided by the room rather than the rules, and announce it."""
         self.seq += 1
         out = self._finish(result)
-        out.send(self.audience(), self.snapshot())
-        return out.extend(self.event(EventKind.GAME_OVER, (self.result or result).to_plain()))
+        self.send_snapshot(out, events=(EventNote(EventKind.GAME_OVER, (self.result or result).to_plain()),))
+        return out
 
     def _finish(self, result: Result) -> Outbox:
         """Record the end of the game, for the room and for the history (with its rating changes, if rated)."""
@@ -695,17 +700,46 @@ class Room:
 
     # -- messages ----------------------------------------------------------------------------------------
     def event(self, kind: EventKind, data: dict[str, Any]) -> Outbox:
-        """Send an event (stamped with the current seq) to the audience and keep it for `sync`."""
-        event = Event(room=self.code, kind=kind, seq=self.seq, data=data)
-        self.events.append(event)
+        """Send an event that changes no game state (chat, joins, votes, offers), stamped with the current seq."""
         out = Outbox()
-        out.send(self.audience(), event)
+        out.send(self.audience(), Event(room=self.code, kind=kind, seq=self.seq, data=data))
         return out
 
-    def snapshot(self, next_tick_ms: int | None = None) -> State:
-        """The full state message: everything a client needs to draw the game."""
+    def mover_session(self) -> str | None:
+        """The connected person who must move now in a turn-based game (the one who gets `legal`), if any."""
+        if self.status != RoomStatus.PLAYING or self.game.simultaneous:
+            return None
+        mover = min(self.game.to_move(self.state), default=None)
+        if mover is None:
+            return None
+        seat = self.seats[mover]
+        return seat.holder.session if seat.holder is not None and seat.connected else None
+
+    def send_snapshot(self, out: Outbox, events: tuple[EventNote, ...] = (), next_tick_ms: int | None = None) -> Outbox:
+        """Send the full state to the whole audience: `legal` only in the copy of the seat that must move."""
+        audience = self.audience()
+        mover = self.mover_session()
+        if mover is not None and mover in audience:
+            out.send({mover}, self.snapshot(viewer=mover, events=events, next_tick_ms=next_tick_ms))
+            audience.discard(mover)
+        out.send(audience, self.snapshot(viewer="", events=events, next_tick_ms=next_tick_ms))
+        return out
+
+    def snapshot(
+        self,
+        next_tick_ms: int | None = None,
+        viewer: str | None = None,
+        events: tuple[EventNote, ...] = (),
+        request_id: int | None = None,
+    ) -> State:
+        """The full state message: everything a client needs to draw the game.
+
+        `viewer` is the session it is for: in a turn-based game `legal` is filled in only for the seat that must
+        move (None: filled in whoever reads it, for tests and tools).
+        """
         to_move = sorted(self.game.to_move(self.state)) if self.status == RoomStatus.PLAYING else []
-        legal = self.game.legal_notation(self.state, to_move[0]) if to_move else []
+        with_legal = viewer is None or self.game.simultaneous or viewer == self.mover_session()
+        legal = self.game.legal_notation(self.state, to_move[0]) if to_move and with_legal else []
         return State(
             room=self.code,
             seq=self.seq,
@@ -719,12 +753,6 @@ class Room:
             result=self.result,
             next_tick_ms=self.driver.next_tick_ms() if next_tick_ms is None else next_tick_ms,
             clock=self.driver.clock_payload(),
+            events=events,
+            id=request_id,
         )
-
-    def events_since(self, seq: int) -> list[Event] | None:
-        """The kept events after `seq`, or None when some of them are no longer kept."""
-        if seq > self.seq:
-            return None
-        if self.events and self.events[0].seq > seq + 1 and len(self.events) == self.events.maxlen:
-            return None
-        return [e for e in self.events if e.seq > seq]

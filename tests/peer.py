@@ -11,13 +11,20 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME, from_wire
-from gamenight.protocol.messages import CreateRoom, Hello, Join, Message, State, Welcome
+from gamenight.protocol.messages import CreateRoom, Event, Hello, Join, Message, Moved, State, Tick, Welcome, fold
 
 TIMEOUT = 10.0
 
 
 class Peer:
-    """One test client: sends typed messages, keeps everything it receives, waits for what it expects."""
+    """One test client: sends typed messages, keeps everything it receives, waits for what it expects.
+
+    Protocol 2 sends one `moved` (or `tick`) per change and carries events inside it; so that tests can wait for
+    "the state after the move" or "the game_over event" as they happen, the peer also hands out, after each
+    `moved`/`tick`/`state` it receives, the events it carries as `event` messages and, for a `moved`/`tick`,
+    the full state it folds into (`protocol.messages.fold`, checked against the server's own snapshots in
+    tests/server/test_fold.py). These derived messages are not in `seen`, which holds only what arrived.
+    """
 
     _ids = itertools.count(1)
 
@@ -26,6 +33,8 @@ class Peer:
         self.inbox: list[Message] = []
         self.seen: list[Message] = []  # every message ever received, in order
         self.welcome: Welcome | None = None
+        self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
+        self._derived: list[Message] = []  # events carried inside the last change, then its folded state
         # Read continuously, as a real client does, so unread frames never stall the connection.
         self._frames: asyncio.Queue[bytes | str | None] = asyncio.Queue()
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -64,14 +73,37 @@ class Peer:
         return await self.wait(lambda m: m.id == rid)
 
     async def _next(self) -> Message:
-        """The next message from the server."""
+        """The next message from the server (or one derived from the last, see the class)."""
+        if self._derived:
+            return self._derived.pop(0)
         frame = await asyncio.wait_for(self._frames.get(), TIMEOUT)
         if frame is None:
             self._frames.put_nowait(None)
             raise ConnectionClosedOK(None, None)
         msg = decode(frame, MAX_SERVER_FRAME)
         self.seen.append(msg)
+        if isinstance(msg, (State, Moved, Tick)):
+            self._derived = [Event(room=msg.room, kind=n.kind, seq=msg.seq, data=n.data) for n in msg.events]
+        if isinstance(msg, State):
+            self.positions[msg.room] = msg
+        elif isinstance(msg, (Moved, Tick)):
+            known = self.positions.get(msg.room)
+            if known is not None and msg.seq == known.seq + 1:
+                self.positions[msg.room] = folded = fold(known, msg)
+                self._derived.append(folded)
         return msg
+
+    async def state_after(self, room: str, seq: int) -> State:
+        """The room's full state once its seq passed `seq` (a `state`, or a `moved`/`tick` folded in)."""
+        return await self.at(room, seq + 1)
+
+    async def at(self, room: str, seq: int) -> State:
+        """The room's full state once it reached `seq` (messages read meanwhile stay buffered for `wait`)."""
+        while True:
+            position = self.positions.get(room)
+            if position is not None and position.seq >= seq:
+                return position
+            self.inbox.append(await self._next())
 
     async def wait(self, match: Any) -> Message:
         """Return (and remove) the first message, buffered or new, for which `match(msg)` is true."""

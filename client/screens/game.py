@@ -191,7 +191,7 @@ class GameScreen(GameNightScreen):
         """A live game's tick: the arena redraws only what moved (a tick the board is past is skipped)."""
         if self.board is None or self.shown_seq is None or tick.seq != self.shown_seq + 1:
             return
-        if apply_delta(self.board, tick.delta):
+        if apply_delta(self.board, tick.view):
             self.shown_seq = tick.seq
 
     def show_log(self) -> None:

@@ -66,6 +66,35 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class ViewChanges:
+    """What one move changed in a game's `view`: board `cells` as `[row, col, char]` (row indexing
+    `view["board"]`), and the other view keys that changed (`keys`), with their new values."""
+
+    cells: list[list[Any]]
+    keys: dict[str, Any]
+
+
+def diff_views(before: Mapping[str, Any], after: Mapping[str, Any]) -> ViewChanges:
+    """The changes from one view to another: the board cell by cell (rows of equal length), other keys whole."""
+    cells: list[list[Any]] = []
+    keys = {key: value for key, value in after.items() if key != "board" and before.get(key) != value}
+    old, new = before.get("board"), after.get("board")
+    if old != new:
+        if not isinstance(old, list) or not isinstance(new, list) or len(old) != len(new):
+            keys["board"] = new
+        else:
+            for row, (was, now) in enumerate(zip(old, new, strict=True)):
+                if was == now:
+                    continue
+                if len(was) != len(now):
+                    keys["board"] = new
+                    cells = []
+                    break
+                cells.extend([row, col, char] for col, char in enumerate(now) if char != was[col])
+    return ViewChanges(cells, keys)
+
+
+@dataclass(frozen=True, slots=True)
 class Opening:
     """How one pair of AI-vs-AI match games starts: room options and how many random plies open it."""
 
@@ -179,6 +208,15 @@ class Game(ABC, Generic[S, M]):
     def delta(self, before: S, after: S) -> dict[str, Any] | None:
         """A small view of what changed, for games that send deltas between full states (Tron); else None."""
         return None
+
+    def changes(self, before: S, after: S) -> ViewChanges:
+        """What the move (or tick) before -> after changed in `view`, as plain data (see `ViewChanges`).
+
+        The server sends it in place of a full view after every move; `protocol.vocab.apply_changes` applied
+        to `view(before)` must give `view(after)` exactly (tests/server/test_changes.py checks every game). This
+        default compares the two views; games override it with what they know of the move, which is cheaper.
+        """
+        return diff_views(self.view(before), self.view(after))
 
     def transcript(self, moves: list[str]) -> str:
         """A finished game's moves in the game's usual written form."""

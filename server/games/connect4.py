@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gamenight.protocol.vocab import ReasonText
-from gamenight.server.games.base import Game, IllegalMove, Outcome
+from gamenight.server.games.base import Game, IllegalMove, Outcome, ViewChanges
 
 Bitboard = int
 Column = int
@@ -302,6 +302,18 @@ class ConnectFour(Game[ConnectFourState, Column]):
             "scores": None,
             "winning_line": winning_line(state),
         }
+
+    def changes(self, before: ConnectFourState, after: ConnectFourState) -> ViewChanges:
+        """The cells whose disc changed (one per move) and, once somebody has four, the winning line."""
+        changed = (before.red ^ after.red) | (before.yellow ^ after.yellow)
+        found = [
+            [ROWS - 1 - row, col, _cell_char(after, 1 << (col * STRIDE + row))]
+            for col in range(COLS)
+            for row in range(ROWS)
+            if changed >> (col * STRIDE + row) & 1
+        ]
+        line, was = winning_line(after), winning_line(before) if before.ply > after.ply else []
+        return ViewChanges(found, {"winning_line": line} if line != was else {})
 
 
 def board_rows(state: ConnectFourState) -> list[str]:

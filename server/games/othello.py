@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from gamenight.protocol.vocab import EventKind, OptionKind, OptionSpec, ReasonText
-from gamenight.server.games.base import Game, IllegalMove, Notice, Outcome
+from gamenight.server.games.base import Game, IllegalMove, Notice, Outcome, ViewChanges
 
 Square = int
 Bitboard = int
@@ -371,6 +371,21 @@ class Othello(Game[OthelloState, Square]):
             "passed": state.passed,
             "flipped": [_NAMES[state.size][sq] for sq in squares(state.last_flips)],
         }
+
+    def changes(self, before: OthelloState, after: OthelloState) -> ViewChanges:
+        """The squares whose disc changed (the new disc and the flips), the disc counts, the pass and the flips."""
+        size, black, white = after.size, after.black, after.white
+        changed = (before.black ^ black) | (before.white ^ white)
+        cells: list[list[Any]] = [
+            [sq // size, sq % size, DISC_CHARS[0] if black >> sq & 1 else DISC_CHARS[1] if white >> sq & 1 else "."]
+            for sq in squares(changed)
+        ]
+        keys: dict[str, Any] = {"scores": list(after.counts())}
+        if after.passed != before.passed:
+            keys["passed"] = after.passed
+        if after.last_flips != before.last_flips:
+            keys["flipped"] = [_NAMES[size][sq] for sq in squares(after.last_flips)]
+        return ViewChanges(cells, keys)
 
     def transcript(self, moves: list[str]) -> str:
         """The moves run together, as Othello games are usually written: "f5d6c3..."."""

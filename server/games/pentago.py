@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gamenight.protocol.vocab import ReasonText
-from gamenight.server.games.base import Game, GameError, IllegalMove, Outcome
+from gamenight.server.games.base import Game, GameError, IllegalMove, Outcome, ViewChanges
 
 Bitboard = int
 Cell = int
@@ -396,6 +396,19 @@ class Pentago(Game[PentagoState, PentagoMove]):
             "scores": None,
             "fives": [CELL_NAMES[cell] for cell in range(CELLS) if state.fives >> cell & 1],
         }
+
+    def changes(self, before: PentagoState, after: PentagoState) -> ViewChanges:
+        """The cells the placement and the rotation changed, and the fives once there are any new ones."""
+        changed = (before.black ^ after.black) | (before.white ^ after.white)
+        cells = [
+            [c // SIZE, c % SIZE, "B" if after.black >> c & 1 else "W" if after.white >> c & 1 else "."]
+            for c in range(CELLS)
+            if changed >> c & 1
+        ]
+        keys: dict[str, Any] = {}
+        if after.fives != before.fives:
+            keys["fives"] = [CELL_NAMES[cell] for cell in range(CELLS) if after.fives >> cell & 1]
+        return ViewChanges(cells, keys)
 
     def transcript(self, moves: list[str]) -> str:
         """Moves joined with commas, since each move has spaces inside it."""

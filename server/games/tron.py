@@ -29,6 +29,7 @@ from gamenight.server.games.base import (
     Notice,
     Opening,
     Outcome,
+    ViewChanges,
     validate_options,
 )
 
@@ -590,15 +591,25 @@ class Tron(LiveGame[TronState, Direction]):
 
     # -- options and set-up -------------------------------------------------------------------
     def validate_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
-        """Complete, valid options: a missing seed is drawn now (so a replay is exact), tick_ms is clamped."""
+        """Complete, valid options: a missing seed is drawn now (so a replay is exact), tick_ms is clamped.
+
+        An official map has its own size and no seed: `width` and `height` are the map's, `seed` is None.
+        """
         raw = dict(raw or {})
-        if raw.get("seed") is None:
+        official = raw.get("map", RANDOM_MAP) != RANDOM_MAP
+        if official:  # its size is the map's: what a client sent (or a stored room kept) for them does not apply
+            for key in ("width", "height", "seed"):
+                raw.pop(key, None)
+        elif raw.get("seed") is None:
             raw["seed"] = random.SystemRandom().randrange(2**32)
         tick_ms = raw.get("tick_ms")
         if isinstance(tick_ms, int) and not isinstance(tick_ms, bool):
             raw["tick_ms"] = min(max(tick_ms, TICK_MS_MIN), TICK_MS_MAX)
         options = validate_options(self.option_specs, raw)
         self._check_map_fits(options)
+        if official:
+            chosen = _official_maps()[options["map"]]
+            options.update(width=chosen.width, height=chosen.height, seed=None)
         return options
 
     @staticmethod
@@ -744,6 +755,21 @@ class Tron(LiveGame[TronState, Direction]):
     def delta(self, before: TronState, after: TronState) -> dict[str, Any]:
         """The tick's new head squares (to add to the trails) and who is still riding."""
         return {"tick": after.tick, "heads": [list(head) for head in after.heads], "alive": list(after.alive)}
+
+    def changes(self, before: TronState, after: TronState) -> ViewChanges:
+        """The riders' new head squares (each becomes its seat's trail), and the heads, riders, directions and tick."""
+        width, cells = after.width, []
+        for x, y in after.heads:
+            index = y * width + x
+            if 0 <= x < width and 0 <= y < after.height and before.cells[index] != after.cells[index]:
+                cells.append([y, x, chr(_VIEW_TABLE[after.cells[index]])])
+        keys = {
+            "tick": after.tick,
+            "heads": [list(head) for head in after.heads],
+            "alive": list(after.alive),
+            "dirs": list(after.dirs),
+        }
+        return ViewChanges(cells, keys)
 
     def transcript(self, moves: list[str]) -> str:
         """The ticks' joint moves separated by " / ", e.g. "E W / E S / N -"."""

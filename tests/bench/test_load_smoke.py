@@ -50,7 +50,9 @@ def _pair(moves: list[tuple[int, str]]) -> list:
     """The two players' logs of one consistent game whose applied moves are `moves` (seat, move)."""
     names = [move for _, move in moves]
     return [
-        load.GameLog(seat, sent=[m for s, m in moves if s == seat], events=list(moves), final=_state(names))
+        load.GameLog(
+            seat, sent=[m for s, m in moves if s == seat], events=list(moves), moves=list(names), final=_state(names)
+        )
         for seat in (0, 1)
     ]
 
@@ -73,14 +75,17 @@ def test_smoke_run_plays_consistent_games_and_rematches():
 
 @pytest.mark.slow
 def test_tron_and_echo_baseline_runs_report_their_figures():
-    """A Tron room reports ticks and tick lateness; --baseline runs the echo server too and prints the ratio."""
+    """A Tron room reports ticks and tick lateness; --baseline and --raw-baseline run the fan-out and the raw echo
+    servers too and print the ratios; the game reports frames and bytes per move."""
     tron = _run(
         "--connections", "0", "--tron-rooms", "1", "--countdown-ms", "100", "--seconds", "2", "--warmup", "0.3"
     )["runs"][0]["game"]
     assert tron["tron"]["ticks_per_s"] > 0 and tron["server"]["tick_late_ms"]["n"] > 0
     assert tron["consistency"]["games"] >= 1 and tron["consistency"]["problems"] == 0
-    (run,) = _run("--connections", "4", "--seconds", "2", "--warmup", "0.5", "--baseline")["runs"]
+    (run,) = _run("--connections", "4", "--seconds", "2", "--warmup", "0.5", "--baseline", "--raw-baseline")["runs"]
     assert run["echo"]["moves_per_s"] > 0 and run["ratio"] > 0
+    assert run["raw"]["moves_per_s"] > 0 and run["raw_ratio"] > 0, "the raw echo answers every move"
+    assert run["game"]["per_move"]["frames_per_member"] > 0 and run["game"]["per_move"]["moved_bytes_non_mover"] > 0
 
 
 def test_checker_accepts_a_consistent_game():
@@ -101,7 +106,7 @@ def test_checker_reports_a_duplicated_move_and_diverging_boards():
     logs[1].events.append((1, "c5"))
     logs[1].final = _state(["d3", "c5"], board="y")
     problems = load.check_turn_game(logs)
-    assert any("move events" in problem for problem in problems)
+    assert any("moves seen" in problem for problem in problems)
     assert any("boards differ" in problem for problem in problems)
 
 

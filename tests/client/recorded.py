@@ -140,6 +140,29 @@ def othello_state(
     )
 
 
+def othello_moved(code: str, seq: int, moves: list[str], mine: bool = True, **more: Any) -> Message:
+    """The real `moved` of the last of `moves` (its changes computed by the game), with `legal` when `mine`."""
+    game = Othello()
+    state = game.initial_state({})
+    before = state
+    for move in moves:
+        before, state = state, game.apply(state, {state.turn: game.parse_move(state, move)})
+    changes = game.changes(before, state)
+    legal = [game.format_move(state, m) for m in game.legal_moves(state, state.turn)] if mine else []
+    return wire(
+        "moved",
+        room=code,
+        seq=seq,
+        seat=before.turn,
+        move=moves[-1],
+        cells=changes.cells,
+        view=changes.keys,
+        to_move=[state.turn],
+        legal=legal,
+        **more,
+    )
+
+
 def answer(message: Message) -> Message:
     """Mark a scripted message as the reply to the request (it gets the request's id when sent)."""
     return replace(message, id=ANSWER)

@@ -86,8 +86,8 @@ async def test_a_bot_is_seen_challenged_and_played(url):
         await wait_for(pilot, lambda: board.position.can_move, "the board offering moves")
         board.focus()
         await pilot.press("enter")
-        moved = await rhino.expect("event", kind="move")
-        assert moved.data["seat"] == 0
+        moved = await rhino.expect("moved")
+        assert moved.seat == 0
         await wait_for(pilot, lambda: app.model.room.state.seq >= 2, "my move on the board")
     await rhino.close()
 

@@ -252,10 +252,26 @@ async def test_tick_gap_asks_for_a_sync():
         await wait_for(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.query(TronArena), "the arena")
         arena = app.screen.query_one(TronArena)
         await wait_for(pilot, lambda: arena.grid.tick == 2, "the state drawn")
-        server.push(wire("tick", room="T1", seq=6, delta={"tick": 3, "heads": [[5, 2], [6, 5]], "alive": [True, True]}))
+        server.push(
+            wire(
+                "tick",
+                room="T1",
+                seq=6,
+                cells=[[2, 5, "1"], [5, 6, "2"]],
+                view={"tick": 3, "heads": [[5, 2], [6, 5]], "alive": [True, True], "dirs": [2, 4]},
+            )
+        )
         await wait_for(pilot, lambda: arena.grid.tick == 3, "the tick drawn")
         assert arena.grid.cell(5, 2) == 1
-        server.push(wire("tick", room="T1", seq=8, delta={"tick": 5, "heads": [[7, 2], [4, 5]], "alive": [True, True]}))
+        server.push(
+            wire(
+                "tick",
+                room="T1",
+                seq=8,
+                cells=[[2, 7, "1"], [5, 4, "2"]],
+                view={"tick": 5, "heads": [[7, 2], [4, 5]], "alive": [True, True], "dirs": [2, 4]},
+            )
+        )
         await wait_for(pilot, lambda: server.sent_of(Sync), "the sync")
         assert server.sent_of(Sync)[0].seq == 6
         await wait_for(pilot, lambda: arena.grid.tick == 6 and not app.model.room.syncing, "the state sent back")

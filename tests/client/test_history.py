@@ -26,7 +26,8 @@ async def play_out_othello(url: str, size: int = 6) -> list[str]:
     state = await alice.expect("state")
     while state.status == "playing":
         mover = players[state.to_move[0]]
-        await mover.send(MakeMove(room=info.room, move=state.legal[0], seq=state.seq))
+        legal = (await mover.at(info.room, state.seq)).legal
+        await mover.send(MakeMove(room=info.room, move=legal[0], seq=state.seq))
         state = await alice.wait(lambda m, seq=state.seq: m.type == "state" and m.seq > seq)
     await alice.close()
     await bob.close()

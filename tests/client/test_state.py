@@ -9,6 +9,7 @@ from gamenight.protocol.vocab import Result, Role, RoomStatus
 from tests.client.recorded import (
     OTHELLO_REASONS,
     games,
+    othello_moved,
     othello_state,
     room,
     room_info,
@@ -39,18 +40,21 @@ def seated_othello(reasons: bool = True) -> tuple[ClientState, list]:
             wire("joined", room=CODE, **{"as": "player"}, seat=0, id=2),
             room_info(CODE, status="playing", seats=seated),
             othello_state(CODE, 1, []),
-            wire("event", room=CODE, kind="move", seq=2, data={"seat": 0, "move": "f5"}),
-            othello_state(CODE, 2, ["f5"], to_move=1),
-            wire(
-                "event", room=CODE, kind="move", seq=3, data={"seat": 1, "move": "d6", "ai": {"depth": 6, "nodes": 9}}
-            ),
-            othello_state(CODE, 3, ["f5", "d6"]),
-            wire(
-                "event",
-                room=CODE,
-                kind="game_over",
-                seq=4,
-                data={"winners": [0], "winner": 0, "reason": "discs", "scores": [40, 24]},
+            othello_moved(CODE, 2, ["f5"], mine=False),
+            othello_moved(CODE, 3, ["f5", "d6"], ai={"depth": 6, "nodes": 9}),
+            othello_state(
+                CODE,
+                4,
+                ["f5", "d6"],
+                to_move=None,
+                status="finished",
+                result={"winners": [0], "winner": 0, "reason": "discs", "scores": [40, 24], "loser": 0},
+                events=[
+                    {
+                        "kind": "game_over",
+                        "data": {"winners": [0], "winner": 0, "reason": "discs", "scores": [40, 24]},
+                    }
+                ],
             ),
         ],
     )
@@ -58,19 +62,64 @@ def seated_othello(reasons: bool = True) -> tuple[ClientState, list]:
 
 
 def test_a_recorded_game_builds_the_lobby_the_room_and_its_log():
-    """Welcome, room, joined, states and events leave the state a player sees: the room, its seat,
+    """Welcome, room, joined, states and moves leave the state a player sees: the room, its seat,
     the latest position, the AI's figures, and a log that ends with the result in the game's words."""
     state, changes = seated_othello()
     assert set(state.lobby.games) == {"othello", "pentago", "tron"} and CODE in state.lobby.rooms
     room_ = state.room
     assert room_ is not None and room_.code == CODE and room_.role == Role.PLAYER and room_.seat == 0
-    assert room_.state is not None and room_.state.moves == ["f5", "d6"] and room_.seq == 3
+    assert room_.state is not None and room_.state.moves == ["f5", "d6"] and room_.seq == 4
     assert room_.ai_info[1] == {"depth": 6, "nodes": 9} and room_.last_ai_seat == 1
     assert [line.text for line in room_.log] == ["Game over: black (you) wins 40-24 (most discs)"]
     assert changes[0].lobby and changes[0].token == "token-1"
     assert changes[2].entered is room_  # joined: the app opens the room's screen
     assert changes[4].board and changes[6].board
     assert changes[-1].result == Result.of((0,), "discs", (40, 24)) and changes[-1].log
+
+
+def _two_moves_in(messages_after_start) -> ClientState:
+    """A client seated as black in an Othello room whose game started, then `messages_after_start`."""
+    state = ClientState("ann")
+    play(
+        state,
+        [
+            welcome(),
+            room_info(CODE),
+            wire("joined", room=CODE, **{"as": "player"}, seat=0, id=2),
+            othello_state(CODE, 1, []),
+            *messages_after_start,
+        ],
+    )
+    return state
+
+
+def test_moved_messages_fold_into_the_full_state_a_snapshot_would_give():
+    """Two `moved`s leave the room's state equal to the server's full state after them (view, legal, moves)."""
+    state = _two_moves_in([othello_moved(CODE, 2, ["f5"], mine=False), othello_moved(CODE, 3, ["f5", "d6"])])
+    snapshot = othello_state(CODE, 3, ["f5", "d6"])
+    room_ = state.room
+    assert room_ is not None and room_.state is not None and room_.seq == 3
+    for name in ("seq", "view", "to_move", "legal", "moves", "last_move", "status"):
+        assert getattr(room_.state, name) == getattr(snapshot, name), name
+
+
+def test_a_moved_that_skips_ahead_asks_for_a_sync():
+    """A `moved` whose seq is not the next one is not folded: the client asks for the full state once."""
+    state = ClientState("ann")
+    changes = play(
+        state,
+        [
+            welcome(),
+            room_info(CODE),
+            wire("joined", room=CODE, **{"as": "player"}, seat=0, id=2),
+            othello_state(CODE, 1, []),
+            othello_moved(CODE, 3, ["f5", "d6"]),
+            othello_moved(CODE, 4, ["f5", "d6", "c3"], mine=False),
+        ],
+    )
+    assert [type(r) for r in changes[-2].requests] == [Sync] and changes[-2].requests[0].seq == 1
+    assert not changes[-1].requests, "one sync until its state arrives"
+    assert state.room is not None and state.room.seq == 1 and state.room.state.moves == []
 
 
 def test_result_reasons_come_from_the_game_and_fall_back_to_the_word():

@@ -35,7 +35,8 @@ async def test_steer_by_keys_until_the_game_ends(make_app):
             pilot, lambda: app.model.room.state is not None and app.model.room.status == "playing", "the start"
         )
         arena = app.screen.query_one(TronArena)
-        assert arena.position.countdown_ms == OPTIONS["countdown_ms"]  # the arena counts down to the first tick
+        # the arena counts down to the first tick: the countdown, then one tick to steer
+        assert arena.position.countdown_ms == OPTIONS["countdown_ms"] + OPTIONS["tick_ms"]
         await wait_for(pilot, lambda: arena.grid.tick >= 1, "the first tick")
         assert arena.overlay_text() == ""
 

@@ -113,3 +113,26 @@ def test_described_options_have_valid_defaults(name):
     described = {o.name: o.default for o in game.describe().options}
     validated = game.validate_options({k: v for k, v in described.items() if v is not None})
     assert set(validated) == set(described)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_changes_rebuild_the_next_view_exactly(name):
+    """Each move's `changes` applied to the view before give the view after exactly (what every `moved` relies on),
+    and equal the generic view diff (so an override never says less than the views differ by)."""
+    from gamenight.protocol.vocab import apply_changes
+    from gamenight.server.games.base import diff_views
+
+    game = GAMES[name]
+    rng = random.Random(f"changes-{name}")
+    for _ in range(20 if name == "tron" else 40):
+        state = game.initial_state(_options(name, rng))
+        view = game.view(state)
+        while game.outcome(state) is None:
+            after = game.apply(state, _random_moves(game, state, rng))
+            changes = game.changes(state, after)
+            expected = game.view(after)
+            assert apply_changes(view, changes.cells, changes.keys) == expected
+            generic = diff_views(view, expected)
+            assert sorted(map(tuple, changes.cells)) == sorted(map(tuple, generic.cells)), "exactly the changed cells"
+            assert set(generic.keys) <= set(changes.keys), "every changed key is sent"
+            state, view = after, expected

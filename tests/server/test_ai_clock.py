@@ -12,14 +12,14 @@ GAMES = ["othello", "pentago", "connect4"]
 
 
 async def _ai_game(peers, game: str, options: dict[str, object]):
-    """Two level-5 AIs play one game while a spectator watches; returns the final state and the AI's move events."""
+    """Two level-5 AIs play one game while a spectator watches; returns the final state and the AI's `moved`s."""
     host: Peer = await peers("host")
     room = await host.request(CreateRoom, game=game, options={"ai_pace_ms": 0, **options})
     await host.request(Join, room=room.room, **{"role": "spectator"})
     await host.request(AddAi, room=room.room, level=5)
     await host.request(AddAi, room=room.room, level=5)
     final = await host.wait(lambda m: m.type == "state" and m.status == "finished")
-    moves = [m for m in host.seen if m.type == "event" and m.kind == "move"]
+    moves = [m for m in host.seen if m.type == "moved"]
     return final, moves
 
 
@@ -28,7 +28,7 @@ async def test_level_5_manages_a_short_clock_without_flagging(peers, game):
     """At clock_s 8 the budget comes from the clock (not from ai_ms 10 s) and the whole game ends on the board."""
     final, moves = await _ai_game(peers, game, {"clock_s": 8, "ai_ms": 10000})
     assert final.result is not None and final.result.reason not in ("time", "forfeit", "resign")
-    assert len(moves) == len(final.moves) and all(not m.data["ai"].get("fallback") for m in moves)
+    assert len(moves) == len(final.moves) and all(not m.ai.get("fallback") for m in moves)
     assert min(final.clock.remaining_ms) > 0
 
 
@@ -61,4 +61,4 @@ async def test_level_5_at_one_minute_with_the_default_budget(peers):
     """At 1 minute + 0 with the room's default ai_ms (1000), level 5 finishes a whole Othello game on the board."""
     final, moves = await _ai_game(peers, "othello", {"clock_s": 60})
     assert final.result is not None and final.result.reason not in ("time", "forfeit", "resign")
-    assert min(final.clock.remaining_ms) > 0 and all(not m.data["ai"].get("fallback") for m in moves)
+    assert min(final.clock.remaining_ms) > 0 and all(not m.ai.get("fallback") for m in moves)

@@ -57,8 +57,8 @@ async def test_a_persons_ai_opponent_does_not_wait_behind_exhibitions(server_wit
     await player.request(AddAi, room=room.room, level=1)
     state = await player.expect("state")
     await player.send(MakeMove(room=room.room, move=state.legal[0], seq=state.seq))
-    answer = await player.wait(lambda m: m.type == "event" and m.kind == "move" and m.data.get("seat") == 1)
-    assert "ai" in answer.data and not answer.data["ai"].get("fallback")
+    answer = await player.wait(lambda m: m.type == "moved" and m.seat == 1)
+    assert answer.ai is not None and not answer.ai.get("fallback")
 
 
 async def test_a_free_worker_goes_to_a_persons_ai_while_exhibitions_queue(server_with):
@@ -73,7 +73,7 @@ async def test_a_free_worker_goes_to_a_persons_ai_while_exhibitions_queue(server
     await player.request(AddAi, room=room.room, level=1)
     state = await player.expect("state")
     await player.send(MakeMove(room=room.room, move=state.legal[0], seq=state.seq))
-    await player.wait(lambda m: m.type == "event" and m.kind == "move" and m.data.get("seat") == 1)
+    await player.wait(lambda m: m.type == "moved" and m.seat == 1)
     assert [server.lobby.rooms[code].moves for code in shows] == [[], [], []]
 
 

@@ -46,13 +46,14 @@ async def test_ai_plays_a_whole_game_while_another_room_flows(peers, monkeypatch
     rng = random.Random(2)
     for _ in range(12):
         mover = (alice, bob)[state.to_move[0]]
-        await mover.send(MakeMove(room=other_code, move=rng.choice(state.legal), seq=state.seq))
+        legal = (await mover.at(other_code, state.seq)).legal
+        await mover.send(MakeMove(room=other_code, move=rng.choice(legal), seq=state.seq))
         state = await alice.expect("state", seq=state.seq + 1)
     assert not ai_game.done(), "the other room should have kept moving while the AI game was still on"
     final = await asyncio.wait_for(ai_game, 60)
     assert final.result is not None
-    ai_moves = [m for m in host.seen if m.type == "event" and m.kind == "move" and m.data["seat"] == 1]
-    assert ai_moves and all({"depth", "nodes", "score"} <= set(m.data["ai"]) for m in ai_moves)
+    ai_moves = [m for m in host.seen if m.type == "moved" and m.seat == 1]
+    assert ai_moves and all({"depth", "nodes", "score"} <= set(m.ai or {}) for m in ai_moves)
 
 
 async def test_all_ai_room_plays_itself_for_a_spectator(peers):
@@ -79,8 +80,8 @@ async def test_ai_stands_in_for_a_dropped_player(peers, url):
     state = await bob.expect("state")
     token = alice.welcome.token
     await alice.close()
-    played = await bob.wait(lambda m: m.type == "event" and m.kind == "move" and m.data["seat"] == 0)
-    assert "ai" in played.data
+    played = await bob.wait(lambda m: m.type == "moved" and m.seat == 0)
+    assert played.ai is not None
     stood_in = await bob.wait(lambda m: m.type == "room" and m.seats[0].stand_in)
     assert stood_in.seats[0].name == "alice"
     back = await Peer.connect(url, "alice", resume=token)
@@ -104,8 +105,8 @@ async def test_a_failing_ai_falls_back_and_the_game_goes_on(peers, game_server, 
     room = await host.request(CreateRoom, game="othello", options=FAST)
     await host.request(Join, room=room.room, seat=1)
     await host.request(AddAi, room=room.room, level=3)
-    moved = await host.wait(lambda m: m.type == "event" and m.kind == "move" and m.data["seat"] == 0)
-    assert moved.data["ai"] == {"fallback": True}
+    moved = await host.wait(lambda m: m.type == "moved" and m.seat == 0)
+    assert moved.ai == {"fallback": True}
     state = await host.wait(lambda m: m.type == "state" and m.to_move == [1])
     assert len(state.moves) == 1
 
@@ -154,7 +155,7 @@ async def test_ai_rides_tron_live(peers):
     await host.request(AddAi, room=room.room, bot="chaser")
     over = await host.expect("event", kind="game_over")
     assert over.data["reason"] == "crash"
-    ticks = [m.delta["tick"] for m in host.seen if m.type == "tick"]
+    ticks = [m.view["tick"] for m in host.seen if m.type == "tick"]
     assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 3
 
 

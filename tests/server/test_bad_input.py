@@ -45,7 +45,7 @@ async def test_requests_before_hello_are_refused(url):
         await peer.send(ListRooms(id=1))
         error = await peer.expect("error")
         assert error.code == "not_ready" and error.id == 1
-        await peer.send(Hello(protocol=1, name="late"))
+        await peer.send(Hello(protocol=2, name="late"))
         assert (await peer.expect("welcome")).session
     finally:
         await peer.close()

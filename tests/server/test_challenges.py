@@ -79,8 +79,8 @@ async def test_accepted_challenge_seats_both_and_the_game_is_played(peers):
     state = await rhino.expect("state", room=joined.room)
     assert state.status == "playing" and state.to_move == [0]
     await rhino.send(MakeMove(room=joined.room, move=state.legal[0], seq=state.seq))
-    moved = await human.expect("event", room=joined.room, kind="move")
-    assert moved.data["seat"] == 0
+    moved = await human.expect("moved", room=joined.room)
+    assert moved.seat == 0 and moved.legal, "the human moves next, so its copy has its legal moves"
     listed = await human.request(ListPlayers)
     assert {p.name: p.playing for p in listed.players} == {"rhino": 1, "alice": 1}
 

@@ -107,7 +107,7 @@ async def test_a_pass_costs_nothing(pair):
     assert state.view["passed"] == 0 and state.to_move == [1] and state.clock.running == 1
     assert state.clock.remaining_ms[0] == black
     await asyncio.sleep(0.3)
-    state = await _play({0: alice, 1: bob}, code, state, [state.legal[0]])
+    state = await _play({0: alice, 1: bob}, code, state, [(await bob.at(code, state.seq)).legal[0]])
     assert state.clock.remaining_ms[0] == black and state.clock.running == 0
 
 

@@ -51,8 +51,9 @@ async def test_a_move_that_cannot_be_stored_is_refused_and_never_shown(server_pr
     shown = []
     for _ in range(2):
         mover = alice if state.to_move == [0] else bob
-        await mover.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
-        shown.append(state.legal[0])
+        legal = (await mover.at(code, state.seq)).legal
+        await mover.send(MakeMove(room=code, move=legal[0], seq=state.seq))
+        shown.append(legal[0])
         state = await alice.expect("state", seq=state.seq + 1)
     assert _health(first.port)[0] == 200
     assert first.proc is not None

@@ -84,7 +84,8 @@ async def limited():
 async def _honest_round_trip(alice: Peer, bob: Peer, code: str, state):
     """One move of an honest game; returns the state after it."""
     mover = alice if state.to_move == [0] else bob
-    await mover.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
+    legal = (await mover.at(code, state.seq)).legal
+    await mover.send(MakeMove(room=code, move=legal[0], seq=state.seq))
     return await alice.expect("state", seq=state.seq + 1)
 
 
@@ -116,7 +117,7 @@ async def test_a_message_in_too_many_fragments_is_dropped(limited):
     """A hello in 4 fragments is welcomed; a request cut into more fragments than allowed closes with 1008."""
     server = await limited(max_fragments=8)
     ws = await connect(f"ws://127.0.0.1:{server.port}")
-    hello = encode(Hello(protocol=1, name="frag"))
+    hello = encode(Hello(protocol=2, name="frag"))
     await ws.send([hello[i : i + 4] for i in range(0, 16, 4)] + [hello[16:]])
     assert (await asyncio.wait_for(ws.recv(), 5))[:1]
     request = encode(ListRooms(id=1))

@@ -107,7 +107,8 @@ async def test_games_go_on_while_a_replay_is_computed(server, monkeypatch):
     other, state = await seat_pair(one, two)
     for _ in range(2):
         mover = one if state.to_move == [0] else two
-        await mover.send(MakeMove(room=other, move=state.legal[0], seq=state.seq))
+        legal = (await mover.at(other, state.seq)).legal
+        await mover.send(MakeMove(room=other, move=legal[0], seq=state.seq))
         state = await one.expect("state", seq=state.seq + 1)
     assert replays == [game_id]  # the replay is still running: the moves did not wait for it
     release.set()

@@ -85,7 +85,8 @@ async def _honest_game(url: str):
 async def _one_move(players, code, state, rng):
     """Play one random legal move and return the new state as the mover's opponent saw it."""
     mover = players[state.to_move[0]]
-    await mover.send(MakeMove(room=code, move=rng.choice(state.legal), seq=state.seq))
+    legal = (await mover.at(code, state.seq)).legal
+    await mover.send(MakeMove(room=code, move=rng.choice(legal), seq=state.seq))
     return await players[0].wait(lambda m: m.type == "state" and m.seq == state.seq + 1)
 
 
@@ -94,7 +95,7 @@ async def _abuse(url: str, frames: list[bytes]) -> None:
     alice, bob, code, state = await _honest_game(url)
     players, rng, made = {0: alice, 1: bob}, random.Random(len(frames)), []
     ws = await connect(url, max_size=2**20)
-    await ws.send(encode(Hello(protocol=1, name="mallory")))
+    await ws.send(encode(Hello(protocol=2, name="mallory")))
     decode(await ws.recv())
     ids = itertools.count(10_000)
     for frame in frames:
@@ -130,7 +131,7 @@ async def test_flood_is_rate_limited_then_closed(peers, url):
     """A flooding client gets `rate_limited`, then is closed with 1008; another room's game keeps every move."""
     alice, bob, code, state = await _honest_game(url)
     flood = await connect(url)
-    await flood.send(encode(Hello(protocol=1, name="flood")))
+    await flood.send(encode(Hello(protocol=2, name="flood")))
     for _ in range(400):
         try:
             await flood.send(encode(ListRooms()))
@@ -169,7 +170,7 @@ async def test_idle_lobby_connection_is_closed(game_server, url):
 
     game_server.config = replace(game_server.config, idle_timeout_s=0.3)
     ws = await connect(url)
-    await ws.send(encode(Hello(protocol=1, name="sleepy")))
+    await ws.send(encode(Hello(protocol=2, name="sleepy")))
     decode(await ws.recv())
     with pytest.raises(ConnectionClosed):
         while True:

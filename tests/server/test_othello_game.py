@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from gamenight.protocol.messages import CreateRoom, Join, MakeMove, State
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Moved
 from tests.peer import Peer, seat_pair
 
 
@@ -26,7 +26,8 @@ async def test_full_game_to_the_end(peers):
     by_seat = {0: alice, 1: bob}
     while state.status == "playing":
         mover = by_seat[state.to_move[0]]
-        await mover.send(MakeMove(room=code, move=rng.choice(state.legal), seq=state.seq))
+        legal = (await mover.at(code, state.seq)).legal
+        await mover.send(MakeMove(room=code, move=rng.choice(legal), seq=state.seq))
         state = await alice.expect("state", seq=state.seq + 1)
     final_bob = await bob.expect("state", seq=state.seq)
     assert final_bob.view == state.view and final_bob.result == state.result
@@ -35,8 +36,8 @@ async def test_full_game_to_the_end(peers):
     expected = 0 if black > white else 1 if white > black else None
     assert over.data["winner"] == expected and state.result is not None and state.result.winner == expected
     await watcher.expect("state", seq=state.seq)
-    watched = [m.seq for m in watcher.seen if isinstance(m, State)]
-    assert watched == list(range(watched[0], state.seq + 1)), "the spectator missed or reordered a state"
+    watched = [m.seq for m in watcher.seen if isinstance(m, Moved)]
+    assert watched == list(range(watched[0], state.seq + 1)), "the spectator missed or reordered a move"
 
 
 async def test_illegal_move_leaves_state_unchanged(peers):

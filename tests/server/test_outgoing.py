@@ -7,7 +7,7 @@ import sqlite3
 from websockets.protocol import State as ConnectionState
 from websockets.server import ServerProtocol
 
-from gamenight.protocol.messages import Error, Event, MakeMove, State
+from gamenight.protocol.messages import Error, Event, MakeMove, Moved, State
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.outgoing import Outgoing
 from gamenight.server.store import GameStarted, MoveRecorded, RoomSaved, Store
@@ -25,8 +25,9 @@ async def test_a_move_is_on_disk_when_its_state_arrives(tmp_path):
         code, state = await seat_pair(alice, bob)
         for ply in range(6):
             mover = alice if state.to_move == [0] else bob
-            await mover.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
-            state = await bob.expect("state", seq=state.seq + 1)
+            legal = (await mover.at(code, state.seq)).legal
+            await mover.send(MakeMove(room=code, move=legal[0], seq=state.seq))
+            state = await bob.state_after(code, state.seq)
             reader = sqlite3.connect(path)
             stored = reader.execute("SELECT move FROM moves WHERE room = ? ORDER BY ply", (code,)).fetchall()
             reader.close()
@@ -38,7 +39,7 @@ async def test_a_move_is_on_disk_when_its_state_arrives(tmp_path):
 
 
 async def test_a_players_messages_arrive_in_the_order_decided(peers):
-    """A move and a refused move sent back to back: the mover sees the move event, the state, then the error."""
+    """A move and a refused move sent back to back: the mover sees the move's `moved`, then the error."""
     alice: Peer = await peers("alice")
     code, state = await seat_pair(alice, await peers("bob"))
     alice.seen.clear()
@@ -48,9 +49,9 @@ async def test_a_players_messages_arrive_in_the_order_decided(peers):
     kinds = [
         (type(m).__name__, getattr(m, "kind", None) or getattr(m, "code", None))
         for m in alice.seen
-        if isinstance(m, Event | State | Error)
+        if isinstance(m, Event | State | Moved | Error)
     ]
-    assert kinds == [("Event", "move"), ("State", None), ("Error", "not_your_turn")]
+    assert kinds == [("Moved", None), ("Error", "not_your_turn")]
 
 
 async def test_one_bad_decision_does_not_lose_the_others(tmp_path):

@@ -267,14 +267,15 @@ def test_tron_with_three_riders_is_rated_by_finishing_order() -> None:
     for seat, level in enumerate((1, 2, 3)):
         room.add_ai("host", seat, AiSpec(level=level))
     ticks = 0
+    crashed_at: dict[int, int] = {}
     while room.result is None and ticks < 2000:  # riders go straight (no AI answers): walls end it soon
+        before = room.state
         room.tick()
         ticks += 1
+        for notice in game.notices(before, room.state):  # the tick's crashes, as its `tick` message carries them
+            if notice.kind == EventKind.CRASH:
+                crashed_at.setdefault(notice.data["seat"], room.seq)
     assert room.result is not None
-    crashed_at = {}
-    for event in room.events:
-        if event.kind == EventKind.CRASH:
-            crashed_at.setdefault(event.data["seat"], event.seq)
     last = max(crashed_at.values()) + 1
     lasted = {seat: crashed_at.get(seat, last) for seat in range(3)}
     after = {c.seat: c.after for c in room.result.ratings}

@@ -65,17 +65,19 @@ async def test_forfeit_policy_ends_the_game_after_grace(peers, url):
     assert over.data["reason"] == "forfeit" and over.data["winner"] == 1
 
 
-async def test_sync_resends_missed_events_and_state(peers, url):
-    """`sync {seq}` returns the events after seq and the current full state."""
+async def test_sync_resends_the_current_state(peers, url):
+    """`sync {seq}` returns one full state with the request's id, showing what was missed (the move)."""
     alice, bob, code, state = await _seated_pair(peers, url)
     await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
     await alice.send(Chat(room=code, text="good luck"))
     await bob.expect("event", kind="chat")
     await bob.send(Sync(room=code, seq=state.seq, id=77))
-    replies = [await bob.wait(lambda m: m.id == 77) for _ in range(3)]
-    kinds = [(m.type, getattr(m, "kind", None)) for m in replies]
-    assert kinds == [("event", "move"), ("event", "chat"), ("state", None)]
-    assert replies[-1].seq == state.seq + 1
+    reply = await bob.wait(lambda m: m.id == 77)
+    assert reply.type == "state" and reply.seq == state.seq + 1 and reply.moves == [state.legal[0]]
+    assert reply.legal, "bob is to move, so his copy lists his legal moves"
+    await bob.send(Chat(room=code, text="after"))
+    assert (await bob.expect("event", kind="chat")).data["text"] == "after"
+    assert not [m for m in bob.inbox if m.id == 77], "the sync's reply is the one state"
 
 
 async def test_spectator_cannot_move(peers, url):

@@ -11,7 +11,7 @@ from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, Room
 
 def _client(lobby: Lobby, name: str):
     """Say hello and return the new session id."""
-    client, _ = lobby.hello(Hello(protocol=1, name=name), now=0.0)
+    client, _ = lobby.hello(Hello(protocol=2, name=name), now=0.0)
     return client.session
 
 
@@ -31,13 +31,15 @@ def _game(lobby: Lobby, **options):
 
 
 def test_a_move_is_recorded_before_it_is_announced():
-    """Applying a move yields its MoveRecorded record, an event and a state for both players."""
+    """Applying a move yields its MoveRecorded record and one `moved` for each player (legal for the next mover)."""
     lobby = Lobby()
     room, alice, bob = _game(lobby)
     out = lobby.handle(alice, MakeMove(room=room.code, move="d3", seq=room.seq), 1.0)
     assert out.records == [MoveRecorded(room.code, 1, 0, "d3")]
-    ((to, state),) = _sent(out, "state")
-    assert to == {alice, bob} and state.last_move == "d3" and state.to_move == [1]
+    sent = _sent(out, "moved")
+    assert {session for to, _ in sent for session in to} == {alice, bob} and len(sent) == 2
+    assert all(moved.move == "d3" and moved.to_move == [1] for _, moved in sent)
+    assert [bool(moved.legal) for to, moved in sorted(sent, key=lambda s: s[0] == {alice})] == [True, False]
 
 
 def test_guards_run_in_order():

@@ -53,7 +53,7 @@ async def test_wss_hello(certificate):
     try:
         context = ssl.create_default_context(cafile=str(cert))
         async with connect(f"wss://127.0.0.1:{server.port}", ssl=context) as ws:
-            await ws.send(encode(Hello(protocol=1, name="secure")))
+            await ws.send(encode(Hello(protocol=2, name="secure")))
             assert decode(await ws.recv()).type == "welcome"
     finally:
         await server.stop()

@@ -23,7 +23,7 @@ async def _tron_pair(peers, options: dict):
 async def test_crash_into_wall_loses(peers):
     """On test-board, player 1 steering north hits the wall on the first tick and player 2 wins."""
     p1, p2, code, first = await _tron_pair(peers, {**TINY, "countdown_ms": 300})
-    assert first.view["board"][1] == "#1# 2#" and first.next_tick_ms == 300
+    assert first.view["board"][1] == "#1# 2#" and first.next_tick_ms == 350  # the countdown, then one tick
     await p1.send(MakeMove(room=code, move="N"))
     await p2.send(MakeMove(room=code, move="W"))
     over = await p2.expect("event", kind="game_over")
@@ -37,12 +37,14 @@ async def test_clock_ticks_without_any_input(peers):
     p1, _p2, _code, first = await _tron_pair(peers, TINY)
     ticks = []
     while True:
-        msg = await p1.wait(lambda m, after=first.seq: m.type in ("tick", "state") and m.seq > after)
-        if msg.type == "state":
-            break
-        ticks.append(msg.delta["tick"])
+        msg = await p1.wait(lambda m, after=first.seq: m.type == "tick" and m.seq > after)
+        ticks.append(msg.view["tick"])
         first = msg
+        if any(note.kind == "game_over" for note in msg.events):
+            break  # the last tick is a tick like the others; the final state follows
     assert ticks == list(range(1, len(ticks) + 1))
+    final = await p1.wait(lambda m: m.type == "state" and m.status == "finished")
+    assert final.seq == first.seq and final.view["tick"] == ticks[-1]
     over = await p1.expect("event", kind="game_over")
     assert over.data["winner"] is None and sorted(over.data["winners"]) == [0, 1]
 
@@ -54,7 +56,7 @@ async def test_last_direction_in_a_tick_counts(peers):
         await p1.send(MakeMove(room=code, move=move))
     await p2.send(MakeMove(room=code, move="W"))
     tick = await p1.expect("tick")
-    assert tick.delta["heads"][0] == [1, 2] and tick.delta["alive"] == [True, True]
+    assert tick.view["heads"][0] == [1, 2] and tick.view["alive"] == [True, True]
 
 
 async def test_bad_direction_is_illegal(peers):
