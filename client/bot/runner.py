@@ -4,8 +4,8 @@ The runner is a client (plain `websockets`, no Textual): it says `hello {bot: tr
 answers every `challenged` (a challenge or an invite) by its accept rules, starts one engine per game
 (`EngineSpec.build`), and plays. One connection serves every game: the server lets one session hold seats in
 several rooms, so each game gets its own `ClientState` (the client's reducer, which tracks one room) and the
-connection routes each room's messages to it. Game state is read only through those reducers (and, for Tron,
-the tick fold of `client.tron_view`), never from raw `state` messages.
+connection routes each room's messages to it. Game state is read only through those reducers (which fold every
+`moved` and `tick` into the full state), never from raw `state` messages.
 
 The failure rule (docs/bots.md, "What a failing engine costs"): a late answer plays the fallback (the first legal
 move; in Tron nothing is sent, so the rider keeps its direction) and is logged; an illegal or malformed answer,
@@ -34,7 +34,6 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from gamenight.client.bot.engines import Engine, EngineFailure, EngineSpec, Failure, Turn
 from gamenight.client.config import KEY_LENGTHS, config_dir
 from gamenight.client.state import ClientState
-from gamenight.client.tron_view import apply_tick
 from gamenight.protocol import PROTOCOL_VERSION, ProtocolError, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
 from gamenight.protocol.errors import ErrorCode
@@ -52,6 +51,7 @@ from gamenight.protocol.messages import (
     ListPlayers,
     MakeMove,
     Message,
+    Moved,
     Resign,
     RoomInfo,
     State,
@@ -159,6 +159,7 @@ class GameSeat:
         self.done = False
         self.moves_sent = 0
         self.unconfirmed: MakeMove | None = None  # the last move sent, until a state shows the game moved on
+        self.restart_needed = False  # the engine's history was rebuilt: start it afresh before the next question
         self.wake = asyncio.Event()
         self.worker: asyncio.Task[None] | None = None
 
@@ -166,55 +167,70 @@ class GameSeat:
     def take(self, message: Message) -> None:
         """Apply one of this room's messages to the reducer, feed the engine what was played, wake the worker."""
         changes = self.state.apply(message, quiet=True)
-        for request in changes.requests:  # e.g. the sync the reducer asks for after missed ticks
+        for request in changes.requests:  # e.g. the sync the reducer asks for after a missed move or tick
             self.runner.send(request)
         session = self.state.room
-        if isinstance(message, Event):
-            self._event(message)
-        elif isinstance(message, State) and session is not None and session.state is not None:
-            if message.id is not None and message.id == self.sync_id:
+        applied = (
+            isinstance(message, State) or changes.tick is not None or (isinstance(message, Moved) and changes.board)
+        )
+        if applied and session is not None and session.state is not None:
+            state = session.state
+            if isinstance(message, State) and message.id is not None and message.id == self.sync_id:
                 self.sync_id = None
-            if self.unconfirmed is not None and message.seq != self.unconfirmed.seq:
+            if self.unconfirmed is not None and state.seq != self.unconfirmed.seq:
                 self.unconfirmed = None
+            if isinstance(message, Moved) and not self.live:
+                self._observe(message.seat, message.move)
+                for note in message.events:
+                    seat = note.data.get("seat")
+                    if note.kind == EventKind.PASS and isinstance(seat, int):
+                        self._observe(seat, None)
             self.arrived = time.monotonic()
-            self.view = dict(session.state.view)
-            self.next_tick_ms = session.state.next_tick_ms
-            if self.start_view is None and session.state.status == RoomStatus.PLAYING:
-                self.start_view = dict(session.state.view)
-            told, moves = sum(1 for _, move in self.history if move is not None), len(session.state.moves)
-            if not self.live and self.sync_id is None and told != moves:
-                log.warning("room %s: the engine was told %d moves, the game has %d", self.room, told, moves)
-            if session.state.status == RoomStatus.FINISHED:
-                result = session.state.result
+            self.view = dict(state.view)  # the reducer folds every move and tick into its full state
+            self.next_tick_ms = state.next_tick_ms
+            if self.start_view is None and state.status == RoomStatus.PLAYING and not state.moves:
+                self.start_view = dict(state.view)
+            told, moves = sum(1 for _, move in self.history if move is not None), len(state.moves)
+            if not self.live and told != moves:
+                self._catch_up(state)
+            if state.status == RoomStatus.FINISHED:
+                result = state.result
                 log.info("room %s: game over (%s)", self.room, result.reason if result else "no result")
                 self.done = True
-        elif changes.tick is not None and self.view is not None:
-            self.arrived = time.monotonic()
-            self.view = apply_tick(self.view, changes.tick.delta)
-            self.next_tick_ms = changes.tick.next_tick_ms
         elif isinstance(message, Error) and message.room == self.room:
             log.warning("room %s: the server refused %s: %s", self.room, message.code, message.message)
         if changes.closed or isinstance(message, Left):
             self.done = True
         self.wake.set()
 
-    def _event(self, event: Event) -> None:
-        """A move or pass: into the history and to the engine (once each, in order)."""
-        if event.kind not in (EventKind.MOVE, EventKind.PASS) or self.live:
-            return
-        if self.sync_id is not None and event.id != self.sync_id:
-            return  # the sync's reply replays this one in its order
-        seat = event.data.get("seat")
-        move = event.data.get("move") if event.kind == EventKind.MOVE else None
-        if not isinstance(seat, int) or (move is not None and not isinstance(move, str)):
-            return
-        key = (event.seq, str(event.kind), seat, move)
-        if key in self.seen:
-            return
-        self.seen.add(key)
+    def _observe(self, seat: int, move: str | None) -> None:
+        """A move or pass: into the history and to the engine."""
         self.history.append((seat, move))
         if self.begun:
             self.engine.observe(seat, move)
+
+    def _catch_up(self, state: State) -> None:
+        """The game has moves the engine was not told (missed while the connection was down: a full state replaced
+        them). Protocol 2 carries no per-move seats in a state, so the missing moves are taken to alternate from
+        the last known mover (a pass among them is not known), and the engine is restarted on that history."""
+        told = [move for _, move in self.history if move is not None]
+        if told != list(state.moves[: len(told)]):
+            log.warning("room %s: the game's moves differ from those the engine was told; rebuilding", self.room)
+            self.history, told = [], []
+        last = self.history[-1][0] if self.history else None
+        seats = len(self.state.room.summary.seats) if self.state.room and self.state.room.summary else 2
+        mover = 0 if last is None else (last + 1) % seats
+        if last is None and self.options.get("first") == "white":
+            mover = 1
+        for move in state.moves[len(told) :]:
+            self.history.append((mover, move))
+            mover = (mover + 1) % seats
+        log.warning(
+            "room %s: %d moves missed; the engine is restarted on the game so far",
+            self.room,
+            len(state.moves) - len(told),
+        )
+        self.restart_needed = True
 
     @property
     def live(self) -> bool:
@@ -294,6 +310,11 @@ class GameSeat:
         """Ask the engine and send its move, or act on its failure by the rule."""
         while True:
             try:
+                if self.restart_needed:
+                    self.restart_needed = False
+                    if not await self._restart():
+                        self._resign()
+                        return
                 if not self.begun:
                     await self._begin()
                 move = await self.engine.choose(turn)
@@ -606,15 +627,17 @@ class BotRunner:
             case Welcome():
                 return
         room = getattr(message, "room", None)
-        if isinstance(message, RoomInfo | State | Tick | Event | Joined | Left | Error) and isinstance(room, str):
+        if isinstance(message, RoomInfo | State | Moved | Tick | Event | Joined | Left | Error) and isinstance(
+            room, str
+        ):
             seat = self.seats.get(room)
             if seat is not None:
                 seat.take(message)
                 return
         if isinstance(message, Error):
             log.warning("the server refused a request: %s: %s", message.code, message.message)
-            if message.code == ErrorCode.RATE_LIMITED and message.id is None:
-                # The refusal does not say which request it was: every move not yet seen played goes again.
+            if message.code == ErrorCode.RATE_LIMITED:
+                # Every move not yet seen played goes again (whichever request the refusal was for).
                 for seat in self.seats.values():
                     seat.resend_later()
 
