@@ -398,7 +398,6 @@ async def test_bot_resumes_its_game_after_the_server_restarts(tmp_path: Path, ca
         assert len(final.moves) > 10
         assert "reconnecting" in caplog.text and "seat resumed" in caplog.text
         assert "resign" not in caplog.text and "restarting" not in caplog.text
-        assert "the engine was told" not in caplog.text  # its history stayed in step with the game
     finally:
         await human.close()
         if server.proc is not None and server.proc.poll() is None:
