@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from bench.load import proc_sample, raise_file_limit, start_target  # noqa: E402
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
 from gamenight.protocol.codec import MAX_SERVER_FRAME  # noqa: E402
-from gamenight.protocol.messages import CreateRoom, Hello, Join, Message  # noqa: E402
+from gamenight.protocol.messages import CreateRoom, Hello, Join, LobbyWatch, Message  # noqa: E402
 
 ROOMS_PER_PAIR = 5
 CONNECT_CONCURRENCY = 64  # handshakes in flight at once (the listen backlog is 100)
@@ -56,8 +56,9 @@ async def _hello(url: str, name: str, gate: asyncio.Semaphore) -> ClientConnecti
 
 
 def _watch_message() -> bytes | None:
-    """The subscription a watcher sends after its welcome (None: the server pushes to every browsing client)."""
-    return None
+    """The subscription a watcher sends after its welcome (protocol 1 servers pushed to every client in no room,
+    and measured "before" with this returning None: commit 063df9c)."""
+    return encode(LobbyWatch(on=True))
 
 
 async def _watchers(url: str, count: int, frames: Synchronized[int], size: Synchronized[int], pipe: Connection) -> None:
