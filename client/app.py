@@ -57,6 +57,7 @@ from gamenight.protocol.messages import (
     Joined,
     Leave,
     ListRooms,
+    LobbyWatch,
     MakeMove,
     Message,
     MoreTime,
@@ -99,6 +100,8 @@ class GameNightApp(App[None]):
         self.connection: ServerLink | None = None
         self.model = ClientState(name)
         self.lobby_screen = LobbyScreen(self.model)
+        self.welcomed = False  # the current connection was welcomed (lobby requests wait for it)
+        self.lobby_watch: bool | None = None  # the lobby_watch last sent on the current connection
 
     # -- start-up -------------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -139,6 +142,7 @@ class GameNightApp(App[None]):
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         """Show the connection's state in every screen's header."""
         self.sub_title = event.status.describe()
+        self.welcomed, self.lobby_watch = False, None  # a new connection (or none): its welcome comes first
         if event.status.state == REPLACED:
             self.notify(
                 "This session was opened in another gamenight window; this one is now offline",
@@ -166,6 +170,8 @@ class GameNightApp(App[None]):
         """The effects of a change that belong to the app: saved token, notices, requests, screens."""
         if changes.token and self.session_key:
             remember_token(self.session_key, changes.token)
+        if changes.welcomed:
+            self.welcomed = True
         for notice in changes.notices:
             self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
         for request in changes.requests:
@@ -189,10 +195,8 @@ class GameNightApp(App[None]):
             self.pop_screen()
 
     def _back_to_lobby(self) -> None:
-        """The room is gone: back to the lobby, and catch up on its rooms."""
+        """The room is gone: back to the lobby (which, shown again, asks for its pushes and the first page)."""
         self._pop_game_screens()
-        if self.connection is not None and self.connection.connected:
-            self._send(ListRooms())  # room pushes stop while we sit in a room
 
     async def _open_replay(self, record: GameRecord) -> None:
         """Show the replay viewer on a finished game's record."""
@@ -294,6 +298,26 @@ class GameNightApp(App[None]):
     def on_refresh_rooms(self, _: ui.RefreshRooms) -> None:
         """Ask for the room list again."""
         self._send(ListRooms())
+
+    def on_watch_lobby(self, event: ui.WatchLobby) -> None:
+        """The lobby is shown (pushes on, and a fresh first page) or hidden (pushes off); nothing while offline:
+        the welcome of the next connection makes the lobby ask again."""
+        if self.connection is None or not self.connection.connected or not self.welcomed:
+            return
+        if event.on == self.lobby_watch:
+            return  # asked already on this connection
+        self.lobby_watch = event.on
+        self._send(LobbyWatch(on=event.on))
+        if event.on:
+            self._send(ListRooms())
+
+    def on_more_rooms(self, _: ui.MoreRooms) -> None:
+        """Ask for the next page of the room list (once at a time)."""
+        lobby = self.model.lobby
+        if lobby.page_pending or not lobby.has_more:
+            return
+        if self._send(ListRooms(offset=lobby.next_offset)) is not None:
+            lobby.page_pending = True
 
     def on_open_history(self, _: ui.OpenHistory) -> None:
         """Show the history of finished games (it asks for its list once shown)."""

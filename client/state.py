@@ -23,6 +23,7 @@ from gamenight.protocol.messages import (
     Joined,
     Left,
     ListGames,
+    LobbyUpdate,
     Message,
     RoomInfo,
     Rooms,
@@ -65,6 +66,7 @@ class Changes:
     record: GameRecord | None = None  # the finished game asked for arrived: open the replay
     restore: bool | None = None  # a reconnect was welcomed (True: the session was resumed): get the room back
     token: str | None = None  # the resume token of a welcome, to keep for the next run
+    welcomed: bool = False  # a (re)connection was welcomed: a watching lobby asks for its pushes again
     name_taken: str | None = None  # the server refused our name (claimed by another key): the free name it suggests
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
@@ -102,7 +104,13 @@ class ClientState:
             case Welcome():
                 self._welcome(message, resumed, changes)
             case Rooms():
-                self.lobby.set_rooms(message.rooms)
+                self.lobby.add_page(message.rooms, message.offset, message.total)
+                changes.lobby = True
+            case LobbyUpdate():
+                if message.id is None:
+                    self.lobby.apply_update(message)
+                else:  # the reply to lobby_watch: only the counts
+                    self.lobby.set_counts(message.counts)
                 changes.lobby = True
             case RoomInfo():
                 self._room_info(message.summary, changes)
@@ -139,8 +147,12 @@ class ClientState:
             changes.notices.append(Notice(f"You play as {msg.name!r}: {why}", timeout=8))
         self.resumed = resumed
         changes.token = msg.token
+        changes.welcomed = True
         self.lobby.set_games(msg.games)
+        self.lobby.counts = None
+        self.lobby.set_counts(msg.counts)
         self.lobby.set_rooms(msg.rooms)
+        self.lobby.page_pending = False
         changes.lobby = True
         if self.room is not None:
             self.room.description = self.lobby.games.get(self.room.game, self.room.description)

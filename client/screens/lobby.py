@@ -1,4 +1,9 @@
-"""The lobby: a live table of the server's rooms, and the ways into a game (new vs AI, create, join, watch)."""
+"""The lobby: a live table of the server's rooms, and the ways into a game (new vs AI, create, join, watch).
+
+Whenever the lobby is shown it asks the server for the lobby's pushes (and a fresh first page); entering a room
+stops them (a dialog or the history over the lobby does not). The table holds the pages loaded so far: `m`, or the
+cursor reaching the last row, loads the next page.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,16 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Footer, Header, Static
 
-from gamenight.client.messages import CreateRoom, JoinRoom, ModelChanged, OpenHistory, QuickGame, RefreshRooms
+from gamenight.client.messages import (
+    CreateRoom,
+    JoinRoom,
+    ModelChanged,
+    MoreRooms,
+    OpenHistory,
+    QuickGame,
+    RefreshRooms,
+    WatchLobby,
+)
 from gamenight.client.model import RoomPlan, options_summary, seats_summary
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.create import CreateRoomScreen
@@ -39,6 +53,7 @@ class LobbyScreen(GameNightScreen):
         Binding("o", "code", "Code"),
         Binding("h", "history", "History"),
         Binding("r", "refresh", "Refresh", show=False),
+        Binding("m", "more_rooms", "More rooms", show=False),
         Binding("f1", "help", "Help"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -61,13 +76,30 @@ class LobbyScreen(GameNightScreen):
             yield Button("History (h)", id="history", compact=True)
         yield Footer()
 
+    watching = False  # the lobby asked for the server's lobby pushes (it is shown)
+
     def on_mount(self) -> None:
         """Fill the table and put the cursor in it."""
         self.refresh_rooms()
         self.query_one("#rooms", DataTable).focus()
 
+    def on_screen_resume(self) -> None:
+        """Shown (again): ask for the lobby's pushes and a fresh first page."""
+        self._watch(True)
+
+    def _watch(self, on: bool, again: bool = False) -> None:
+        """Tell the app to turn the lobby's pushes on or off (`again`: ask even if it already did)."""
+        if on != self.watching or again:
+            self.watching = on
+            self.post_message(WatchLobby(on))
+
     def on_model_changed(self, event: ModelChanged) -> None:
-        """Redraw when the games or rooms changed."""
+        """Redraw when the games or rooms changed; a new connection asks for the pushes again; entering a room
+        stops them."""
+        if event.changes.entered is not None:
+            self._watch(False)
+        elif event.changes.welcomed and self.watching:
+            self._watch(True, again=True)
         if event.changes.lobby:
             self.refresh_rooms()
 
@@ -75,9 +107,12 @@ class LobbyScreen(GameNightScreen):
         """Redraw the table from the client state's lobby, keeping the cursor on the same room."""
         lobby = self.model.lobby
         name = self.model.name or "?"
+        shown = f"{len(lobby.rooms)} room(s) open"
+        if lobby.has_more:
+            shown = f"{lobby.total} room(s) open, {len(lobby.rooms)} shown ([b]m[/b] for more)"
+        online = f", {lobby.counts.online} online" if lobby.counts is not None else ""
         self.query_one("#lobby-intro", Static).update(
-            f"Hello [b]{name}[/b] — {len(lobby.rooms)} room(s) open. "
-            "Press [b]n[/b] to play Othello against the AI right now."
+            f"Hello [b]{name}[/b] — {shown}{online}. Press [b]n[/b] to play Othello against the AI right now."
         )
         table = self.query_one("#rooms", DataTable)
         selected = self.selected_room()
@@ -151,6 +186,19 @@ class LobbyScreen(GameNightScreen):
     def action_refresh(self) -> None:
         """Ask the server for the room list again."""
         self.post_message(RefreshRooms())
+
+    def action_more_rooms(self) -> None:
+        """Load the next page of rooms (the server lists more than the table holds)."""
+        if self.model.lobby.has_more:
+            self.post_message(MoreRooms())
+        else:
+            self.notify("Every room is shown", timeout=3)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Scrolling to the last row loads the next page, if there is one."""
+        table = event.data_table
+        if table.id == "rooms" and event.cursor_row == table.row_count - 1 and self.model.lobby.has_more:
+            self.post_message(MoreRooms())
 
     def action_help(self) -> None:
         """Show every key."""
