@@ -61,8 +61,16 @@ def _watch_message() -> bytes | None:
     return encode(LobbyWatch(on=True))
 
 
-async def _watchers(url: str, count: int, frames: Synchronized[int], size: Synchronized[int], pipe: Connection) -> None:
-    """Connect `count` watchers, report ready, count what they receive until told to stop."""
+async def _watchers(
+    url: str,
+    count: int,
+    frames: Synchronized[int],
+    size: Synchronized[int],
+    dropped: Synchronized[int],
+    pipe: Connection,
+) -> None:
+    """Connect `count` watchers, report ready, count what they receive (and the connections the server closed)
+    until told to stop."""
     gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
     sockets = await asyncio.gather(*(_hello(url, f"watch{n}", gate) for n in range(count)))
     watch = _watch_message()
@@ -70,27 +78,39 @@ async def _watchers(url: str, count: int, frames: Synchronized[int], size: Synch
         for ws in sockets:
             await ws.send(watch)
 
+    stopping = False
+
     async def read(ws: ClientConnection) -> None:
         with contextlib.suppress(Exception):
             async for frame in ws:
                 frames.value += 1
                 size.value += len(frame)
+        if not stopping:
+            dropped.value += 1
 
     readers = [asyncio.create_task(read(ws)) for ws in sockets]
     pipe.send("ready")
     while not pipe.poll():
         await asyncio.sleep(0.05)
     pipe.recv()
+    stopping = True
     for ws in sockets:
         await ws.close()
     await asyncio.gather(*readers)
     pipe.send("done")
 
 
-def watchers_main(url: str, count: int, frames: Synchronized[int], size: Synchronized[int], pipe: Connection) -> None:
+def watchers_main(
+    url: str,
+    count: int,
+    frames: Synchronized[int],
+    size: Synchronized[int],
+    dropped: Synchronized[int],
+    pipe: Connection,
+) -> None:
     """The watchers' process."""
     raise_file_limit()
-    asyncio.run(_watchers(url, count, frames, size, pipe))
+    asyncio.run(_watchers(url, count, frames, size, dropped, pipe))
 
 
 class Player:
@@ -135,9 +155,11 @@ async def one_run(watchers: int, rooms: int) -> dict[str, Any]:
     """One server, `watchers` watchers, `rooms` rooms created and filled; the figures."""
     target = start_target("game", "othello", 1)
     context = multiprocessing.get_context("spawn")
-    frames, size = context.Value("q", 0, lock=False), context.Value("q", 0, lock=False)
+    frames, size, dropped = (context.Value("q", 0, lock=False) for _ in range(3))
     ours, theirs = context.Pipe()
-    child = context.Process(target=watchers_main, args=(target.url, watchers, frames, size, theirs), daemon=True)
+    child = context.Process(
+        target=watchers_main, args=(target.url, watchers, frames, size, dropped, theirs), daemon=True
+    )
     try:
         child.start()
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
@@ -168,6 +190,7 @@ async def one_run(watchers: int, rooms: int) -> dict[str, Any]:
             "frames": got_frames,
             "frames_per_watcher": round(got_frames / watchers, 1) if watchers else 0,
             "kib_per_watcher": round(got_bytes / 1024 / watchers, 1) if watchers else 0,
+            "watchers_dropped": dropped.value,  # closed by the server (e.g. for falling 1 MiB behind)
         }
     finally:
         child.join(10)
@@ -191,7 +214,7 @@ async def _quiet(frames: Synchronized[int]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run every watcher count `--repeat` times; print the medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--watchers", default="250,500,1000", help="comma-separated watcher counts")
+    parser.add_argument("--watchers", default="0,250,500,1000", help="comma-separated watcher counts")
     parser.add_argument("--rooms", type=int, default=500, help="rooms created and filled (default 500)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per count, the median is shown (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON line per count")
@@ -215,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{count:5d} watchers, {args.rooms} rooms: setup {median['setup_s']:.2f} s, server CPU "
                 f"{median['server_cpu_s']:.2f} s (runs {median['server_cpu_s_each']}), {median['frames']:.0f} frames "
-                f"({median['frames_per_watcher']:.1f} per watcher, {median['kib_per_watcher']:.1f} KiB)",
+                f"({median['frames_per_watcher']:.1f} per watcher, {median['kib_per_watcher']:.1f} KiB), "
+                f"{median['watchers_dropped']:.0f} watchers dropped by the server",
                 flush=True,
             )
     return 0
