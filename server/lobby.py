@@ -143,7 +143,7 @@ class LobbyLimits:
 
     rooms_per_player: int = 20  # open rooms one person (resume token) hosts
     rooms_per_ip: int = 20  # open rooms hosted from one address, over all its sessions
-    public_rooms: int = 300  # open public rooms in all (each is listed in every `welcome`)
+    public_rooms: int = 300  # open public rooms in all (the lobby lists them; `welcome` carries the first page)
     spectators_per_room: int = 50
     player_chat_per_s: float = 5.0  # chat lines per second a room relays from its players, together
     spectator_chat_per_s: float = 2.0  # ... and from its spectators, together (players keep their share)
