@@ -39,7 +39,7 @@ from gamenight.protocol.messages import CreateRoom, Hello, Join, LobbyWatch, Mes
 
 ROOMS_PER_PAIR = 5
 CONNECT_CONCURRENCY = 64  # handshakes in flight at once (the listen backlog is 100)
-QUIET_S = 1.0  # the lobby traffic is over when no watcher received a frame for this long
+QUIET_S = 3.0  # the lobby traffic is over when no watcher received a frame for this long (a busy machine stalls)
 SETUP_TIMEOUT_S = 120.0
 SETTLE_TIMEOUT_S = 120.0
 MAX_WATCHERS = 4000

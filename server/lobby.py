@@ -234,7 +234,7 @@ class Lobby:
         self.online = 0  # sessions connected
         self._summaries: dict[str, RoomSummary] = {}  # room code -> its summary, until the room changes
         self._listing: list[RoomSummary] | None = None
-        self._counts: LobbyCounts | None = None
+        self._by_game: dict[str, dict[str, int]] | None = None  # listed rooms by game and status
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
@@ -1081,7 +1081,7 @@ class Lobby:
         """
         if not room.private:
             self._summaries.pop(room.code, None)
-            self._listing = self._counts = None
+            self._listing = self._by_game = None
             self.lobby_changes[room.code] = None
         audience = room.audience()
         if audience:
@@ -1117,18 +1117,16 @@ class Lobby:
 
     def counts(self) -> LobbyCounts:
         """The listed rooms by game and status, and the sessions online (`welcome.counts`, `lobby.counts`)."""
-        if self._counts is None:
-            games: dict[str, dict[str, int]] = {}
+        if self._by_game is None:
+            self._by_game = {}
             for summary in self.listing():
-                by_status = games.setdefault(summary.game, {})
+                by_status = self._by_game.setdefault(summary.game, {})
                 by_status[summary.status] = by_status.get(summary.status, 0) + 1
-            self._counts = LobbyCounts(rooms=len(self.listing()), online=self.online, games=games)
-        return self._counts
+        return LobbyCounts(rooms=len(self.listing()), online=self.online, games=self._by_game)
 
     def _online(self, change: int) -> None:
         """A session connected (+1) or disconnected (-1): the counts change."""
         self.online += change
-        self._counts = None
         self.counts_changed = True
 
     def _rooms_page(self, msg: ListRooms) -> Rooms:

@@ -187,6 +187,7 @@ class Batcher:
             self._handle = asyncio.get_running_loop().call_later(self.interval, self._run)
 
     def _run(self) -> None:
+        """The interval is over: emit (a bug in it is logged, never raised into the event loop)."""
         self._handle = None
         try:
             self.emit()
