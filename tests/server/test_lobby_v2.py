@@ -4,8 +4,10 @@ the rules that keep deserted rooms out of the listing and close rooms with nothi
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import msgpack
+import pytest
 from websockets.asyncio.client import connect
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
@@ -24,13 +26,12 @@ from gamenight.protocol.messages import (
     Resign,
 )
 from gamenight.protocol.vocab import RoomStatus
+from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.lobby import EMPTY_ROOM_GRACE_S, PROMPT_CLOSE_S, Lobby, LobbyLimits
 from tests.peer import Peer, raw_message
 from tests.server.serverproc import NO_ROOM_CAPS
 
 HANG_GUARD_S = 60.0
-SLOW_BATCH = ("--limit", "lobby_batch_s=3")
-"""A long push interval: every change the test makes in a few hundred milliseconds falls into one push."""
 
 
 async def pushes_until(peer: Peer, done) -> list[LobbyUpdate]:
@@ -81,34 +82,58 @@ async def test_a_client_that_does_not_watch_gets_no_lobby_pushes(server_process)
         await peer.close()
 
 
-async def test_a_watcher_gets_one_frame_with_every_change_and_removals(server_process):
-    """Several rooms created and one filled (three changes to it) reach a watcher as one push holding each room's
-    latest summary; when its players drop, the next push lists it as gone; rooms with no one to wait for follow."""
-    server = server_process(*NO_ROOM_CAPS, *SLOW_BATCH)
-    host = await Peer.connect(server.url, "host")
-    guest = await Peer.connect(server.url, "guest")
-    watcher = await Peer.connect(server.url, "watcher")
+@pytest.fixture
+async def held_pushes(monkeypatch) -> AsyncIterator[GameServer]:
+    """An in-process server whose lobby pushes go out only when the test ends an interval (it lasts an hour), and
+    whose rooms with nothing to wait for close at the next sweep (a tenth of a second)."""
+    monkeypatch.setattr("gamenight.server.lobby.PROMPT_CLOSE_S", 0.1)
+    monkeypatch.setattr("gamenight.server.app.SWEEP_INTERVAL_S", 0.1)
+    limits = LobbyLimits(rooms_per_ip=0, rooms_per_player=0)
+    server = GameServer(ServerConfig(port=0, ai_workers=1, lobby_batch_s=3600.0, lobby_limits=limits))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def until(condition, what: str) -> None:
+    """Wait (hang guard: 60 s) until `condition()` holds."""
+    async with asyncio.timeout(HANG_GUARD_S):
+        while not condition():
+            await asyncio.sleep(0.02)
+    assert condition(), what
+
+
+async def test_a_watcher_gets_one_frame_with_every_change_and_removals(held_pushes):
+    """Several rooms created and one filled (three changes to it) within one interval reach a watcher as one push
+    holding each room's latest summary; once its players dropped and the rooms nobody sat in closed, the next
+    push lists them all as gone."""
+    server = held_pushes
+    url = f"ws://127.0.0.1:{server.port}"
+    host, guest, watcher = [await Peer.connect(url, name) for name in ("host", "guest", "watcher")]
     await watcher.request(LobbyWatch, on=True)
     for n in range(3):
         await host.send(CreateRoom(game="othello", options={}, id=100 + n))
     codes = [(await host.wait(lambda m, n=n: m.id == 100 + n)).room for n in range(3)]
     await host.request(Join, room=codes[0], seat=0)
     await guest.request(Join, room=codes[0], seat=1)
-    pushes = await pushes_until(watcher, lambda p: listed(p).get(codes[0]) == RoomStatus.PLAYING)
-    with_rooms = [p for p in pushes if p.rooms or p.gone]
-    assert len(with_rooms) == 1
-    batch = with_rooms[0]
-    assert sorted(s.room for s in batch.rooms) == sorted(codes)  # each room once: its latest summary
-    assert next(s for s in batch.rooms if s.room == codes[0]).status == RoomStatus.PLAYING
+    server._push_lobby()  # the interval ends
+    pushes = await pushes_until(watcher, lambda p: len(p) == 1)
+    await watcher.request(ListRooms)  # any other push would have arrived before this reply
+    assert not [m for m in watcher.inbox if m.type == "lobby"]
+    batch = pushes[0]
+    assert sorted(s.room for s in batch.rooms) == sorted(codes) and batch.gone == []  # each room once
+    assert next(s for s in batch.rooms if s.room == codes[0]).status == RoomStatus.PLAYING  # its latest summary
     assert batch.counts is not None and batch.counts.rooms == 3 and batch.counts.of("othello", "playing") == 1
     await guest.close()
     await host.close()
-    later = await pushes_until(watcher, lambda p: codes[0] in {c for push in p for c in push.gone})
-    assert codes[0] not in listed(pushes + later)  # both players dropped: not offered
-    later += await pushes_until(watcher, lambda p: set(codes[1:]) <= {c for push in later + p for c in push.gone})
-    assert not listed(pushes + later)  # the two rooms nobody sat in, their host gone, closed
-    page = await watcher.request(ListRooms)
-    assert page.total == 0 and page.rooms == []
+    lobby = server.lobby
+    await until(lambda: not lobby.listing() and not set(codes[1:]) & set(lobby.rooms), "the rooms unlisted, closed")
+    assert codes[0] in lobby.rooms  # a game in progress waits for its players, unlisted
+    server._push_lobby()
+    (gone,) = await pushes_until(watcher, lambda p: len(p) == 1)
+    assert sorted(gone.gone) == sorted(codes) and gone.rooms == [] and gone.counts.rooms == 0
     await watcher.close()
 
 
