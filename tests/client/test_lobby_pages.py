@@ -7,10 +7,11 @@ from textual.widgets import DataTable
 
 from gamenight.client.messages import LeaveRoom
 from gamenight.client.state import ClientState
-from gamenight.protocol.messages import Leave, ListRooms, LobbyWatch, Message
+from gamenight.protocol.messages import CreateRoom, Join, Leave, ListRooms, LobbyWatch, Message
 from tests.client.conftest import wait_for
 from tests.client.recorded import FakeConnection, answer, fake_app, room, room_info, welcome, wire
 from tests.client.test_flows import SIZE, othello_server
+from tests.peer import Peer
 
 
 def codes(start: int, count: int) -> list[str]:
@@ -143,3 +144,19 @@ async def test_the_lobby_table_follows_batched_pushes():
         assert set(app.model.lobby.rooms) == {"R0001", "NEW01", "NEW02"}
         server.push(room_info("R0001", status="closed"))  # a room push (a room's members get them) still counts
         await wait_for(pilot, lambda: table.row_count == 2, "the closed room gone")
+
+
+async def test_the_lobby_shows_rooms_another_player_opens_on_a_real_server(make_app, url):
+    """Against a real server the lobby subscribes after its welcome: a room someone else opens appears in its
+    table through a batched push, and leaves it when that player's connection drops."""
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.lobby_screen.watching and app.lobby_watch, "the subscription")
+        other = await Peer.connect(url, "bob")
+        code = (await other.request(CreateRoom, game="connect4", options={})).room
+        await other.request(Join, room=code, seat=0)
+        table = app.lobby_screen.query_one("#rooms", DataTable)
+        await wait_for(pilot, lambda: code in app.model.lobby.rooms and table.row_count == 1, "bob's room")
+        assert app.model.lobby.counts is not None and app.model.lobby.counts.online == 2
+        await other.close()
+        await wait_for(pilot, lambda: code not in app.model.lobby.rooms and table.row_count == 0, "bob's room gone")
