@@ -37,36 +37,63 @@ from gamenight.client.connection import (
     open_connection,
 )
 from gamenight.client.model import DEFAULT_AI_LEVEL, RoomPlan, quick_game_plan
+from gamenight.client.presence import Ask, offer_text
 from gamenight.client.replay import Replay
+from gamenight.client.screens.challenge import InvitePlan, InviteScreen, OfferScreen
 from gamenight.client.screens.dialogs import NameScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.history import HistoryScreen, ReplayScreen
 from gamenight.client.screens.lobby import LobbyScreen
+from gamenight.client.screens.ratings import (
+    AskRatings,
+    LeaderboardScreen,
+    PlayerCardScreen,
+    ShowLeaderboard,
+    ShowPlayerCard,
+)
+from gamenight.client.screens.tournaments import (
+    OpenTournament,
+    ReplayTournamentGame,
+    SendTournament,
+    ShowTournaments,
+    TournamentScreen,
+    TournamentsScreen,
+)
 from gamenight.client.state import Changes, ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     Abort,
+    Accept,
     AddAi,
+    ChallengeRequest,
     Chat,
     CreateRoom,
+    CreateTournament,
+    Decline,
     Error,
     GameRecord,
+    Games,
     GetGame,
+    Invite,
     Join,
     Joined,
     Leave,
+    ListGames,
+    ListPlayers,
     ListRooms,
     LobbyWatch,
     MakeMove,
     Message,
     MoreTime,
+    Players,
     Rematch,
     RemoveAi,
     Resign,
     RoomInfo,
     Takeback,
     TakebackDecline,
+    TournamentInfo,
 )
 from gamenight.protocol.vocab import Role
 
@@ -173,9 +200,11 @@ class GameNightApp(App[None]):
         if changes.welcomed:
             self.welcomed = True
         for notice in changes.notices:
-            self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
-        for request in changes.requests:
-            self._send(request)
+            # Plain text: names, reasons and server messages are shown as sent, never read as markup.
+            self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout, markup=False)
+        if self.connection is not None:  # offline, the state's own requests (a sync, list_players) wait
+            for request in changes.requests:
+                self._send(request)
         if changes.closed:
             self._back_to_lobby()
         if changes.entered is not None:
@@ -185,9 +214,28 @@ class GameNightApp(App[None]):
             await self._open_replay(changes.record)
         if changes.restore is not None:
             self._start(self._restore_room(resumed=changes.restore))
+        for gone in changes.offers_gone:
+            self._close_offer(gone)
+        if changes.offered is not None:
+            offer = changes.offered
+            text = offer_text(offer, self.model.lobby.games)
+            await self.push_screen(OfferScreen(offer, text), lambda accept: self._answer(offer.id, accept))
         if changes.name_taken is not None:
             taken = self.model.name
             await self.push_screen(NameScreen(taken, changes.name_taken or None), self._renamed)
+
+    def _close_offer(self, challenge: str) -> None:
+        """An offer to me ended: close its dialog (at once, or when the screens above it close)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, OfferScreen) and screen.offer.id == challenge:
+                screen.withdraw()
+
+    def _answer(self, challenge: str, accept: bool | None) -> None:
+        """The offer dialog closed: accept or decline (nothing when it closed because the offer ended)."""
+        if accept is None:
+            return
+        self.model.presence.answering(challenge)
+        self._send(Accept(challenge=challenge) if accept else Decline(challenge=challenge))
 
     def _pop_game_screens(self) -> None:
         """Close every screen above the lobby (a room's screen and its dialogs)."""
@@ -197,6 +245,8 @@ class GameNightApp(App[None]):
     def _back_to_lobby(self) -> None:
         """The room is gone: back to the lobby (which, shown again, asks for its pushes and the first page)."""
         self._pop_game_screens()
+        if self.connection is not None and self.connection.connected:
+            self._send(ListPlayers())  # presence is pushed only to the lobby's watchers: catch up on it
 
     async def _open_replay(self, record: GameRecord) -> None:
         """Show the replay viewer on a finished game's record."""
@@ -319,6 +369,55 @@ class GameNightApp(App[None]):
         if self._send(ListRooms(offset=lobby.next_offset)) is not None:
             lobby.page_pending = True
 
+    def on_refresh_players(self, _: ui.RefreshPlayers) -> None:
+        """Ask who is online again."""
+        self._send(ListPlayers())
+
+    def on_challenge(self, event: ui.Challenge) -> None:
+        """Challenge an online player; the reply (challenge_sent or a refusal) reaches the state."""
+        request = ChallengeRequest(to=event.to, game=event.game, options=dict(event.options), seat=event.seat)
+        self.model.presence.asking(self._send(request), Ask(event.to, event.game))
+
+    def on_withdraw(self, event: ui.Withdraw) -> None:
+        """Take back a challenge of mine (`decline` of my own challenge)."""
+        self._send(Decline(challenge=event.challenge))
+
+    def on_open_invite(self, _: ui.OpenInvite) -> None:
+        """Ask who is online now, then offer the choice of a seat and a player."""
+        self._start(self._invite_flow())
+
+    async def _invite_flow(self) -> None:
+        """The invite dialog over a fresh online list (presence is not pushed to people in a room)."""
+        room = self.model.room
+        if room is None or room.summary is None:
+            return
+        reply = await self._request(ListPlayers())
+        if not isinstance(reply, Players):
+            return
+        me, game = self.model.name, room.game
+        takers = [p for p in reply.players if p.online and game in p.games and p.name != me]
+        seats = [(f"{room.label(s.seat)} (seat {s.seat + 1})", s.seat) for s in room.summary.seats if s.open]
+        if not seats:
+            self.notify("No open seat to offer", severity="warning")
+        elif not takers:
+            title = self.model.lobby.title(room.game)
+            self.notify(f"Nobody online takes invites for {title} right now", severity="warning")
+        else:
+            await self.push_screen(InviteScreen(seats, takers), self._invite_chosen)
+
+    def _invite_chosen(self, plan: InvitePlan | None) -> None:
+        """The invite dialog closed: offer the seat."""
+        room = self.model.room
+        if plan is not None and room is not None:
+            self.on_invite(ui.Invite(plan.seat, plan.to))
+
+    def on_invite(self, event: ui.Invite) -> None:
+        """Offer an open seat of my room to an online player."""
+        room = self.model.room
+        if room is not None:
+            request = Invite(room=room.code, seat=event.seat, to=event.to)
+            self.model.presence.asking(self._send(request), Ask(event.to, room.game, room.code))
+
     def on_open_history(self, _: ui.OpenHistory) -> None:
         """Show the history of finished games (it asks for its list once shown)."""
         if self.connection is None or not self.connection.connected:
@@ -329,6 +428,69 @@ class GameNightApp(App[None]):
     def on_load_history(self, event: ui.LoadHistory) -> None:
         """Ask for a list of finished games; its reply fills the history."""
         self.model.asked_history(event.request, self._send(event.request))
+
+    # -- ratings (client/screens/ratings.py) -------------------------------------------------------------------
+    def on_show_leaderboard(self, _: ShowLeaderboard) -> None:
+        """Show the leaderboards (the screen asks for its first page once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(LeaderboardScreen(self.model))
+
+    def on_show_player_card(self, event: ShowPlayerCard) -> None:
+        """Show a player's card (it asks for the card once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(PlayerCardScreen(self.model, event.name))
+
+    def on_ask_ratings(self, event: AskRatings) -> None:
+        """Send a leaderboard or profile request; its reply fills the client state's ratings."""
+        self.model.asked_ratings(event.request, self._send(event.request))
+
+    # -- tournaments (client/screens/tournaments.py) ---------------------------------------------------------------
+    def on_show_tournaments(self, _: ShowTournaments) -> None:
+        """Show the tournaments list (it asks for the list once shown)."""
+        if self.connection is None or not self.connection.connected:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.push_screen(TournamentsScreen(self.model))
+
+    def on_open_tournament(self, event: OpenTournament) -> None:
+        """Show one tournament (it asks for it, and its pushes follow)."""
+        self.push_screen(TournamentScreen(self.model, event.tournament))
+
+    def on_send_tournament(self, event: SendTournament) -> None:
+        """Send a tournament request; a new tournament's reply opens its screen."""
+        if isinstance(event.request, CreateTournament):
+            self._start(self._host_tournament(event.request))
+        else:
+            self._send(event.request)
+
+    def on_replay_tournament_game(self, event: ReplayTournamentGame) -> None:
+        """Find a tournament game in the history and open its replay."""
+        self._start(self._replay_tournament_game(event.room, event.players))
+
+    async def _replay_tournament_game(self, room: str, players: tuple[str, ...]) -> None:
+        """The newest finished game of `room` with these players, replayed (the reply opens the viewer)."""
+        reply = await self._request(ListGames(room=room, limit=5))
+        if not isinstance(reply, Games):
+            return
+        for entry in reply.games:
+            names = tuple(str(p.get("name")) for p in entry.get("players", []) if isinstance(p, dict))
+            if names == players:
+                self.model.asked_replay(self._send(GetGame(game_id=int(entry["game_id"]))))
+                return
+        self.notify("That game is not in the history", severity="warning")
+
+    async def _host_tournament(self, request: CreateTournament) -> None:
+        """Host a tournament and open its screen (a refusal is shown as a notice by the reply itself)."""
+        reply = await self._request(request)
+        if not isinstance(reply, TournamentInfo):
+            return
+        playing = self.model.room is not None and self.model.room.code in {g.get("room") for g in reply.games}
+        if not playing:  # seated in its first game already: the game screen stays in front
+            await self.push_screen(TournamentScreen(self.model, reply.tournament))
 
     def on_open_replay(self, event: ui.OpenReplay) -> None:
         """Ask for one finished game; its reply opens the replay viewer."""

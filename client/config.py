@@ -21,6 +21,7 @@ import platformdirs
 
 CONFIG_ENV = "GAMENIGHT_CONFIG_DIR"
 CONFIG_FILE = "config.json"
+CHALLENGES = "challenges"  # false: this player takes no challenges (the hello's `accepts` stays empty)
 MAX_NAME = 24  # the server cuts names to this length too
 TOKENS = "tokens"
 KEY = "key"
@@ -81,6 +82,11 @@ def identity_key() -> str:
     data[KEY] = key = secrets.token_urlsafe(32)
     save_config(data)
     return key
+
+
+def takes_challenges() -> bool:
+    """Whether this player takes challenges (config `"challenges": false` turns them off; on by default)."""
+    return load_config().get(CHALLENGES, True) is not False
 
 
 def saved_token(server: str) -> str | None:

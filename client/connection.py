@@ -22,7 +22,8 @@ from textual.message import Message as TextualMessage
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from gamenight.client.config import identity_key
+from gamenight.client.config import identity_key, takes_challenges
+from gamenight.client.widgets import BOARDS
 from gamenight.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
 from gamenight.protocol.messages import Error, Hello, Message, Welcome
@@ -139,8 +140,10 @@ class Connection:
         max_retry: float = MAX_RETRY_S,
         token: str | None = None,
         key: str | None = None,
+        accepts: tuple[str, ...] = (),
     ) -> None:
         self.url = url
+        self.accepts = accepts  # the games this player takes challenges for (hello `accepts`)
         self.name = name
         self.key = key  # the secret that claims `name` (None: play as a guest)
         self.post = post
@@ -239,7 +242,10 @@ class Connection:
         """Say hello (with the resume token if we have one) until welcomed; False if refused for good."""
         resume = self.token
         while True:
-            await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=self.name, resume=resume, key=self.key)))
+            hello = Hello(
+                protocol=PROTOCOL_VERSION, name=self.name, resume=resume, key=self.key, accepts=list(self.accepts)
+            )
+            await ws.send(encode(hello))
             reply = await self._next_message(ws)
             if isinstance(reply, Welcome):
                 self.resumed = resume is not None
@@ -251,6 +257,10 @@ class Connection:
                 return True
             if isinstance(reply, Error) and reply.code == ErrorCode.BAD_TOKEN and resume is not None:
                 resume = None  # the server forgot us: start a fresh session
+                continue
+            if isinstance(reply, Error) and reply.code == ErrorCode.BAD_OPTIONS and self.accepts:
+                log.warning("the server refused the games we take challenges for (%s); taking none", reply.message)
+                self.accepts = ()  # a server without one of our games: play on, unchallengeable
                 continue
             detail = reply.message if isinstance(reply, Error) else f"unexpected {reply.type}"
             self._set_status(ConnectionStatus(REFUSED, self.url, detail=detail))
@@ -324,5 +334,7 @@ def _taken_over(exc: ConnectionClosed) -> bool:
 
 
 def open_connection(url: str, name: str, post: Post, token: str | None) -> Connection:
-    """The app's real connection to `url`, claiming `name` with this player's key (client.config)."""
-    return Connection(url, name, post, token=token, key=identity_key())
+    """The app's real connection to `url`, claiming `name` with this player's key (client.config), taking
+    challenges for every game the client has a board for (unless the config turns challenges off)."""
+    accepts = tuple(sorted(BOARDS)) if takes_challenges() else ()
+    return Connection(url, name, post, token=token, key=identity_key(), accepts=accepts)

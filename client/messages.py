@@ -8,6 +8,8 @@ Screens never call the app's own methods.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.message import Message
 
 from gamenight.client.model import RoomPlan
@@ -66,6 +68,34 @@ class MoreRooms(Message):
 
 class OpenHistory(Message):
     """Show the history of finished games."""
+
+
+class RefreshPlayers(Message):
+    """Ask the server who is online again."""
+
+
+class Challenge(Message):
+    """Offer the online player `to` a new game of `game` with `options`, me in `seat`."""
+
+    def __init__(self, to: str, game: str, options: dict[str, Any], seat: int) -> None:
+        super().__init__()
+        self.to, self.game, self.options, self.seat = to, game, options, seat
+
+
+class Withdraw(Message):
+    """Take back one of my challenges (or invites) still waiting for an answer."""
+
+    def __init__(self, challenge: str) -> None:
+        super().__init__()
+        self.challenge = challenge
+
+
+class AnswerOffer(Message):
+    """Accept or decline a challenge (or invite) offered to me."""
+
+    def __init__(self, challenge: str, accept: bool) -> None:
+        super().__init__()
+        self.challenge, self.accept = challenge, accept
 
 
 # -- up: from the history -------------------------------------------------------------------------------
@@ -140,6 +170,18 @@ class TakebackDecline(Message):
 
 class Abort(Message):
     """Abort a game whose opponent has not made a first move (already confirmed)."""
+
+
+class OpenInvite(Message):
+    """Show the invite dialog: offer an open seat of my room to someone online (host, before the start)."""
+
+
+class Invite(Message):
+    """Offer the open `seat` of my room to the online player `to` (host, before the start)."""
+
+    def __init__(self, seat: int, to: str) -> None:
+        super().__init__()
+        self.seat, self.to = seat, to
 
 
 class LeaveRoom(Message):

@@ -13,26 +13,35 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event, read_result
+from gamenight.client.presence import Offer, Presence
 from gamenight.client.replay import HistoryEntry
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    ChallengeGone,
     Error,
     Event,
     GameRecord,
     Games,
     Joined,
+    Leaderboard,
+    Leaders,
     Left,
     ListGames,
+    ListPlayers,
     LobbyUpdate,
     Message,
+    PlayerCard,
+    Profile,
     RoomInfo,
     Rooms,
     State,
     Sync,
     Tick,
+    TournamentInfo,
+    Tournaments,
     Welcome,
 )
-from gamenight.protocol.vocab import EventKind, Result, Role, RoomStatus, RoomSummary
+from gamenight.protocol.vocab import ChallengeEnd, EventKind, Result, Role, RoomStatus, RoomSummary
 
 Severity = Literal["information", "warning", "error"]
 INFORMATION: Severity = "information"
@@ -68,6 +77,12 @@ class Changes:
     token: str | None = None  # the resume token of a welcome, to keep for the next run
     welcomed: bool = False  # a (re)connection was welcomed: a watching lobby asks for its pushes again
     name_taken: str | None = None  # the server refused our name (claimed by another key): the free name it suggests
+    players: bool = False  # who is online
+    challenges: bool = False  # my pending challenges or the offers to me
+    offered: Offer | None = None  # a challenge (or invite) offered to me: ask whether to accept
+    offers_gone: list[str] = field(default_factory=list)  # offers to me that ended: close their dialogs
+    ratings: bool = False  # a leaderboard page or a player card asked for arrived (or was refused)
+    tournaments: bool = False  # the tournament list or a tournament's state arrived
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
 
@@ -83,6 +98,32 @@ class History:
     replay_request: int | None = None  # the id of the get_game request whose reply opens the replay
 
 
+@dataclass(slots=True)
+class Ratings:
+    """The leaderboard page and the player card asked for last (each request's reply, or why it was refused)."""
+
+    board_asked: Leaderboard | None = None
+    board_request: int | None = None
+    board: Leaders | None = None
+    board_error: str | None = None
+    card_asked: Profile | None = None
+    card_request: int | None = None
+    card: PlayerCard | None = None
+    card_error: str | None = None
+
+    def waiting(self, request_id: int | None) -> bool:
+        """True if `request_id` is the leaderboard or player card request still awaited."""
+        return request_id is not None and request_id in (self.board_request, self.card_request)
+
+
+@dataclass(slots=True)
+class TournamentView:
+    """The tournaments list and every tournament's latest state (replies and pushes), by id."""
+
+    listed: Tournaments | None = None
+    known: dict[str, TournamentInfo] = field(default_factory=dict)
+
+
 class ClientState:
     """Everything the client knows, updated by the server's messages (one `apply` per message)."""
 
@@ -94,12 +135,17 @@ class ClientState:
         self.room: RoomSession | None = None
         self.hosted: set[str] = set()  # rooms this session created (and so may seat AIs in)
         self.history = History()
+        self.presence = Presence()
+        self.ratings = Ratings()
+        self.tournaments = TournamentView()
 
     # -- the reducer ------------------------------------------------------------------------------------
     def apply(self, message: Message, *, quiet: bool = False, resumed: bool = False) -> Changes:
         """Apply one server message; `quiet` marks an error reply its requester handles, `resumed` a welcome
         that continued the session of the token sent."""
         changes = Changes()
+        if self._presence(message, changes):
+            return changes
         match message:
             case Welcome():
                 self._welcome(message, resumed, changes)
@@ -131,11 +177,23 @@ class ClientState:
                 if message.id is not None and message.id == self.history.replay_request:
                     self.history.replay_request = None
                     changes.record = message
+            case Tournaments():
+                self.tournaments.listed = message
+                changes.tournaments = True
+            case TournamentInfo():
+                self.tournaments.known[message.tournament] = message
+                changes.tournaments = True
+            case Leaders() | PlayerCard():
+                self._rated_reply(message, changes)
+            case Error() if self.ratings.waiting(message.id):
+                self._rated_reply(message, changes)
             case Error() if message.code == ErrorCode.NAME_TAKEN:
                 changes.name_taken = message.suggestion or ""
             case Error():
                 if not quiet:
                     changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
+        if changes.result is not None and changes.result.ratings:
+            changes.notices.append(Notice(rating_changes_text(changes.result), title="Ratings", timeout=10))
         return changes
 
     def _welcome(self, msg: Welcome, resumed: bool, changes: Changes) -> None:
@@ -146,6 +204,10 @@ class ClientState:
             why = f"the name {asked!r} belongs to someone else here" if asked else "the server chose it"
             changes.notices.append(Notice(f"You play as {msg.name!r}: {why}", timeout=8))
         self.resumed = resumed
+        if not resumed:
+            self.presence.lost_connection()  # a new session: the server forgot the old one's challenges
+        if self.room is None:
+            changes.requests.append(ListPlayers())  # presence is pushed only to the lobby: catch up on it
         changes.token = msg.token
         changes.welcomed = True
         self.lobby.set_games(msg.games)
@@ -161,6 +223,29 @@ class ClientState:
             if not resumed_here:
                 self.room.host = False  # host rights belong to the old session
             changes.restore = resumed_here
+
+    def _presence(self, message: Message, changes: Changes) -> bool:
+        """Presence and challenge messages (and the refusals of a challenge): True when `message` was one."""
+        hosted = (
+            message.room
+            if isinstance(message, ChallengeGone)
+            and message.why == ChallengeEnd.ACCEPTED
+            and message.challenge in self.presence.pending
+            else None
+        )
+        change = self.presence.apply(message)
+        if change is None:
+            return False
+        if hosted is not None:  # my challenge made this room (or my invite filled it): I am its host
+            self.hosted.add(hosted)
+            if self.room is not None and self.room.code == hosted:
+                self.room.host, changes.room = True, True
+        changes.players, changes.challenges = change.players, change.challenges
+        changes.offered, changes.offers_gone = change.offered, change.gone
+        changes.notices.extend(Notice(text, timeout=6) for text in change.notices)
+        if isinstance(message, Error):
+            changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
+        return True
 
     def _room_info(self, summary: RoomSummary, changes: Changes) -> None:
         """A room appeared, changed or closed."""
@@ -276,6 +361,36 @@ class ClientState:
         """A history list was asked for; only its reply will be shown."""
         self.history.asked, self.history.request, self.history.loaded = request, request_id, False
 
+    # -- ratings --------------------------------------------------------------------------------------------
+    def asked_ratings(self, request: Leaderboard | Profile, request_id: int | None) -> None:
+        """A leaderboard page or a player card was asked for; only the reply to the latest is shown."""
+        if isinstance(request, Leaderboard):
+            self.ratings.board_asked, self.ratings.board_request = request, request_id
+            self.ratings.board, self.ratings.board_error = None, None
+        else:
+            self.ratings.card_asked, self.ratings.card_request = request, request_id
+            self.ratings.card, self.ratings.card_error = None, None
+
+    def _rated_reply(self, message: Leaders | PlayerCard | Error, changes: Changes) -> None:
+        """The reply to a leaderboard or profile request (a reply to an older request is dropped)."""
+        ratings = self.ratings
+        if message.id is None:
+            return
+        if message.id == ratings.board_request:
+            ratings.board_request = None
+            if isinstance(message, Leaders):
+                ratings.board = message
+            elif isinstance(message, Error):
+                ratings.board_error = message.message
+            changes.ratings = True
+        elif message.id == ratings.card_request:
+            ratings.card_request = None
+            if isinstance(message, PlayerCard):
+                ratings.card = message
+            elif isinstance(message, Error):
+                ratings.card_error = message.message
+            changes.ratings = True
+
     def asked_replay(self, request_id: int | None) -> None:
         """A finished game was asked for; its reply opens the replay."""
         self.history.replay_request = request_id
@@ -286,3 +401,16 @@ class ClientState:
             return None
         self.room.syncing = True
         return Sync(room=self.room.code, seq=self.room.seq)
+
+
+def rating_text(rating: float, provisional: bool) -> str:
+    """A rating as people read it: whole points, "?" while provisional (e.g. "1662?")."""
+    return f"{rating:.0f}" + ("?" if provisional else "")
+
+
+def rating_changes_text(result: Result) -> str:
+    """A rated game's changes in one line, e.g. "alice 1500 → 1338? (-162) · bob 1500 → 1662? (+162)"."""
+    return " · ".join(
+        f"{c.name} {c.before:.0f} → {rating_text(c.after, c.provisional)} ({c.after - c.before:+.0f})"
+        for c in result.ratings
+    )

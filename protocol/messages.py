@@ -19,8 +19,10 @@ from gamenight.protocol.vocab import (
     Clock,
     EventKind,
     GameDescription,
+    LeaderEntry,
     LobbyCounts,
     PlayerInfo,
+    PoolRating,
     Result,
     Role,
     RoomStatus,
@@ -216,6 +218,7 @@ class ListGames(Message):
     player: str | None = None
     game: str | None = None
     limit: int = 20
+    room: str | None = None  # only the games played in this room (a tournament game's, say)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +227,78 @@ class GetGame(Message):
 
     type: ClassVar[str] = "get_game"
     game_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leaderboard(Message):
+    """Ask for a page of a rating pool's players, best first: `game` is a game or "<game>-ffa" (Tron, 3-4 riders).
+
+    `offset` 0..10000 and `limit` 1..100; anything else is `bad_options`.
+    """
+
+    type: ClassVar[str] = "leaderboard"
+    game: str
+    offset: int = 0
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Profile(Message):
+    """Ask for a player's card: ratings in every pool and latest rated games (`name` a person, "AI level 3" ...)."""
+
+    type: ClassVar[str] = "profile"
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTournament(Message):
+    """Host a tournament of `game` (claimed players only): `kind` "round_robin" or "arena".
+
+    `options` are the rooms' options (game and room options, as create_room's); `players` the first entrants
+    (claimed names, "AI level N", "bot NAME"); `rounds` how many times a round robin's schedule is played (each
+    pair twice per round, colours swapped); `duration_s` an arena's length; `start_in_s` the delay before it starts.
+    """
+
+    type: ClassVar[str] = "create_tournament"
+    game: str
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+    rated: bool = False
+    players: list[str] = field(default_factory=list)
+    rounds: int = 1
+    duration_s: int = 0
+    start_in_s: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class JoinTournament(Message):
+    """Enter a tournament (claimed players; a round robin only before it starts)."""
+
+    type: ClassVar[str] = "join_tournament"
+    tournament: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveTournament(Message):
+    """Leave a tournament: in a round robin your games not yet played are lost by forfeit."""
+
+    type: ClassVar[str] = "leave_tournament"
+    tournament: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListTournaments(Message):
+    """Ask for the tournaments, newest first (at most 50)."""
+
+    type: ClassVar[str] = "list_tournaments"
+
+
+@dataclass(frozen=True, slots=True)
+class GetTournament(Message):
+    """Ask for one tournament (and its pushes from then on)."""
+
+    type: ClassVar[str] = "get_tournament"
+    tournament: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,6 +521,60 @@ class GameRecord(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Leaders(Message):
+    """Reply to leaderboard: one page of the pool, with how many players it has in all."""
+
+    type: ClassVar[str] = "leaders"
+    game: str
+    offset: int
+    total: int
+    entries: list[LeaderEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerCard(Message):
+    """Reply to profile: the player's name and kind, ratings by pool, and latest rated games, newest first.
+
+    Each `recent` entry: game_id, pool, seat, before, after, outcome (win / draw / loss), players, finished_at.
+    """
+
+    type: ClassVar[str] = "player_card"
+    name: str
+    kind: str
+    ratings: list[PoolRating]
+    recent: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentInfo(Message):
+    """A tournament: the reply to create / join / leave / get_tournament, and pushed to its entrants and watchers
+    when it changes. `standings` rows: {rank, player, points, tie_break, games, wins, draws, losses}; `games`:
+    {players, room, places, forfeit} in schedule order (room null until it starts, places null until it ends)."""
+
+    type: ClassVar[str] = "tournament"
+    tournament: str
+    game: str
+    kind: str
+    status: str  # waiting, running, finished
+    host: str
+    rated: bool
+    entries: list[str]
+    standings: list[Any]
+    games: list[Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    starts_in_ms: int = 0
+    ends_in_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tournaments(Message):
+    """Reply to list_tournaments: summaries {tournament, game, kind, status, host, entries, starts_in_ms}."""
+
+    type: ClassVar[str] = "tournaments"
+    tournaments: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Players(Message):
     """Reply to list_players: the online people (at most 200), bots first, then by name."""
 
@@ -552,6 +681,13 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Invite,
     Accept,
     Decline,
+    Leaderboard,
+    Profile,
+    CreateTournament,
+    JoinTournament,
+    LeaveTournament,
+    ListTournaments,
+    GetTournament,
 )
 SERVER_MESSAGES: tuple[type[Message], ...] = (
     Welcome,
@@ -571,6 +707,10 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Challenged,
     ChallengeGone,
     Error,
+    Leaders,
+    PlayerCard,
+    TournamentInfo,
+    Tournaments,
 )
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}
 

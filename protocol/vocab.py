@@ -309,6 +309,28 @@ class Clock(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class RatingChange(Payload):
+    """One seat's rating change at the end of a rated game (in `result.ratings`).
+
+    `pool` is the rating it moved: the game's name, or "<game>-ffa" for Tron with 3-4 riders. `rd` is the new
+    rating deviation; `provisional` while it is 110 or more (shown with "?").
+    """
+
+    seat: int
+    name: str
+    pool: str
+    before: float
+    after: float
+    rd: float
+    provisional: bool = False
+
+    @property
+    def delta(self) -> float:
+        """How far the rating moved."""
+        return self.after - self.before
+
+
+@dataclass(frozen=True, slots=True)
 class Result(Payload):
     """How a game ended (`state.result`, and the `game_over` event's data).
 
@@ -322,6 +344,7 @@ class Result(Payload):
     winner: int | None = None
     scores: tuple[int, ...] | None = None
     loser: int | None = None
+    ratings: tuple[RatingChange, ...] = ()  # rated games: each seat's rating change
 
     @classmethod
     def of(
@@ -329,3 +352,41 @@ class Result(Payload):
     ) -> Result:
         """A result with `winner` filled in from `winners`."""
         return cls(winners, reason, winners[0] if len(winners) == 1 else None, scores, loser)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderEntry(Payload):
+    """One line of a leaderboard: place, who, rating and RD, and their record in that pool.
+
+    `kind` is "human", "bot" (a program connected as a player) or "ai" (a server AI level or named bot).
+    """
+
+    rank: int
+    name: str
+    rating: float
+    rd: float
+    provisional: bool
+    games: int
+    kind: str = "human"
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def bot(self) -> bool:
+        """True for a program (a connected bot or a server AI)."""
+        return self.kind != "human"
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRating(Payload):
+    """A player's rating in one pool (a game, or "<game>-ffa"), with games played and won / drawn / lost."""
+
+    pool: str
+    rating: float
+    rd: float
+    provisional: bool
+    games: int
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0

@@ -2,6 +2,7 @@
 
 gamenight-server [--host H] [--port P] [--db PATH] [--certfile C --keyfile K] [--ai-workers N]
 gamenight-server export GAME_ID [--db PATH]
+gamenight-server calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100] [--db PATH]
 """
 
 from __future__ import annotations
@@ -46,6 +47,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     commands = parser.add_subparsers(dest="command")
     export = commands.add_parser("export", help="print a finished game in the replay format (docs/replay.md)")
     export.add_argument("game_id", type=int)
+    calibrate = commands.add_parser(
+        "calibrate", help="play rated AI-vs-AI games in this process to seed the AI levels' ratings (server stopped)"
+    )
+    calibrate.add_argument("--game", required=True, help="the game to calibrate (othello, pentago, tron, connect4)")
+    calibrate.add_argument("--games", type=int, required=True, help="how many games to play")
+    calibrate.add_argument(
+        "--levels", default="1,2,3,4,5", help="comma-separated AI levels and named bots (default 1,2,3,4,5)"
+    )
+    calibrate.add_argument("--ms", type=int, default=100, help="thinking time per move of the strongest level (ms)")
+    calibrate.add_argument("--seed", type=int, default=1, help="seed of the games (default 1)")
     parser.add_argument(
         "--host",
         default="127.0.0.1",
@@ -186,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "export":
             return export_game(db, args.game_id)
+        if args.command == "calibrate":
+            from gamenight.server.calibrate import run  # the AI loads only for this command
+
+            return run(db, args.game, args.games, args.levels, args.ms, args.seed)
         config = ServerConfig(
             host=args.host,
             port=args.port,

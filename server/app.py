@@ -30,7 +30,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
-from gamenight.protocol.messages import Error, GetGame, Hello, ListGames, Message
+from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.guard import Bucket, FrameLimits, GuardedConnection
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
@@ -38,7 +38,7 @@ from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import NameClaimed, Record, Store
+from gamenight.server.store import NameClaimed, Record, Store, TournamentSaved
 
 log = logging.getLogger("gamenight.server")
 
@@ -196,6 +196,9 @@ class GameServer:
         """Start listening; returns the websockets server (its sockets tell the bound port)."""
         if self.store is not None:
             self.lobby.load_claims(self.store.claimed_names())
+            self.lobby.load_ratings(self.store.ratings())
+            for tournament in self.lobby.load_tournaments(self.store.tournaments()):
+                log.error("could not restore tournament %s; it stays in the database", tournament)
             stored = self.store.unfinished_rooms(self.lobby.skipped)
             self.deliver(self.lobby.restore(stored, time.monotonic()))
             for code, reason in self.lobby.skipped:
@@ -362,7 +365,7 @@ class GameServer:
         try:
             if session is None:
                 return self._hello(ws, msg)
-            if isinstance(msg, ListGames | GetGame) and self._history_pool is not None:
+            if isinstance(msg, ListGames | GetGame | Leaderboard | Profile) and self._history_pool is not None:
                 self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
@@ -371,7 +374,7 @@ class GameServer:
             self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
         return session
 
-    def _history(self, ws: ServerConnection, session: str, msg: ListGames | GetGame) -> None:
+    def _history(self, ws: ServerConnection, session: str, msg: ListGames | GetGame | Leaderboard | Profile) -> None:
         """Answer a history request in the history thread (queries and replays never hold the event loop).
 
         The connection's handler awaits the answer before it reads that connection's next frame, so each client
@@ -398,7 +401,11 @@ class GameServer:
             self._history_waiting[session] = left
 
     async def _history_answer(
-        self, ws: ServerConnection, session: str, msg: ListGames | GetGame, future: Future[Outbox]
+        self,
+        ws: ServerConnection,
+        session: str,
+        msg: ListGames | GetGame | Leaderboard | Profile,
+        future: Future[Outbox],
     ) -> None:
         """Deliver the history thread's answer, or say the history is busy if it takes too long."""
         try:
@@ -510,7 +517,9 @@ class GameServer:
         claims = [record for record in records if isinstance(record, NameClaimed)]
         for claim in claims:
             self.lobby.claim_lost(claim)
-        codes = list(dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed)))
+        codes = list(
+            dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed | TournamentSaved))
+        )
         spare = requester[1] if requester is not None else None
         for code in codes:
             self.deliver(self.lobby.take_offline(code, spare))

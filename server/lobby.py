@@ -36,26 +36,35 @@ from gamenight.protocol.messages import (
     ChallengeSent,
     Chat,
     CreateRoom,
+    CreateTournament,
     Decline,
     Error,
     GameRecord,
     Games,
     GetGame,
+    GetTournament,
     Hello,
     Invite,
     Join,
+    JoinTournament,
+    Leaderboard,
+    Leaders,
     Leave,
+    LeaveTournament,
     Left,
     ListGames,
     ListPlayers,
     ListRooms,
+    ListTournaments,
     LobbyUpdate,
     LobbyWatch,
     MakeMove,
     Message,
     MoreTime,
     Player,
+    PlayerCard,
     Players,
+    Profile,
     Rematch,
     RemoveAi,
     Resign,
@@ -69,18 +78,30 @@ from gamenight.protocol.messages import (
 from gamenight.protocol.vocab import (
     ChallengeEnd,
     GameDescription,
+    LeaderEntry,
     LobbyCounts,
     PlayerInfo,
+    PoolRating,
     Role,
     RoomStatus,
     RoomSummary,
 )
 from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
+from gamenight.server.rated import RatingBook, player_key, pools
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
-from gamenight.server.store import GameFinished, NameClaimed, RoomClosed, StoredRoom
+from gamenight.server.store import (
+    MAX_LEADERBOARD_LIMIT,
+    MAX_LEADERBOARD_OFFSET,
+    GameFinished,
+    NameClaimed,
+    RoomClosed,
+    StoredRating,
+    StoredRoom,
+)
 from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
+from gamenight.server.tournament_host import TournamentHost
 
 SERVER_NAME = "gamenight/0.1"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I/1 or O/0 to misread
@@ -106,10 +127,14 @@ class History(Protocol):
     """Where finished games are read from (the SQLite store)."""
 
     def list_games(
-        self, player: str | None, game: str | None, limit: int, viewer: str | None
+        self, player: str | None, game: str | None, limit: int, viewer: str | None, room: str | None = None
     ) -> list[dict[str, Any]]: ...
 
     def get_game(self, game_id: int, viewer: str | None) -> dict[str, Any] | None: ...
+
+    def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]: ...
+
+    def profile(self, player: str, viewer: str | None) -> tuple[list[StoredRating], list[dict[str, Any]]]: ...
 
 
 @dataclass(slots=True)
@@ -129,7 +154,7 @@ class Client:
     @property
     def member(self) -> Member:
         """How rooms know this person."""
-        return Member(self.session, self.name, self.token_hash, self.bot)
+        return Member(self.session, self.name, self.token_hash, self.bot, self.claimed)
 
 
 def hash_token(token: str) -> str:
@@ -235,6 +260,9 @@ class Lobby:
         self._summaries: dict[str, RoomSummary] = {}  # room code -> its summary, until the room changes
         self._listing: list[RoomSummary] | None = None
         self._by_game: dict[str, dict[str, int]] | None = None  # listed rooms by game and status
+        self.ratings = RatingBook()  # every rating (server/rated.py), loaded at start-up; rooms rate through it
+        self.pools = pools(GAMES.values())  # the leaderboards: each game, and "<game>-ffa" for 3-4 seats
+        self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
@@ -480,13 +508,27 @@ class Lobby:
             case Decline():
                 return self._decline(client, msg)
             case ListGames():
-                games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash)
+                games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash, msg.room)
                 return _reply(client, Games(games=games, id=msg.id))
             case GetGame():
                 record = self._history().get_game(msg.game_id, client.token_hash)
                 if record is None:
                     raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
                 return _reply(client, GameRecord(record=record, frames=self._frames(record), id=msg.id))
+            case CreateTournament():
+                return self.tournaments.create(client, msg, now)
+            case JoinTournament():
+                return self.tournaments.join(client, msg, now)
+            case LeaveTournament():
+                return self.tournaments.leave(client, msg, now)
+            case GetTournament():
+                return self.tournaments.get(client, msg.tournament, msg.id)
+            case ListTournaments():
+                return _reply(client, self.tournaments.listing(msg.id))
+            case Leaderboard():
+                return _reply(client, self._leaderboard(msg))
+            case Profile():
+                return _reply(client, self._profile(client, msg))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
     def _room(self, code: str, client: Client | None = None) -> Room:
@@ -576,7 +618,9 @@ class Lobby:
         """Make a room hosted by `client` (the caps and option checks of create_room); its record is in the outbox."""
         game, game_options, room_options = self._validated(game_name, options)
         self._may_host(client, private)
+        self._may_rate(client, room_options)
         room = Room(self._new_code(), game, game_options, room_options, client.session, client.name, private)
+        room.rater = self.ratings.rate
         room.empty_since = room.now = now
         self.rooms[room.code] = room
         self.hosts[room.code] = (client.token_hash, client.ip)
@@ -920,7 +964,7 @@ class Lobby:
             out.extend(self._after(room, room.sweep(now), now))
             if room.empty_since is not None and now - room.empty_since >= self._grace(room):
                 out.extend(self._close(code))
-        return out
+        return out.extend(self.tournaments.sweep(now))
 
     def _grace(self, room: Room) -> float:
         """How long an empty room stays open: long while players hold seats in an unfinished game they played.
@@ -929,6 +973,8 @@ class Lobby:
         an all-AI room nobody watches an even shorter one: its searches use the AI workers others wait for.
         A room with nothing to wait for (no held seat of an unfinished game, its host gone) closes promptly.
         """
+        if room.code in self.tournaments.by_room:
+            return HELD_GAME_GRACE_S  # a tournament game is played out, watched or not
         if all(s.ai is not None for s in room.seats):
             return min(EMPTY_AI_ROOM_GRACE_S, EMPTY_ROOM_GRACE_S)  # an exhibition nobody watches stops soon
         if not self._awaited(room):
@@ -1014,6 +1060,7 @@ class Lobby:
                         self._forget(self.clients[session])
                 continue
             self.rooms[room.code] = room
+            room.rater = self.ratings.rate
             self.hosts[room.code] = (saved.host_token_hash or "", "")
             if room.moves:
                 self.played.add(room.code)
@@ -1052,6 +1099,65 @@ class Lobby:
         client.bot = client.bot or bot
         return client.member
 
+    # -- ratings ----------------------------------------------------------------------------------------------------
+    def load_tournaments(self, stored: list[dict[str, Any]]) -> list[str]:
+        """Take the tournaments a previous run stored (before `restore`); the ids of those that could not be read."""
+        return self.tournaments.load(stored)
+
+    def load_ratings(self, ratings: list[StoredRating]) -> None:
+        """Take the ratings a previous run stored (at start-up, before any game ends)."""
+        self.ratings.load(ratings)
+
+    @staticmethod
+    def _may_rate(client: Client, room_options: dict[str, Any]) -> None:
+        """Only a claimed player may open a rated room (guests have no lasting name to rate)."""
+        if room_options.get("rated") and not client.claimed:
+            raise Refusal(
+                ErrorCode.NOT_ALLOWED,
+                "rated games are for claimed players: connect with a key to claim your name (guests play unrated)",
+            )
+
+    def _leaderboard(self, msg: Leaderboard) -> Leaders:
+        """One page of a pool's leaderboard, read from the store (bounded: offset and limit are checked first)."""
+        if msg.game not in self.pools:
+            known = ", ".join(self.pools)
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"no leaderboard {msg.game[:40]!r}; try one of {known}")
+        if not 0 <= msg.offset <= MAX_LEADERBOARD_OFFSET:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"offset must be 0..{MAX_LEADERBOARD_OFFSET}")
+        if not 1 <= msg.limit <= MAX_LEADERBOARD_LIMIT:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"limit must be 1..{MAX_LEADERBOARD_LIMIT}")
+        total, rows = self._history().leaderboard(msg.game, msg.offset, msg.limit)
+        policy = self.ratings.policy
+        entries = [LeaderEntry(provisional=row["rd"] >= policy.provisional_rd, **row) for row in rows]
+        return Leaders(game=msg.game, offset=msg.offset, total=total, entries=entries, id=msg.id)
+
+    def _profile(self, client: Client, msg: Profile) -> PlayerCard:
+        """A player's card: ratings by pool and latest rated games (unknown_player if they have no rating)."""
+        name = clean_name(msg.name)[:MAX_NAME]
+        ratings, recent = self._history().profile(player_key(name), client.token_hash)
+        if not ratings:
+            raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"{name!r} has played no rated game")
+        policy = self.ratings.policy
+        return PlayerCard(
+            name=ratings[0].name,
+            kind=ratings[0].kind,
+            ratings=[
+                PoolRating(
+                    r.pool,
+                    round(r.rating, 2),
+                    round(r.rd, 2),
+                    r.rd >= policy.provisional_rd,
+                    r.games,
+                    r.wins,
+                    r.draws,
+                    r.losses,
+                )
+                for r in ratings
+            ],
+            recent=recent,
+            id=msg.id,
+        )
+
     # -- lobby pushes ---------------------------------------------------------------------------------------------
     def _after(self, room: Room, out: Outbox, now: float, players: tuple[str | None, ...] | None = None) -> Outbox:
         """Bookkeeping after a room changed: its empty-since clock and the lobby's view of it."""
@@ -1066,6 +1172,8 @@ class Lobby:
             if isinstance(record, GameFinished) and record.code == room.code and not record.token_hashes:
                 hashes = players or self._players(room)
                 out.records[index] = replace(record, private=room.private, token_hashes=hashes)
+        if room.code in self.tournaments.by_room and room.result is not None:
+            out.extend(self.tournaments.finished(room, room.result, now))  # a tournament game ended
         return out
 
     @staticmethod

@@ -47,6 +47,7 @@ class Member:
     name: str
     token_hash: str
     bot: bool = False
+    claimed: bool = False  # their name is claimed with a key (only they may play rated games)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,18 +24,31 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import Event, Joined, RoomInfo, State
-from gamenight.protocol.vocab import EndReason, EventKind, Result, Role, RoomStatus, RoomSummary, SeatKind, SeatSummary
+from gamenight.protocol.vocab import (
+    EndReason,
+    EventKind,
+    RatingChange,
+    Result,
+    Role,
+    RoomStatus,
+    RoomSummary,
+    SeatKind,
+    SeatSummary,
+)
 from gamenight.server.clock import Charge
 from gamenight.server.drivers import Driver
 from gamenight.server.games.base import Game, GameError
 from gamenight.server.outbox import AiSpec, AiTurn, Member, Outbox, Refusal, Send, StartClock
 from gamenight.server.policies import POLICIES, DisconnectPolicy
-from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, RoomSaved, SeatSaved, StoredRoom
+from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, RoomSaved, SeatRated, SeatSaved, StoredRoom
+
+Rater = Callable[["Room", Result], tuple[tuple[RatingChange, ...], tuple[SeatRated, ...]]]
+"""Rates a finished game (server/rated.py `RatingBook.rate`): the changes players see and the ones stored."""
 
 __all__ = ["AiSpec", "AiTurn", "Member", "Outbox", "Refusal", "Room", "Seat", "Send", "StartClock"]
 
@@ -151,6 +164,8 @@ class Room:
         self.empty_since: float | None = None
         self.now = 0.0  # when the request being handled arrived (monotonic seconds), stamped by the lobby
         self.driver = Driver.for_game(self, game)
+        self.rater: Rater | None = None  # set by the lobby; rates the games of a room with option `rated`
+        self.started_with: list[tuple[Member | None, AiSpec | None]] = []  # who sat where when the game began
 
     @property
     def policy(self) -> DisconnectPolicy:
@@ -216,6 +231,7 @@ class Room:
             return out.extend(self._welcome_member(member.session, mine.index, role, request_id))
         if self.status != RoomStatus.WAITING:
             raise Refusal(ErrorCode.ROOM_FULL, "the game has already started; join as a spectator")
+        self._require_claimed(member)
         target = self._free_seat(seat)
         if mine is not None:
             self._vacate(mine, out)
@@ -226,6 +242,19 @@ class Room:
         out.extend(self._welcome_member(member.session, target.index, role, request_id))
         out.extend(self.event(EventKind.JOINED, {"seat": target.index, "name": member.name}))
         return out.extend(self._start_if_full())
+
+    @property
+    def rated(self) -> bool:
+        """True for a room whose games are rated (the `rated` option)."""
+        return bool(self.room_options.get("rated"))
+
+    def _require_claimed(self, member: Member) -> None:
+        """Rated games are for claimed players only: a guest cannot take a seat in one."""
+        if self.rated and not member.claimed:
+            raise Refusal(
+                ErrorCode.NOT_ALLOWED,
+                "rated games are for claimed players: connect with a key to claim your name (guests play unrated)",
+            )
 
     def _require_not_seated(self, session: str) -> None:
         """A seated player cannot also watch; they already see everything."""
@@ -358,6 +387,7 @@ class Room:
         self.rematch_votes.clear()
         self.game_no += 1
         self.seq += 1
+        self.started_with = [(s.holder, s.ai) for s in self.seats]  # rated: a leaver is still rated
         out = Outbox(changed=True)
         out.records.append(GameStarted(self.code, self.game_no))
         out.extend(self.driver.started())
@@ -487,10 +517,14 @@ class Room:
         self.seq += 1
         out = self._finish(result)
         out.send(self.audience(), self.snapshot())
-        return out.extend(self.event(EventKind.GAME_OVER, result.to_plain()))
+        return out.extend(self.event(EventKind.GAME_OVER, (self.result or result).to_plain()))
 
     def _finish(self, result: Result) -> Outbox:
-        """Record the end of the game, for the room and for the history."""
+        """Record the end of the game, for the room and for the history (with its rating changes, if rated)."""
+        rated: tuple[SeatRated, ...] = ()
+        if self.rated and self.rater is not None:
+            changes, rated = self.rater(self, result)
+            result = replace(result, ratings=changes)
         self.result = result
         self.set_status(RoomStatus.FINISHED)
         self.driver.clear()
@@ -512,6 +546,7 @@ class Room:
                 list(self.moves),
                 self.game.transcript(self.moves),
                 self.driver.clock_record(),
+                ratings=rated,
             )
         )
         return out
@@ -567,8 +602,11 @@ class Room:
         return self.driver.moretime(self._seat_for(session, "give time").index)
 
     def takeback(self, session: str) -> Outbox:
-        """Ask for a takeback, or accept the opponent's."""
-        return self.driver.takeback(self._seat_for(session, "take moves back").index)
+        """Ask for a takeback, or accept the opponent's (never in a rated game)."""
+        seat = self._seat_for(session, "take moves back")
+        if self.rated:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "takebacks are not allowed in rated games")
+        return self.driver.takeback(seat.index)
 
     def takeback_decline(self, session: str) -> Outbox:
         """Turn down the opponent's takeback offer."""
@@ -625,6 +663,7 @@ class Room:
                 room.host = room.host or seat.holder.session  # schema 1 stored no host: the first seated hosts
         room.now = now
         room._restore_game(saved)
+        room.started_with = [(s.holder, s.ai) for s in room.seats]
         room.empty_since = now
         out = room.driver.restored(saved) if saved.game_no else Outbox()
         return room, out.extend(room.ai_turns())

@@ -69,6 +69,13 @@ ROOM_OPTIONS: tuple[OptionSpec, ...] = (
         maximum=3600,
         label="Grace period",
     ),
+    OptionSpec(
+        "rated",
+        OptionKind.BOOL,
+        False,
+        "rated game: changes the players' ratings (claimed players only; no takebacks; aborted games are not rated)",
+        label="Rated",
+    ),
 )
 CLOCK_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(

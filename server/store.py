@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -114,7 +114,54 @@ MIGRATIONS: dict[int, str] = {
     );
     ALTER TABLE seats ADD COLUMN bot INTEGER NOT NULL DEFAULT 0;
     """,
+    # Ratings (server/rated.py): each player's rating per pool (a game, or "<game>-ffa") with their record there,
+    # and each rated game's change per seat; the leaderboard reads ratings by pool and rating, a profile by player.
+    5: """
+    CREATE TABLE ratings (
+        player TEXT NOT NULL,
+        pool TEXT NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        rating REAL NOT NULL,
+        rd REAL NOT NULL,
+        vol REAL NOT NULL,
+        games INTEGER NOT NULL DEFAULT 0,
+        wins INTEGER NOT NULL DEFAULT 0,
+        draws INTEGER NOT NULL DEFAULT 0,
+        losses INTEGER NOT NULL DEFAULT 0,
+        rated_at REAL NOT NULL,
+        PRIMARY KEY (player, pool)
+    );
+    CREATE INDEX ratings_board ON ratings(pool, rating DESC);
+    CREATE TABLE rating_changes (
+        game_id INTEGER NOT NULL REFERENCES games(id),
+        seat INTEGER NOT NULL,
+        player TEXT NOT NULL,
+        pool TEXT NOT NULL,
+        before REAL NOT NULL,
+        after REAL NOT NULL,
+        rd_before REAL NOT NULL,
+        rd_after REAL NOT NULL,
+        outcome TEXT NOT NULL,
+        PRIMARY KEY (game_id, seat)
+    );
+    CREATE INDEX rating_changes_by_player ON rating_changes(player, game_id);
+    """,
+    # Tournaments (server/tournament_host.py): each one's whole state as JSON, rewritten on every change in the
+    # transaction of the change (a game's result and the standings it makes are stored together).
+    6: """
+    CREATE TABLE tournaments (
+        id TEXT PRIMARY KEY,
+        data TEXT NOT NULL,
+        finished INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX games_by_room ON games(room, game_no);
+    """,
 }
+MAX_LEADERBOARD_OFFSET = 10_000  # a leaderboard page starts at most this far down (the index walk stays bounded)
+MAX_LEADERBOARD_LIMIT = 100
+RECENT_RATED = 10  # rated games a profile lists
 
 
 class StoreError(RuntimeError):
@@ -196,6 +243,39 @@ class MovesUndone:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatRated:
+    """One seat's rating change in a rated game (stored with the game, see server/rated.py)."""
+
+    seat: int
+    player: str  # the rating key: a name key, or "ai:level N" / "ai:bot:NAME"
+    pool: str
+    name: str
+    kind: str  # human, bot or ai
+    before: tuple[float, float, float]  # rating, RD, volatility
+    after: tuple[float, float, float]
+    outcome: str  # win, draw or loss
+    at: float  # wall-clock seconds
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRating:
+    """A player's rating in one pool as stored."""
+
+    player: str
+    pool: str
+    name: str
+    kind: str
+    rating: float
+    rd: float
+    vol: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    rated_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class GameFinished:
     """A game ended; its full record goes to the history."""
 
@@ -210,6 +290,16 @@ class GameFinished:
     clock: dict[str, Any] | None = None  # the time control and each move's time spent (ms), in clocked games
     private: bool = False  # a private room's game: only its players see it in the history
     token_hashes: tuple[str | None, ...] = ()  # by seat: whose resume token played it (None for an AI)
+    ratings: tuple[SeatRated, ...] = ()  # a rated game's changes, stored in the same transaction
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSaved:
+    """A tournament's whole state (server/tournament_host.py), stored as it is now."""
+
+    id: str
+    data: dict[str, Any]
+    finished: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +319,7 @@ Record = (
     | GameFinished
     | RoomClosed
     | NameClaimed
+    | TournamentSaved
 )
 
 
@@ -389,11 +480,37 @@ class Store:
                         for n, p in enumerate(record.players)
                     ],
                 )
+                if record.ratings:
+                    self._write_ratings(cursor.lastrowid, record.ratings)
+            case TournamentSaved():
+                db.execute(
+                    "INSERT INTO tournaments (id, data, finished, created_at) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET data = excluded.data, finished = excluded.finished",
+                    (record.id, json.dumps(record.data), int(record.finished), now),
+                )
             case RoomClosed():
                 db.execute("UPDATE rooms SET closed = 1, closed_at = ? WHERE code = ?", (now, record.code))
                 db.execute("DELETE FROM moves WHERE room = ?", (record.code,))
                 db.execute("DELETE FROM clocks WHERE room = ?", (record.code,))
                 db.execute("DELETE FROM seats WHERE room = ?", (record.code,))
+
+    def _write_ratings(self, game_id: int | None, ratings: tuple[SeatRated, ...]) -> None:
+        """A rated game's new ratings and its changes per seat (inside the game's transaction)."""
+        for r in ratings:
+            win, draw, loss = (int(r.outcome == o) for o in ("win", "draw", "loss"))
+            self.db.execute(
+                "INSERT INTO ratings (player, pool, name, kind, rating, rd, vol, games, wins, draws, losses, rated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (player, pool) DO UPDATE SET"
+                " name = excluded.name, kind = excluded.kind, rating = excluded.rating, rd = excluded.rd,"
+                " vol = excluded.vol, games = games + 1, wins = wins + excluded.wins,"
+                " draws = draws + excluded.draws, losses = losses + excluded.losses, rated_at = excluded.rated_at",
+                (r.player, r.pool, r.name, r.kind, *r.after, win, draw, loss, r.at),
+            )
+            self.db.execute(
+                "INSERT INTO rating_changes (game_id, seat, player, pool, before, after, rd_before, rd_after, outcome)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (game_id, r.seat, r.player, r.pool, r.before[0], r.after[0], r.before[1], r.after[1], r.outcome),
+            )
 
     def purge_closed(self, before: float) -> int:
         """Delete the rows of rooms closed before `before` (a time.time()); their finished games stay."""
@@ -465,8 +582,104 @@ class Store:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return [NameClaimed(str(key), str(name), str(key_hash), bool(bot)) for key, name, key_hash, bot in rows]
 
+    def ratings(self) -> list[StoredRating]:
+        """Every stored rating, for the rating book to load at start-up (StoreError if they cannot be read)."""
+        try:
+            rows = self.db.execute(
+                "SELECT player, pool, name, kind, rating, rd, vol, games, wins, draws, losses, rated_at FROM ratings"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
+        return [StoredRating(*row) for row in rows]
+
+    def tournaments(self, limit: int = 200) -> list[dict[str, Any]]:
+        """The latest tournaments' stored states, oldest first (StoreError if they cannot be read)."""
+        try:
+            rows = self.db.execute(
+                "SELECT data FROM (SELECT data, created_at FROM tournaments ORDER BY created_at DESC LIMIT ?)"
+                " ORDER BY created_at",
+                (limit,),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
+        found = []
+        for (data,) in rows:
+            try:
+                value = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+        return found
+
+    def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
+        """One page of a pool's players by rating, best first: (how many the pool has, the page's entries).
+
+        The page walks the (pool, rating) index from `offset`, which callers bound (MAX_LEADERBOARD_OFFSET).
+        """
+        total = self.db.execute("SELECT COUNT(*) FROM ratings WHERE pool = ?", (pool,)).fetchone()[0]
+        rows = self.db.execute(
+            "SELECT name, kind, rating, rd, games, wins, draws, losses FROM ratings WHERE pool = ?"
+            " ORDER BY rating DESC LIMIT ? OFFSET ?",
+            (pool, limit, offset),
+        ).fetchall()
+        return int(total), [
+            {
+                "rank": offset + n + 1,
+                "name": name,
+                "kind": kind,
+                "rating": round(rating, 2),
+                "rd": round(rd, 2),
+                "games": games,
+                "wins": wins,
+                "draws": draws,
+                "losses": losses,
+            }
+            for n, (name, kind, rating, rd, games, wins, draws, losses) in enumerate(rows)
+        ]
+
+    def profile(self, player: str, viewer: str | None = None) -> tuple[list[StoredRating], list[dict[str, Any]]]:
+        """A player's ratings in every pool and their latest rated games (private rooms' only for their players)."""
+        ratings = [
+            StoredRating(*row)
+            for row in self.db.execute(
+                "SELECT player, pool, name, kind, rating, rd, vol, games, wins, draws, losses, rated_at FROM ratings"
+                " WHERE player = ? ORDER BY games DESC, pool",
+                (player,),
+            )
+        ]
+        where, args = "", [player]
+        if viewer is not None:
+            where = " AND (g.private = 0 OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = ?))"
+            args.append(viewer)
+        recent = [
+            {
+                "game_id": game_id,
+                "pool": pool,
+                "seat": seat,
+                "before": round(before, 2),
+                "after": round(after, 2),
+                "outcome": outcome,
+                "players": json.loads(players),
+                "finished_at": finished_at,
+            }
+            for game_id, pool, seat, before, after, outcome, players, finished_at in self.db.execute(
+                "SELECT rc.game_id, rc.pool, rc.seat, rc.before, rc.after, rc.outcome, g.players, g.finished_at"
+                " FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id WHERE rc.player = ?"
+                + where
+                + f" ORDER BY rc.game_id DESC LIMIT {RECENT_RATED}",
+                args,
+            )
+        ]
+        return ratings, recent
+
     def list_games(
-        self, player: str | None = None, game: str | None = None, limit: int = 20, viewer: str | None = None
+        self,
+        player: str | None = None,
+        game: str | None = None,
+        limit: int = 20,
+        viewer: str | None = None,
+        room: str | None = None,
     ) -> list[dict[str, Any]]:
         """Finished games, newest first, optionally of one game kind or with one player (by name).
 
@@ -481,6 +694,9 @@ class Store:
         if game is not None:
             where.append("g.game = ?")
             args.append(game)
+        if room is not None:  # through the games_by_room index
+            where.append("g.room = ?")
+            args.append(room.strip().upper()[:16])
         if player is not None:
             sql = (
                 "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM game_players AS gp"

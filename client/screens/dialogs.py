@@ -176,13 +176,24 @@ HELP = """\
 # gamenight
 
 **Lobby** — `n` new game against the AI · `c` create a room · `Enter`/`j` join the selected room ·
-`s` watch it · `o` join by code · `h` history · `r` refresh · `q` quit
+`s` watch it · `o` join by code · `h` history · `l` ratings · `i` a player's card · `t` tournaments · `r` refresh ·
+`q` quit
+
+**Tournaments** — `Enter` opens one · `c` hosts one (players: names, `me`, `AI level 3`, `bot classic`) ·
+in a tournament `w` watches the selected game, `v` replays it once over, `j` enters, `x` leaves; your games start
+by themselves
+
+**Ratings** — `g` next game · `→`/`←` next and previous page · `Enter` the selected player's card · `Esc` back
+
+**Online** — `Tab` to the online list (bots marked `[bot]`) · `p` (or `Enter`) challenges the selected player ·
+`w` withdraws your waiting challenge. A challenge to you asks: `y` accepts, `n` declines
 
 **History** — `g` filter by game · `m` only my games · `Enter` replays the selected game ·
 `Esc` back. **Replay** — `←`/`→` (or `h`/`l`) step back and forth · `PgUp`/`PgDn` ten moves ·
 `Home`/`End` jump to the start or the end · `Esc` back to the history
 
-**In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `r` rematch ·
+**In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `i` invite someone
+online into an open seat (host, before the start) · `p` the players' cards (each press the next) · `r` rematch ·
 `x` resign · `b` back to the lobby · `F1` this help · `Ctrl+C` quit
 
 **Othello** — arrows or `hjkl` move the cursor, `Enter` plays; or click a square. Dots mark your legal moves;

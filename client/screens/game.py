@@ -24,6 +24,7 @@ from gamenight.client.messages import (
     LeaveRoom,
     ModelChanged,
     MoreTime,
+    OpenInvite,
     Rematch,
     RemoveAi,
     Resign,
@@ -34,6 +35,7 @@ from gamenight.client.messages import (
 from gamenight.client.model import RoomSession, describe_result, headline, status_text
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
+from gamenight.client.screens.ratings import ShowPlayerCard
 from gamenight.client.state import ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.client.widgets.board import Position, apply_delta, show_position
@@ -43,7 +45,7 @@ from gamenight.protocol.messages import Tick
 from gamenight.protocol.vocab import Result, RoomStatus, SeatKind
 
 # Which actions make sense in which room status, for whom; the footer and buttons follow this table.
-HOST_ACTIONS = {"add_ai", "remove_ai"}
+HOST_ACTIONS = {"add_ai", "remove_ai", "invite"}
 PLAYER_ACTIONS = {"rematch": RoomStatus.FINISHED, "resign": RoomStatus.PLAYING}
 CONTROLS = ("add_ai", "remove_ai", "rematch", "resign", "leave")
 MOVES_WIDTH = 30  # the move list's width before the first layout
@@ -57,6 +59,7 @@ class GameScreen(GameNightScreen):
         Binding("t", "chat", "Chat"),
         Binding("plus", "add_ai", "Add AI", key_display="+"),
         Binding("minus", "remove_ai", "Remove AI", key_display="-"),
+        Binding("i", "invite", "Invite"),
         Binding("r", "rematch", "Rematch"),
         Binding("x", "resign", "Resign"),
         Binding("u", "takeback", "Takeback"),
@@ -64,6 +67,7 @@ class GameScreen(GameNightScreen):
         Binding("m", "moretime", "+15 s"),
         Binding("z", "abort", "Abort"),  # not "a": Connect Four drops with a-g
         Binding("b", "leave", "Lobby"),
+        Binding("p", "player_card", "Player cards"),
         Binding("escape", "focus_board", show=False),
     ]
 
@@ -73,6 +77,7 @@ class GameScreen(GameNightScreen):
         self.board: Widget | None = None
         self.shown_seq: int | None = None  # the seq of the position the board shows (a state's or a tick's)
         self.logged = 0  # how many of the session's log lines the log shows
+        self.card_turn = -1  # which seated player's card the `i` key showed last
 
     def compose(self) -> ComposeResult:
         """Header, board area, side panel (status, players, AI, moves, log, chat, controls), footer."""
@@ -236,7 +241,7 @@ class GameScreen(GameNightScreen):
             if not session.can_host():
                 return False
             seats = session.summary.seats if session.summary else ()
-            if action == "add_ai":
+            if action in ("add_ai", "invite"):
                 return any(s.open for s in seats)
             return any(s.kind == SeatKind.AI for s in seats)
         if action in PLAYER_ACTIONS:
@@ -250,6 +255,19 @@ class GameScreen(GameNightScreen):
         if action == "abort":
             return session.can_abort()
         return True
+
+    def action_player_card(self) -> None:
+        """The card of the next seated player (each press the next one, starting with the opponent)."""
+        session = self.session
+        seats = session.summary.seats if session.summary else ()
+        names = [s.name for s in seats if not s.open and s.name]
+        if not names:
+            self.notify("Nobody sits here yet", severity="warning")
+            return
+        mine = self.model.name
+        order = [n for n in names if n != mine] + [n for n in names if n == mine]
+        self.card_turn += 1
+        self.post_message(ShowPlayerCard(order[self.card_turn % len(order)]))
 
     def action_help(self) -> None:
         """Show every key."""
@@ -268,6 +286,11 @@ class GameScreen(GameNightScreen):
         """Seat an AI in the first open seat."""
         if self.check_action("add_ai", ()):
             self.post_message(AddAi())
+
+    def action_invite(self) -> None:
+        """Offer an open seat to someone online who takes this game (a bot, say)."""
+        if self.check_action("invite", ()):
+            self.post_message(OpenInvite())
 
     def action_remove_ai(self) -> None:
         """Free the last AI seat."""

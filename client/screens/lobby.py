@@ -1,4 +1,5 @@
-"""The lobby: a live table of the server's rooms, and the ways into a game (new vs AI, create, join, watch).
+"""The lobby: a live table of the server's rooms, the ways into a game (new vs AI, create, join, watch), and
+who is online (bots marked) with the way to challenge them.
 
 Whenever the lobby is shown it asks the server for the lobby's pushes (and a fresh first page); entering a room
 stops them (a dialog or the history over the lobby does not). The table holds the pages loaded so far: `m`, or the
@@ -12,23 +13,30 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.widgets import Button, DataTable, Footer, Header, Static
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Footer, Header, Label, Static
 
 from gamenight.client.messages import (
+    Challenge,
     CreateRoom,
     JoinRoom,
     ModelChanged,
     MoreRooms,
     OpenHistory,
     QuickGame,
+    RefreshPlayers,
     RefreshRooms,
     WatchLobby,
+    Withdraw,
 )
 from gamenight.client.model import RoomPlan, options_summary, seats_summary
+from gamenight.client.presence import games_text, player_label
 from gamenight.client.screens.base import GameNightScreen
+from gamenight.client.screens.challenge import ChallengePlan, ChallengeScreen
 from gamenight.client.screens.create import CreateRoomScreen
 from gamenight.client.screens.dialogs import HelpScreen, RoomCodeScreen
+from gamenight.client.screens.ratings import PlayerNameScreen, ShowLeaderboard, ShowPlayerCard
+from gamenight.client.screens.tournaments import ShowTournaments
 from gamenight.protocol.vocab import Role, RoomStatus
 
 COLUMNS = (
@@ -39,6 +47,8 @@ COLUMNS = (
     ("watching", "Watching"),
     ("options", "Options"),
 )
+PLAYER_COLUMNS = (("player", "Player"), ("takes", "Takes challenges"), ("now", "Now"))
+NO_PLAYERS_TEXT = "Nobody else is online."
 EMPTY_TEXT = "No rooms yet. Press [b]n[/b] for a game against the AI, or [b]c[/b] to open a room for friends."
 
 
@@ -52,6 +62,11 @@ class LobbyScreen(GameNightScreen):
         Binding("s", "spectate", "Watch"),
         Binding("o", "code", "Code"),
         Binding("h", "history", "History"),
+        Binding("p", "challenge", "Challenge"),
+        Binding("w", "withdraw", "Withdraw"),
+        Binding("l", "leaderboard", "Ratings"),
+        Binding("t", "tournaments", "Tournaments"),
+        Binding("i", "player_card", "Player card", show=False),
         Binding("r", "refresh", "Refresh", show=False),
         Binding("m", "more_rooms", "More rooms", show=False),
         Binding("f1", "help", "Help"),
@@ -59,14 +74,24 @@ class LobbyScreen(GameNightScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        """Header, greeting, the rooms table, the buttons and the footer."""
+        """Header, greeting, the rooms table beside who is online, the buttons and the footer."""
         yield Header()
         yield Static(id="lobby-intro")
-        table: DataTable[Text | str] = DataTable(id="rooms", cursor_type="row", zebra_stripes=True)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
-        yield table
-        yield Static(EMPTY_TEXT, id="no-rooms")
+        with Horizontal(id="lobby-body"):
+            with Vertical(id="rooms-box"):
+                table: DataTable[Text | str] = DataTable(id="rooms", cursor_type="row", zebra_stripes=True)
+                for key, label in COLUMNS:
+                    table.add_column(label, key=key)
+                yield table
+                yield Static(EMPTY_TEXT, id="no-rooms")
+            with Vertical(id="online"):
+                yield Label("Online", classes="side-heading")
+                players: DataTable[Text | str] = DataTable(id="players", cursor_type="row")
+                for key, label in PLAYER_COLUMNS:
+                    players.add_column(label, key=key)
+                yield players
+                yield Static(NO_PLAYERS_TEXT, id="no-players")
+                yield Static(id="pending")
         with Horizontal(id="lobby-buttons"):
             yield Button("New vs AI (n)", variant="primary", id="new_game", compact=True)
             yield Button("Create (c)", id="create", compact=True)
@@ -74,13 +99,15 @@ class LobbyScreen(GameNightScreen):
             yield Button("Watch (s)", id="spectate", compact=True)
             yield Button("Code (o)", id="code", compact=True)
             yield Button("History (h)", id="history", compact=True)
+            yield Button("Challenge (p)", id="challenge", compact=True)
         yield Footer()
 
     watching = False  # the lobby asked for the server's lobby pushes (it is shown)
 
     def on_mount(self) -> None:
-        """Fill the table and put the cursor in it."""
+        """Fill the tables and put the cursor in the rooms."""
         self.refresh_rooms()
+        self.refresh_players()
         self.query_one("#rooms", DataTable).focus()
 
     def on_screen_resume(self) -> None:
@@ -94,14 +121,16 @@ class LobbyScreen(GameNightScreen):
             self.post_message(WatchLobby(on))
 
     def on_model_changed(self, event: ModelChanged) -> None:
-        """Redraw when the games or rooms changed; a new connection asks for the pushes again; entering a room
-        stops them."""
+        """Redraw when the games, rooms, online players or challenges changed; a new connection asks for the
+        lobby's pushes again; entering a room stops them."""
         if event.changes.entered is not None:
             self._watch(False)
         elif event.changes.welcomed and self.watching:
             self._watch(True, again=True)
         if event.changes.lobby:
             self.refresh_rooms()
+        if event.changes.players or event.changes.challenges or event.changes.lobby:
+            self.refresh_players()
 
     def refresh_rooms(self) -> None:
         """Redraw the table from the client state's lobby, keeping the cursor on the same room."""
@@ -132,13 +161,43 @@ class LobbyScreen(GameNightScreen):
             table.move_cursor(row=table.get_row_index(selected))
         self.query_one("#no-rooms", Static).display = not lobby.rooms
 
+    def refresh_players(self) -> None:
+        """Redraw who is online (bots first, marked) and my challenges waiting for an answer."""
+        presence, games = self.model.presence, self.model.lobby.games
+        table = self.query_one("#players", DataTable)
+        selected = self.selected_player()
+        table.clear()
+        online = presence.online(self.model.name)
+        for info in online:
+            table.add_row(
+                Text(player_label(info), style="bold" if info.games else "dim"),
+                games_text(info),
+                "busy" if info.playing else "free",
+                key=info.name,
+            )
+        if selected is not None and selected in presence.players and selected != self.model.name:
+            table.move_cursor(row=table.get_row_index(selected))
+        self.query_one("#no-players", Static).display = not online
+        waiting = [
+            f"Waiting for {p.to} to answer your {games[p.game].title if p.game in games else p.game} challenge…"
+            for p in presence.pending.values()
+            if p.room is None
+        ]
+        pending = self.query_one("#pending", Static)
+        text = Text("\n".join(waiting))  # names as typed, never read as markup
+        if waiting:
+            text.append("\nw", style="bold").append(" withdraws")
+        pending.update(text)
+        pending.display = bool(waiting)
+        self.refresh_bindings()
+
     def selected_room(self) -> str | None:
         """The code of the room under the table's cursor."""
-        table = self.query_one("#rooms", DataTable)
-        if not table.row_count or not table.is_valid_row_index(table.cursor_row):
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        return str(key.value) if key.value is not None else None
+        return _selected(self.query_one("#rooms", DataTable))
+
+    def selected_player(self) -> str | None:
+        """The name of the player under the online list's cursor."""
+        return _selected(self.query_one("#players", DataTable))
 
     # -- actions ------------------------------------------------------------------------------------------
     def action_new_game(self) -> None:
@@ -183,9 +242,61 @@ class LobbyScreen(GameNightScreen):
         """Open the history of finished games (and their replays)."""
         self.post_message(OpenHistory())
 
+    def action_tournaments(self) -> None:
+        """Open the tournaments list (client/screens/tournaments.py)."""
+        self.post_message(ShowTournaments())
+
+    def action_leaderboard(self) -> None:
+        """Open the leaderboards (client/screens/ratings.py)."""
+        self.post_message(ShowLeaderboard())
+
+    def action_player_card(self) -> None:
+        """Ask whose card to show, then show it."""
+        self.app.push_screen(PlayerNameScreen(), self._card_for)
+
+    def _card_for(self, name: str | None) -> None:
+        """Show the card of the player named in the dialog."""
+        if name:
+            self.post_message(ShowPlayerCard(name))
+
     def action_refresh(self) -> None:
-        """Ask the server for the room list again."""
+        """Ask the server for the room list and who is online again."""
         self.post_message(RefreshRooms())
+        self.post_message(RefreshPlayers())
+
+    def action_challenge(self) -> None:
+        """Challenge the player selected in the online list to one of the games they take challenges for."""
+        name = self.selected_player()
+        info = self.model.presence.players.get(name) if name is not None else None
+        if info is None:
+            self.notify("Nobody selected — pick a player in the online list (Tab moves there)", severity="warning")
+            return
+        lobby = self.model.lobby
+        games = [lobby.games[g] for g in info.games if g in lobby.games]
+        if not games:
+            self.notify(f"{info.name} does not take challenges", severity="warning")
+            return
+        self.app.push_screen(ChallengeScreen(info, games), self._challenge_chosen)
+
+    def _challenge_chosen(self, plan: ChallengePlan | None) -> None:
+        """The challenge form closed: send the challenge (nothing if cancelled)."""
+        if plan is not None:
+            self.post_message(Challenge(plan.to, plan.game, plan.options, plan.seat))
+
+    def action_withdraw(self) -> None:
+        """Take back my challenges waiting for an answer (to the selected player, else all of them)."""
+        presence = self.model.presence
+        name = self.selected_player()
+        mine = [p for p in presence.pending.values() if p.room is None]
+        chosen = [p for p in mine if p.to == name] or mine
+        for pending in chosen:
+            self.post_message(Withdraw(pending.id))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Withdraw shows only while a challenge of mine waits for an answer."""
+        if action == "withdraw":
+            return any(p.room is None for p in self.model.presence.pending.values())
+        return True
 
     def action_more_rooms(self) -> None:
         """Load the next page of rooms (the server lists more than the table holds)."""
@@ -212,9 +323,12 @@ class LobbyScreen(GameNightScreen):
         return code
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on a row joins it."""
+        """Enter on a room joins it; on a player, challenges them."""
         event.stop()
-        self.action_join()
+        if event.data_table.id == "players":
+            self.action_challenge()
+        else:
+            self.action_join()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """The buttons run the same actions as the keys."""
@@ -222,3 +336,11 @@ class LobbyScreen(GameNightScreen):
         action = getattr(self, f"action_{event.button.id}", None)
         if action is not None:
             action()
+
+
+def _selected(table: DataTable[Text | str]) -> str | None:
+    """The key of the row under a table's cursor."""
+    if not table.row_count or not table.is_valid_row_index(table.cursor_row):
+        return None
+    key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+    return str(key.value) if key.value is not None else None

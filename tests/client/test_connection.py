@@ -7,6 +7,7 @@ import contextlib
 
 import pytest
 
+from gamenight.client.config import load_config, save_config
 from gamenight.client.connection import (
     CONNECTED,
     RECONNECTING,
@@ -15,8 +16,21 @@ from gamenight.client.connection import (
     ConnectionChanged,
     NotConnected,
     ServerMessage,
+    open_connection,
 )
-from gamenight.protocol.messages import CreateRoom, Error, Join, Joined, ListRooms, RoomInfo, Rooms, Welcome
+from gamenight.client.widgets import BOARDS
+from gamenight.protocol.messages import (
+    CreateRoom,
+    Error,
+    Join,
+    Joined,
+    ListPlayers,
+    ListRooms,
+    Players,
+    RoomInfo,
+    Rooms,
+    Welcome,
+)
 from gamenight.server.app import GameServer, ServerConfig
 
 WAIT_S = 10.0
@@ -172,3 +186,29 @@ async def test_a_session_taken_over_elsewhere_stops_reconnecting(url):
             await asyncio.sleep(0.3)  # several retry periods: the first window must stay away
             assert second.connected and not first.connected
             assert len(first_inbox.server(Welcome)) == 1
+
+
+async def test_hello_says_which_games_it_takes_challenges_for(url):
+    """The games a connection takes challenges for go in its hello: `list_players` shows them for its name."""
+    async with running(url, accepts=("othello", "tron")) as (connection, _inbox):
+        await until(lambda: connection.connected, "the welcome")
+        players = await connection.request(ListPlayers())
+        assert isinstance(players, Players)
+        assert [p.games for p in players.players if p.name == "ann"] == [("othello", "tron")]
+
+
+async def test_a_server_without_one_of_the_games_still_welcomes_us(url):
+    """A server that refuses the hello's `accepts` (a game it does not have) gets the hello again without it:
+    the player connects, taking no challenges, with no error shown."""
+    async with running(url, accepts=("othello", "chess")) as (connection, inbox):
+        await until(lambda: connection.connected, "the welcome")
+        assert connection.accepts == () and not inbox.server(Error)
+        players = await connection.request(ListPlayers())
+        assert isinstance(players, Players) and [p.games for p in players.players if p.name == "ann"] == [()]
+
+
+def test_the_app_takes_challenges_for_its_boards_unless_turned_off():
+    """The app's connection takes challenges for every game the client draws; config `challenges: false` stops it."""
+    assert open_connection("ws://x.test:1", "ann", lambda _: None, None).accepts == tuple(sorted(BOARDS))
+    save_config({**load_config(), "challenges": False})
+    assert open_connection("ws://x.test:1", "ann", lambda _: None, None).accepts == ()

@@ -17,6 +17,7 @@ from gamenight.protocol.messages import (
     CreateRoom,
     Join,
     Leave,
+    ListPlayers,
     ListRooms,
     LobbyWatch,
     MakeMove,
@@ -73,7 +74,7 @@ async def test_quick_game_sends_create_join_and_ai_then_plays_with_seq():
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         await pilot.press("n")
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "my first move")
-        flow = [m for m in server.sent if not isinstance(m, LobbyWatch | ListRooms)]  # the lobby's own traffic
+        flow = [m for m in server.sent if not isinstance(m, LobbyWatch | ListRooms | ListPlayers)]  # the lobby's own
         assert [type(m).__name__ for m in flow] == ["CreateRoom", "Join", "AddAi"]
         assert flow[1].seat == 0 and flow[1].role == Role.PLAYER
         assert flow[2].seat == 1 and flow[2].level == 3

@@ -47,9 +47,10 @@ def test_client_never_imports_the_server():
 
 
 def test_state_model_and_replay_load_without_textual():
-    """The client state, its model and the replay model are plain Python: importing them loads no Textual."""
+    """The client state, its model, presence and the replay model are plain Python: importing them loads no Textual."""
     code = (
-        "import sys, gamenight.client.state, gamenight.client.model, gamenight.client.replay; "
+        "import sys, gamenight.client.state, gamenight.client.model, gamenight.client.replay, "
+        "gamenight.client.presence; "
         "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('textual', 'rich')}))"
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from gamenight.client.app import GameNightApp
+from gamenight.client.presence import Ask
 from gamenight.client.replay import Replay
 from gamenight.client.widgets.board import Position, show_position
 from gamenight.client.widgets.othello import OthelloBoard
@@ -202,14 +203,26 @@ LOBBY_ROOMS = [
 ]
 
 
+LOBBY_PLAYERS = [
+    {"name": "rhino", "bot": True, "claimed": True, "games": ["othello"], "playing": 1, "online": True},
+    {"name": "ann", "bot": False, "claimed": True, "games": ["othello"], "playing": 0, "online": True},
+    {"name": "bea", "bot": False, "claimed": True, "games": ["othello", "tron"], "playing": 0, "online": True},
+    {"name": "eve", "bot": False, "claimed": False, "games": [], "playing": 1, "online": True},
+]
+
+
 def test_lobby(snap_compare):
-    """The lobby lists rooms with game, changed options, who sits where, status and watchers."""
+    """The lobby lists rooms with game, changed options, who sits where, status and watchers; beside them who
+    is online (bots marked, the games each takes challenges for, busy or free) and my challenge waiting."""
     app = GameNightApp(None, "ann")
 
     async def fill(pilot) -> None:
         await app.receive(welcome(LOBBY_ROOMS))
+        await app.receive(wire("players", players=LOBBY_PLAYERS))
+        app.model.presence.asking(4, Ask("bea", "tron"))  # as the app records the challenge it sends
+        await app.receive(wire("challenge_sent", challenge="c1", to="bea", expires_ms=60000, id=4))
 
-    assert snap_compare(app, terminal_size=(100, 20), run_before=fill)
+    assert snap_compare(app, terminal_size=(120, 20), run_before=fill)
 
 
 def test_game_screen_80x24(snap_compare):

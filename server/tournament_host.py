@@ -1,0 +1,569 @@
+"""Tournaments on the server: entrants, the games the server starts for them, standings, pushes and storage.
+
+Sans-I/O like the lobby it belongs to: every method takes the time and returns an `Outbox`. The lobby hands over
+`create_tournament` / `join_tournament` / `leave_tournament` / `get_tournament` / `list_tournaments`, calls
+`sweep` every second (start times, arena pairing and its end) and `finished` for every game that ends in a
+tournament room; scheduling and scoring are `server/tournament.py`'s.
+
+How a tournament runs:
+
+- Entrants are claimed players (by name), the server's AI levels ("AI level 3") and named bots ("bot classic");
+  programs connected as bots are claimed players. Only claimed players may host or join.
+- The server opens a public room for each game (host: the tournament, so anyone may watch), seats the entrants
+  and the game starts at once. A person is seated when they are connected and not playing another game; one who
+  is not waits (their next game starts when they are back and free). A person sitting in a finished tournament
+  room is moved out of it (`left`) before the `joined` of their next game, so the client goes straight on.
+- Round robin: the schedule (`tournament.round_robin`, or `groups` for Tron with 3-4 riders) is played in order,
+  each game as soon as all its players are free; it ends when every game is played. A player who leaves loses
+  every game of theirs not yet started by forfeit (recorded, not rated).
+- Arena: from its start for `duration_s`, free entrants are paired at once (`tournament.arena_pairs`); games
+  started before the end still count; it ends when the last one finishes.
+- The whole state is stored (`TournamentSaved`) with every change, in the transaction of the change, and loaded
+  back at start-up before the rooms are restored, so a restart resumes it: finished games and standings as they
+  were, games in progress in their restored rooms, the schedule going on.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.messages import (
+    CreateTournament,
+    JoinTournament,
+    LeaveTournament,
+    Left,
+    TournamentInfo,
+    Tournaments,
+)
+from gamenight.protocol.vocab import Result, Role, RoomStatus
+from gamenight.server.outbox import AiSpec, Outbox, Refusal
+from gamenight.server.rated import finishing_places
+from gamenight.server.store import TournamentSaved
+from gamenight.server.text import clean_name, name_key
+from gamenight.server.tournament import ArenaRecord, Played, arena_pairs, arena_points, groups, round_robin, standings
+
+if TYPE_CHECKING:
+    from gamenight.server.lobby import Client, Lobby
+    from gamenight.server.room import Room
+
+KINDS = ("round_robin", "arena")
+MAX_ENTRANTS = 32
+MAX_ROUNDS = 4
+MAX_DURATION_S = 6 * 3600
+MIN_DURATION_S = 10
+MAX_START_IN_S = 24 * 3600
+MAX_HOSTED = 3  # tournaments one person runs at once
+LISTED = 50
+HOST_PREFIX = "tournament:"  # the host session of a tournament's rooms (no client has it)
+
+
+@dataclass(slots=True)
+class Game:
+    """One game of a tournament: its entrants by seat, its room once started, each seat's place once over."""
+
+    players: tuple[str, ...]
+    room: str | None = None
+    places: tuple[int, ...] | None = None
+    forfeit: bool = False  # decided without being played (a player left)
+
+    def plain(self) -> dict[str, Any]:
+        """As stored and sent."""
+        return {
+            "players": list(self.players),
+            "room": self.room,
+            "places": list(self.places) if self.places is not None else None,
+            "forfeit": self.forfeit,
+        }
+
+
+@dataclass(slots=True)
+class Tournament:
+    """One tournament's state (everything the server keeps of it)."""
+
+    id: str
+    game: str
+    kind: str
+    host: str  # the host's name
+    options: dict[str, Any]  # the rooms' options, validated, `rated` included
+    seats: int
+    entries: list[str] = field(default_factory=list)
+    ai: dict[str, dict[str, Any]] = field(default_factory=dict)  # entrant -> {"level": n} or {"bot": name}
+    left: list[str] = field(default_factory=list)
+    status: str = "waiting"
+    starts_at: float = 0.0  # wall-clock seconds
+    ends_at: float | None = None  # arena
+    rounds: int = 1
+    duration_s: int = 0
+    games: list[Game] = field(default_factory=list)
+    arena: dict[str, ArenaRecord] = field(default_factory=dict)
+
+    def plain(self) -> dict[str, Any]:
+        """The stored form."""
+        return {
+            "id": self.id,
+            "game": self.game,
+            "kind": self.kind,
+            "host": self.host,
+            "options": self.options,
+            "seats": self.seats,
+            "entries": self.entries,
+            "ai": self.ai,
+            "left": self.left,
+            "status": self.status,
+            "starts_at": self.starts_at,
+            "ends_at": self.ends_at,
+            "rounds": self.rounds,
+            "duration_s": self.duration_s,
+            "games": [g.plain() for g in self.games],
+            "arena": {
+                p: {"points": r.points, "streak": r.streak, "opponents": r.opponents, "results": r.results}
+                for p, r in self.arena.items()
+            },
+        }
+
+    @classmethod
+    def from_plain(cls, raw: dict[str, Any]) -> Tournament:
+        """Read a stored tournament back (KeyError / TypeError / ValueError if it is broken)."""
+        t = cls(
+            str(raw["id"]),
+            str(raw["game"]),
+            str(raw["kind"]),
+            str(raw["host"]),
+            dict(raw["options"]),
+            int(raw["seats"]),
+            [str(e) for e in raw["entries"]],
+            {str(k): dict(v) for k, v in raw["ai"].items()},
+            [str(e) for e in raw["left"]],
+            str(raw["status"]),
+            float(raw["starts_at"]),
+            None if raw["ends_at"] is None else float(raw["ends_at"]),
+            int(raw["rounds"]),
+            int(raw["duration_s"]),
+        )
+        t.games = [
+            Game(
+                tuple(g["players"]),
+                g["room"],
+                None if g["places"] is None else tuple(int(p) for p in g["places"]),
+                bool(g["forfeit"]),
+            )
+            for g in raw["games"]
+        ]
+        t.arena = {
+            str(p): ArenaRecord(int(r["points"]), int(r["streak"]), list(r["opponents"]), list(r["results"]))
+            for p, r in raw["arena"].items()
+        }
+        return t
+
+    def played(self) -> list[Played]:
+        """The finished games as the scoring functions take them."""
+        return [Played(g.players, g.places) for g in self.games if g.places is not None]
+
+    def running(self) -> list[Game]:
+        """Games started and not over."""
+        return [g for g in self.games if g.room is not None and g.places is None]
+
+
+class TournamentHost:
+    """Every tournament of one server (part of its lobby)."""
+
+    def __init__(self, lobby: Lobby, clock: Callable[[], float] = time.time) -> None:
+        self.lobby = lobby
+        self.clock = clock
+        self.tournaments: dict[str, Tournament] = {}
+        self.by_room: dict[str, tuple[str, int]] = {}  # room code -> (tournament, game index)
+        self.watchers: dict[str, set[str]] = {}  # tournament -> sessions that asked for it
+
+    # -- start-up ---------------------------------------------------------------------------------------------
+    def load(self, stored: list[dict[str, Any]]) -> list[str]:
+        """Take the tournaments a previous run stored (before the rooms are restored); the ids that could not be."""
+        broken = []
+        for raw in stored:
+            try:
+                t = Tournament.from_plain(raw)
+            except (KeyError, TypeError, ValueError):
+                broken.append(str(raw.get("id", "?")))
+                continue
+            self.tournaments[t.id] = t
+            for index, game in enumerate(t.games):
+                if game.room is not None and game.places is None:
+                    self.by_room[game.room] = (t.id, index)
+        return broken
+
+    # -- requests ---------------------------------------------------------------------------------------------
+    def create(self, client: Client, msg: CreateTournament, now: float) -> Outbox:
+        """Open a tournament hosted by `client` (claimed players only), with its first entrants."""
+        self._require_claimed(client, "host a tournament")
+        if msg.kind not in KINDS:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"kind must be one of {', '.join(KINDS)}")
+        mine = sum(1 for t in self.tournaments.values() if t.host == client.name and t.status != "finished")
+        if mine >= MAX_HOSTED:
+            raise Refusal(ErrorCode.TOO_MANY, f"you run {mine} tournaments; let one finish first")
+        game, game_options, room_options = self.lobby._validated(msg.game, {**msg.options, "rated": msg.rated})
+        if not 1 <= msg.rounds <= MAX_ROUNDS:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"rounds must be 1..{MAX_ROUNDS}")
+        if msg.kind == "arena" and not MIN_DURATION_S <= msg.duration_s <= MAX_DURATION_S:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"an arena's duration_s must be {MIN_DURATION_S}..{MAX_DURATION_S}")
+        if not 0 <= msg.start_in_s <= MAX_START_IN_S:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"start_in_s must be 0..{MAX_START_IN_S}")
+        if len(msg.players) > MAX_ENTRANTS:
+            raise Refusal(ErrorCode.TOO_MANY, f"at most {MAX_ENTRANTS} players")
+        seats = game.seat_count(game_options)
+        if msg.kind == "arena" and seats != 2:
+            raise Refusal(ErrorCode.BAD_OPTIONS, "an arena pairs two players a game: leave the seat count at 2")
+        t = Tournament(
+            self._new_id(),
+            game.name,
+            msg.kind,
+            client.name,
+            {**game_options, **room_options},
+            seats,
+            rounds=msg.rounds,
+            duration_s=msg.duration_s,
+        )
+        for name in msg.players:
+            self._enter(t, name)
+        t.starts_at = self.clock() + msg.start_in_s
+        self.tournaments[t.id] = t
+        self.watchers[t.id] = set()
+        out = self.sweep(now)  # one starting now starts before the reply, which shows it running
+        self.watchers[t.id].add(client.session)
+        return out.extend(self._changed(t, msg.id, client.session))
+
+    def join(self, client: Client, msg: JoinTournament, now: float) -> Outbox:
+        """The client enters the tournament."""
+        t = self._tournament(msg.tournament)
+        self._require_claimed(client, "play in a tournament")
+        if t.status == "finished" or (t.kind == "round_robin" and t.status != "waiting"):
+            raise Refusal(ErrorCode.NOT_ALLOWED, "this tournament takes no more players")
+        if client.name in t.entries and client.name not in t.left:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "you are in this tournament already")
+        if client.name in t.left:
+            t.left.remove(client.name)
+        else:
+            self._enter(t, client.name)
+        out = self.sweep(now)
+        self.watchers.setdefault(t.id, set()).add(client.session)
+        return out.extend(self._changed(t, msg.id, client.session))
+
+    def leave(self, client: Client, msg: LeaveTournament, now: float) -> Outbox:
+        """The client leaves: in a round robin, their games not started are lost by forfeit."""
+        t = self._tournament(msg.tournament)
+        if client.name not in t.entries or client.name in t.left:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "you are not in this tournament")
+        t.left.append(client.name)
+        for game in t.games:
+            if game.room is None and game.places is None and client.name in game.players:
+                game.places = tuple(2 if p == client.name else 1 for p in game.players)
+                game.forfeit = True
+        out = self.sweep(now)
+        return out.extend(self._changed(t, msg.id, client.session))
+
+    def get(self, client: Client, tournament: str, request_id: int | None) -> Outbox:
+        """One tournament, and its pushes from now on."""
+        t = self._tournament(tournament)
+        self.watchers.setdefault(t.id, set()).add(client.session)
+        out = Outbox()
+        out.send({client.session}, self.info(t, request_id))
+        return out
+
+    def listing(self, request_id: int | None) -> Tournaments:
+        """The latest tournaments, newest first."""
+        now = self.clock()
+        newest = list(self.tournaments.values())[-LISTED:][::-1]
+        return Tournaments(
+            tournaments=[
+                {
+                    "tournament": t.id,
+                    "game": t.game,
+                    "kind": t.kind,
+                    "status": t.status,
+                    "host": t.host,
+                    "entries": [e for e in t.entries if e not in t.left],
+                    "starts_in_ms": max(0, int((t.starts_at - now) * 1000)),
+                }
+                for t in newest
+            ],
+            id=request_id,
+        )
+
+    # -- the game loop ----------------------------------------------------------------------------------------------
+    def sweep(self, now: float) -> Outbox:
+        """Start tournaments whose time came, start the games whose players are free, end arenas."""
+        out = Outbox()
+        wall = self.clock()
+        for t in list(self.tournaments.values()):
+            if t.status == "finished":
+                continue
+            before = t.status, len(t.games)
+            if t.status == "waiting" and wall >= t.starts_at:
+                self._start(t, wall)
+            if t.status == "running":
+                self._lost_rooms(t)
+                if t.kind == "arena" and t.ends_at is not None and wall < t.ends_at:
+                    self._pair(t)
+                out.extend(self._launch(t, now))
+                if self._over(t, wall):
+                    t.status = "finished"
+            if (t.status, len(t.games)) != before:
+                out.extend(self._changed(t))
+        return out
+
+    def finished(self, room: Room, result: Result, now: float) -> Outbox:
+        """A game in a tournament room ended: score it, then start what can start."""
+        found = self.by_room.pop(room.code, None)
+        if found is None:
+            return Outbox()
+        t = self.tournaments.get(found[0])
+        if t is None:
+            return Outbox()
+        game = t.games[found[1]]
+        game.places = tuple(finishing_places(room, result))
+        if t.kind == "arena":
+            for player in game.players:
+                record = t.arena.setdefault(player, ArenaRecord())
+                others = [p for p in game.players if p != player]
+                record.opponents.extend(others)
+                arena_points(record, Played(game.players, game.places).result(player))
+        out = self._changed(t)
+        return out.extend(self.sweep(now))
+
+    def _lost_rooms(self, t: Tournament) -> None:
+        """Games whose room is gone unfinished (not restorable, taken offline): a round robin plays them again,
+        an arena forgets them."""
+        for game in t.running():
+            if game.room is not None and game.room not in self.lobby.rooms:
+                self.by_room.pop(game.room, None)
+                game.room = None
+        if t.kind == "arena":
+            t.games = [g for g in t.games if g.room is not None or g.places is not None]
+            self.by_room = {code: (tid, i) for code, (tid, i) in self.by_room.items() if tid != t.id}
+            for index, game in enumerate(t.games):
+                if game.room is not None and game.places is None:
+                    self.by_room[game.room] = (t.id, index)
+
+    def _start(self, t: Tournament, wall: float) -> None:
+        """The tournament begins: a round robin's whole schedule, or the arena's clock."""
+        t.status = "running"
+        players = [e for e in t.entries if e not in t.left]
+        if t.kind == "arena":
+            t.ends_at = wall + t.duration_s
+            for p in players:
+                t.arena.setdefault(p, ArenaRecord())
+            return
+        rounds = groups(players, t.seats) if t.seats > 2 else round_robin(players)
+        for _ in range(t.rounds):
+            for pairing in rounds:
+                t.games.extend(Game(tuple(group)) for group in pairing)
+
+    def _pair(self, t: Tournament) -> None:
+        """Arena: pair every free entrant (greedy, closest in standing and rating, never the last opponent)."""
+        free = [p for p in t.entries if p not in t.left and self._free(t, p)]
+        ratings = {p: self._rating(t, p) for p in free}
+        for one, two in arena_pairs(free, t.arena, ratings):
+            t.games.append(Game((one, two)))
+
+    def _launch(self, t: Tournament, now: float) -> Outbox:
+        """Open a room for each game not started whose players are all free (in schedule order)."""
+        out = Outbox()
+        for index, game in enumerate(t.games):
+            if game.room is not None or game.places is not None:
+                continue
+            if all(self._free(t, p) for p in game.players):
+                out.extend(self._open(t, index, now))
+        return out
+
+    def _over(self, t: Tournament, wall: float) -> bool:
+        """True once nothing is left to play."""
+        if t.running():
+            return False
+        if t.kind == "arena":
+            return t.ends_at is not None and wall >= t.ends_at
+        return all(g.places is not None for g in t.games)
+
+    def _free(self, t: Tournament, player: str) -> bool:
+        """True if the entrant can sit down now: no running game of this tournament, and (a person) connected and
+        playing no other game."""
+        if any(player in g.players for g in t.running()):
+            return False
+        if player in t.ai:
+            return True
+        client = self._client(player)
+        if client is None:
+            return False
+        lobby = self.lobby
+        return not any(
+            (room := lobby.rooms.get(code)) is not None
+            and room.status in (RoomStatus.PLAYING, RoomStatus.PAUSED, RoomStatus.WAITING)
+            and room.seat_of(client.session) is not None
+            for code in client.rooms
+        )
+
+    def _client(self, name: str) -> Client | None:
+        """The connected session playing under the claimed name `name`, if any."""
+        for client in self.lobby.clients.values():
+            if client.connected and client.claimed and client.name == name:
+                return client
+        return None
+
+    def _open(self, t: Tournament, index: int, now: float) -> Outbox:
+        """Open the room of game `index`, seat its players (the game starts with the last one)."""
+        from gamenight.server.room import Room  # the room imports nothing of ours; import it where it is used
+
+        lobby = self.lobby
+        game = t.games[index]
+        rules = lobby._validated(t.game, t.options)
+        room = Room(lobby._new_code(), rules[0], rules[1], rules[2], HOST_PREFIX + t.id, t.host)
+        room.empty_since = room.now = now
+        room.rater = lobby.ratings.rate
+        lobby.rooms[room.code] = room
+        lobby.hosts[room.code] = ("", "")
+        lobby.played.add(room.code)  # held seats keep the long grace, as in a game people played
+        game.room = room.code
+        self.by_room[room.code] = (t.id, index)
+        out = Outbox(changed=True)
+        out.records.append(room.saved())
+        for seat, player in enumerate(game.players):
+            spec = t.ai.get(player)
+            if spec is not None:
+                out.extend(room.add_ai(room.host, seat, AiSpec(level=spec.get("level"), bot=spec.get("bot"))))
+                continue
+            client = self._client(player)
+            assert client is not None  # _free said so
+            for code in list(client.rooms):  # out of finished rooms, so the client goes straight to this game
+                old = lobby.rooms.get(code)
+                if old is not None and old.status == RoomStatus.FINISHED and old.seat_of(client.session) is not None:
+                    out.extend(lobby._after(old, old.leave(client.session), now))
+                    client.rooms.discard(code)
+                    out.send({client.session}, Left(room=code))
+            out.extend(room.join(client.member, Role.PLAYER, seat, None))
+            client.rooms.add(room.code)
+        return lobby._after(room, out, now)
+
+    # -- entrants -----------------------------------------------------------------------------------------------------
+    def _enter(self, t: Tournament, raw: str) -> None:
+        """Add an entrant: an AI level, a named bot of the game, or a claimed name."""
+        name = clean_name(raw)
+        spec = self._ai(t, name)
+        if spec is not None:
+            label = spec.label
+            if label in t.entries:
+                raise Refusal(ErrorCode.BAD_OPTIONS, f"{label} is entered already")
+            t.entries.append(label)
+            t.ai[label] = {"level": spec.level} if spec.level is not None else {"bot": spec.bot}
+            return
+        claim = self.lobby.claims.get(name_key(name))
+        if claim is None:
+            raise Refusal(
+                ErrorCode.UNKNOWN_PLAYER, f"{name!r} is neither a claimed player nor an AI (AI level 1-5, bot NAME)"
+            )
+        if claim.name in t.entries:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"{claim.name} is entered already")
+        if len(t.entries) >= MAX_ENTRANTS:
+            raise Refusal(ErrorCode.TOO_MANY, f"at most {MAX_ENTRANTS} players")
+        t.entries.append(claim.name)
+
+    def _ai(self, t: Tournament, name: str) -> AiSpec | None:
+        """The AI an entrant's name means ("AI level 3", "bot classic"), or None for a person."""
+        if name.startswith("AI level "):
+            level = name.removeprefix("AI level ").strip()
+            if not level.isdigit() or int(level) not in range(1, 6):
+                raise Refusal(ErrorCode.BAD_OPTIONS, "AI level must be 1 (easy) to 5 (max)")
+            return AiSpec(level=int(level))
+        if name.startswith("bot "):
+            bot = name.removeprefix("bot ").strip()
+            if t.game not in self.lobby.ai_bots.get(bot, ()):
+                raise Refusal(ErrorCode.BAD_OPTIONS, f"no bot {bot[:40]!r} plays {t.game}")
+            return AiSpec(bot=bot)
+        return None
+
+    def _rating(self, t: Tournament, player: str) -> float:
+        """The entrant's rating in the tournament's game (for arena pairing and tie-breaks)."""
+        from gamenight.server.rated import ai_key, pool_of
+
+        key = ai_key(player) or name_key(player)
+        standing = self.lobby.ratings.standings.get((key, pool_of(t.game, t.seats)))
+        return standing.rating.rating if standing is not None else 1500.0
+
+    # -- replies and pushes -------------------------------------------------------------------------------------------
+    def info(self, t: Tournament, request_id: int | None = None) -> TournamentInfo:
+        """The `tournament` message."""
+        wall = self.clock()
+        ratings = {p: self._rating(t, p) for p in t.entries}
+        arena = t.arena if t.kind == "arena" else None
+        table = standings(t.entries, t.played(), arena=arena, ratings=ratings)
+        return TournamentInfo(
+            tournament=t.id,
+            game=t.game,
+            kind=t.kind,
+            status=t.status,
+            host=t.host,
+            rated=bool(t.options.get("rated")),
+            entries=[e for e in t.entries if e not in t.left],
+            standings=[
+                {
+                    "rank": s.rank,
+                    "player": s.player,
+                    "points": s.points,
+                    "tie_break": round(s.tie_break, 2),
+                    "games": s.games,
+                    "wins": s.wins,
+                    "draws": s.draws,
+                    "losses": s.losses,
+                    "left": s.player in t.left,
+                    "streak": t.arena[s.player].on_fire if s.player in t.arena else False,
+                }
+                for s in table
+            ],
+            games=[g.plain() for g in t.games],
+            options=t.options,
+            starts_in_ms=max(0, int((t.starts_at - wall) * 1000)),
+            ends_in_ms=None if t.ends_at is None else max(0, int((t.ends_at - wall) * 1000)),
+            id=request_id,
+        )
+
+    def _changed(self, t: Tournament, request_id: int | None = None, requester: str | None = None) -> Outbox:
+        """Store the tournament and tell its entrants and watchers (the requester gets the reply with its id)."""
+        out = Outbox()
+        out.records.append(TournamentSaved(t.id, t.plain(), t.status == "finished"))
+        sessions = set(self.watchers.get(t.id, set()))
+        for entrant in t.entries:
+            client = self._client(entrant)
+            if client is not None:
+                sessions.add(client.session)
+        sessions = {s for s in sessions if s in self.lobby.clients and self.lobby.clients[s].connected}
+        if requester is not None:
+            sessions.discard(requester)
+            out.send({requester}, self.info(t, request_id))
+        out.send(sessions, self.info(t))
+        return out
+
+    def _tournament(self, tournament: str) -> Tournament:
+        """The tournament with this id, or `unknown_game`."""
+        t = self.tournaments.get(tournament.strip().lower())
+        if t is None:
+            raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no tournament {tournament[:16]!r}")
+        return t
+
+    @staticmethod
+    def _require_claimed(client: Client, what: str) -> None:
+        """Tournaments are for claimed players."""
+        if not client.claimed:
+            raise Refusal(ErrorCode.NOT_ALLOWED, f"only claimed players may {what}: connect with a key")
+
+    def _new_id(self) -> str:
+        """A fresh tournament id."""
+        while True:
+            tid = "t" + secrets.token_hex(4)
+            if tid not in self.tournaments:
+                return tid
+
+    def forget_session(self, session: str) -> None:
+        """A session is gone: it watches nothing any more."""
+        for sessions in self.watchers.values():
+            sessions.discard(session)

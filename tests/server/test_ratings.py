@@ -1,0 +1,315 @@
+"""Rated games over real websockets: ratings move by the reference amounts, are stored, and are shown on request."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gamenight.protocol.messages import (
+    Abort,
+    AddAi,
+    CreateRoom,
+    GetGame,
+    Join,
+    Leaderboard,
+    ListGames,
+    MakeMove,
+    Profile,
+    Resign,
+    Takeback,
+)
+from gamenight.server import clock as clock_module
+from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.ratings import Rating, new_rating, rate_pair
+from tests.peer import Peer
+
+RATED = {"rated": True}
+
+
+def key() -> str:
+    """A fresh claim key."""
+    return "key-" + secrets.token_urlsafe(16)
+
+
+@pytest.fixture
+async def db_server(tmp_path) -> AsyncIterator[GameServer]:
+    """An in-process server on a real SQLite file (for tests that shorten a server constant)."""
+    server = GameServer(ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db")))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def claimed_pair(url: str) -> tuple[Peer, Peer]:
+    """Two claimed players, alice and bob."""
+    return await Peer.connect(url, "alice", key=key()), await Peer.connect(url, "bob", key=key())
+
+
+async def rated_game(alice: Peer, bob: Peer, game: str = "connect4", options: dict | None = None) -> str:
+    """alice creates a rated room and sits at seat 0, bob at seat 1; returns the room code once it started
+    (the first playing state stays in alice's inbox)."""
+    room = await alice.request(CreateRoom, game=game, options={**RATED, **(options or {})})
+    assert room.type == "room", room
+    await alice.request(Join, room=room.room, seat=0)
+    await bob.request(Join, room=room.room, seat=1)
+    state = await alice.wait(lambda m: m.type == "state" and m.status == "playing")
+    alice.inbox.insert(0, state)
+    return room.room
+
+
+async def alice_resigns(alice: Peer, bob: Peer, code: str):
+    """alice moves once, bob once, then alice resigns; returns (bob's final state, bob's game_over event)."""
+    state = await alice.wait(lambda m: m.type == "state" and m.room == code)
+    await alice.send(MakeMove(room=code, move="d", seq=state.seq))
+    state = await bob.wait(lambda m: m.type == "state" and m.room == code and m.to_move == [1])
+    await bob.send(MakeMove(room=code, move="d", seq=state.seq))
+    await alice.wait(lambda m: m.type == "state" and m.room == code and m.to_move == [0])
+    await alice.send(Resign(room=code))
+    final = await bob.wait(lambda m: m.type == "state" and m.room == code and m.status == "finished")
+    over = await bob.wait(lambda m: m.type == "event" and m.room == code and m.kind == "game_over")
+    return final, over
+
+
+def by_name(changes) -> dict[str, object]:
+    """A result's rating changes by player name."""
+    return {c.name: c for c in changes}
+
+
+async def test_rated_game_moves_both_ratings_by_the_reference_amounts(server_process):
+    """Two claimed players' rated game: both ratings move as Glicko-2 computes from 1500/500/0.09, shown everywhere."""
+    proc = server_process()
+    alice, bob = await claimed_pair(proc.url)
+    code = await rated_game(alice, bob)
+    final, over = await alice_resigns(alice, bob, code)
+    want_alice, want_bob = rate_pair(new_rating(), new_rating(), 0.0)  # alice lost
+    changes = by_name(final.result.ratings)
+    assert changes["alice"].before == 1500 and changes["bob"].before == 1500
+    assert changes["alice"].after == round(want_alice.rating, 2) and changes["alice"].rd == round(want_alice.rd, 2)
+    assert changes["bob"].after == round(want_bob.rating, 2) and changes["bob"].rd == round(want_bob.rd, 2)
+    assert changes["alice"].provisional and changes["alice"].pool == "connect4"
+    assert {c["name"]: c["after"] for c in over.data["ratings"]} == {
+        "alice": changes["alice"].after,
+        "bob": changes["bob"].after,
+    }
+    games = await bob.request(ListGames)
+    record = await bob.request(GetGame, game_id=games.games[0]["game_id"])
+    assert {c["name"]: c["after"] for c in record.record["result"]["ratings"]} == {
+        "alice": changes["alice"].after,
+        "bob": changes["bob"].after,
+    }
+    board = await alice.request(Leaderboard, game="connect4")
+    assert [(e.rank, e.name, e.rating, e.games, e.provisional) for e in board.entries] == [
+        (1, "bob", round(want_bob.rating, 2), 1, True),
+        (2, "alice", round(want_alice.rating, 2), 1, True),
+    ]
+    assert board.total == 2 and not any(e.bot for e in board.entries)
+    card = await alice.request(Profile, name="BOB")  # names are looked up as claims compare them
+    assert card.type == "player_card" and card.name == "bob" and card.kind == "human"
+    (connect4,) = card.ratings
+    assert (connect4.pool, connect4.games, connect4.wins, connect4.draws, connect4.losses) == ("connect4", 1, 1, 0, 0)
+    assert card.recent[0]["outcome"] == "win" and card.recent[0]["after"] == round(want_bob.rating, 2)
+    await alice.close()
+    await bob.close()
+
+
+async def test_ratings_survive_a_restart_and_carry_into_the_next_game(server_process):
+    """After a restart the leaderboard is the same and the next rated game starts from the stored ratings."""
+    first = server_process()
+    alice_key, bob_key = key(), key()
+    alice, bob = (
+        await Peer.connect(first.url, "alice", key=alice_key),
+        await Peer.connect(first.url, "bob", key=bob_key),
+    )
+    code = await rated_game(alice, bob)
+    final, _ = await alice_resigns(alice, bob, code)
+    after_first = by_name(final.result.ratings)
+    board = await alice.request(Leaderboard, game="connect4")
+    await alice.close()
+    await bob.close()
+    assert first.stop() == 0
+    second = server_process()
+    alice, bob = (
+        await Peer.connect(second.url, "alice", key=alice_key),
+        await Peer.connect(second.url, "bob", key=bob_key),
+    )
+    again = await alice.request(Leaderboard, game="connect4")
+    assert again.entries == board.entries
+    code = await rated_game(alice, bob)
+    final, _ = await alice_resigns(alice, bob, code)
+    changes = by_name(final.result.ratings)
+    assert changes["alice"].before == after_first["alice"].after and changes["bob"].before == after_first["bob"].after
+    stored_alice = Rating(after_first["alice"].after, after_first["alice"].rd, 0.09)
+    stored_bob = Rating(after_first["bob"].after, after_first["bob"].rd, 0.09)
+    want_alice, want_bob = rate_pair(stored_alice, stored_bob, 0.0)
+    assert changes["alice"].after == pytest.approx(want_alice.rating, abs=0.05)  # stored volatility is not 0.09 exactly
+    assert changes["bob"].after == pytest.approx(want_bob.rating, abs=0.05)
+    card = await bob.request(Profile, name="bob")
+    assert card.ratings[0].games == 2 and card.ratings[0].wins == 2 and len(card.recent) == 2
+    await alice.close()
+    await bob.close()
+
+
+async def test_guests_cannot_create_or_join_rated_games(db_server):
+    """A guest gets `not_allowed` creating a rated room or taking a seat in one; watching is fine."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    guest = await Peer.connect(url, "guest")
+    reply = await guest.request(CreateRoom, game="othello", options=RATED)
+    assert reply.type == "error" and reply.code == "not_allowed" and "claim" in reply.message
+    alice = await Peer.connect(url, "alice", key=key())
+    room = await alice.request(CreateRoom, game="othello", options=RATED)
+    reply = await guest.request(Join, room=room.room, seat=1)
+    assert reply.type == "error" and reply.code == "not_allowed" and "claimed" in reply.message
+    watching = await guest.request(Join, room=room.room, **{"role": "spectator"})
+    assert watching.type == "joined"
+    await guest.close()
+    await alice.close()
+
+
+async def test_takeback_refused_in_a_rated_game(db_server):
+    """A takeback request in a rated game is refused with `not_allowed`; the move stands."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice, bob = await claimed_pair(url)
+    code = await rated_game(alice, bob)
+    state = await alice.wait(lambda m: m.type == "state" and m.room == code)
+    await alice.send(MakeMove(room=code, move="d", seq=state.seq))
+    await bob.wait(lambda m: m.type == "state" and m.room == code and m.to_move == [1])
+    reply = await alice.request(Takeback, room=code)
+    assert reply.type == "error" and reply.code == "not_allowed" and "rated" in reply.message
+    await alice.close()
+    await bob.close()
+
+
+async def test_aborted_rated_game_leaves_ratings_unchanged(db_server, monkeypatch):
+    """An aborted rated game has no rating changes and nobody appears on the leaderboard."""
+    monkeypatch.setattr(clock_module, "ABORT_S", 1)
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice, bob = await claimed_pair(url)
+    code = await rated_game(alice, bob)
+    await asyncio.sleep(1.1)
+    await bob.send(Abort(room=code))
+    final = await bob.wait(lambda m: m.type == "state" and m.status == "finished")
+    assert final.result.reason == "aborted" and final.result.ratings == ()
+    board = await alice.request(Leaderboard, game="connect4")
+    assert board.total == 0 and board.entries == []
+    reply = await alice.request(Profile, name="alice")
+    assert reply.type == "error" and reply.code == "unknown_player"
+    await alice.close()
+    await bob.close()
+
+
+async def test_leaderboard_pages_and_refuses_bad_requests(db_server):
+    """Pages follow offset and limit with ranks counted from the top; bad pools, offsets and limits get bad_options."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice, bob = await claimed_pair(url)
+    code = await rated_game(alice, bob)
+    await alice_resigns(alice, bob, code)
+    page = await alice.request(Leaderboard, game="connect4", offset=1, limit=1)
+    assert [(e.rank, e.name) for e in page.entries] == [(2, "alice")] and page.total == 2 and page.offset == 1
+    empty = await alice.request(Leaderboard, game="connect4", offset=5, limit=10)
+    assert empty.entries == [] and empty.total == 2
+    assert (await alice.request(Leaderboard, game="tron-ffa")).entries == []
+    for bad in (
+        {"game": "chess"},
+        {"game": "connect4", "limit": 0},
+        {"game": "connect4", "limit": 101},
+        {"game": "connect4", "offset": -1},
+        {"game": "connect4", "offset": 10_001},
+    ):
+        reply = await alice.request(Leaderboard, **bad)
+        assert reply.type == "error" and reply.code == "bad_options", bad
+    reply = await alice.request(Profile, name="nobody-here")
+    assert reply.type == "error" and reply.code == "unknown_player"
+    await alice.close()
+    await bob.close()
+
+
+async def test_ai_seat_is_rated_and_the_game_counts_half(db_server):
+    """A claimed player against "AI level 1": the AI gets a rating of its own, and the change is half the full one."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice = await Peer.connect(url, "alice", key=key())
+    room = await alice.request(CreateRoom, game="connect4", options={**RATED, "ai_pace_ms": 0})
+    await alice.request(AddAi, room=room.room, seat=1, level=1)
+    await alice.request(Join, room=room.room, seat=0)
+    state = await alice.wait(lambda m: m.type == "state" and m.status == "playing")
+    await alice.send(Resign(room=room.room))
+    final = await alice.wait(lambda m: m.type == "state" and m.status == "finished")
+    changes = by_name(final.result.ratings)
+    full_alice, full_ai = rate_pair(new_rating(), new_rating(), 0.0)
+    assert changes["alice"].after == round(1500 + (full_alice.rating - 1500) / 2, 2)
+    assert changes["AI level 1"].after == round(1500 + (full_ai.rating - 1500) / 2, 2)
+    board = await alice.request(Leaderboard, game="connect4")
+    assert [(e.name, e.kind, e.bot) for e in board.entries] == [("AI level 1", "ai", True), ("alice", "human", False)]
+    card = await alice.request(Profile, name="AI level 1")
+    assert card.kind == "ai" and card.ratings[0].wins == 1
+    assert state.status == "playing"
+    await alice.close()
+
+
+def test_tron_with_three_riders_is_rated_by_finishing_order() -> None:
+    """Three riders: the "tron-ffa" pool rates the last one riding highest and the first to crash lowest."""
+    from gamenight.protocol.vocab import EventKind
+    from gamenight.server.games import GAMES
+    from gamenight.server.outbox import AiSpec
+    from gamenight.server.rated import RatingBook
+    from gamenight.server.room import Room
+    from gamenight.server.room_options import split_and_validate
+
+    game = GAMES["tron"]
+    options, room_options = split_and_validate(game, {"players": 3, "map": "random", "seed": 5, **RATED})
+    room = Room("TRON3", game, options, room_options, "host", "host")
+    book = RatingBook(clock=lambda: 1_000_000.0)
+    room.rater = book.rate
+    for seat, level in enumerate((1, 2, 3)):
+        room.add_ai("host", seat, AiSpec(level=level))
+    ticks = 0
+    while room.result is None and ticks < 2000:  # riders go straight (no AI answers): walls end it soon
+        room.tick()
+        ticks += 1
+    assert room.result is not None
+    crashed_at = {}
+    for event in room.events:
+        if event.kind == EventKind.CRASH:
+            crashed_at.setdefault(event.data["seat"], event.seq)
+    last = max(crashed_at.values()) + 1
+    lasted = {seat: crashed_at.get(seat, last) for seat in range(3)}
+    after = {c.seat: c.after for c in room.result.ratings}
+    assert {c.pool for c in room.result.ratings} == {"tron-ffa"}
+    for a in range(3):
+        for b in range(3):
+            if lasted[a] > lasted[b]:
+                assert after[a] > after[b]
+            elif lasted[a] == lasted[b]:
+                assert after[a] == after[b]
+    assert book.standings[("ai:level 1", "tron-ffa")].games == 1
+
+
+def test_a_rider_who_leaves_a_rated_three_rider_game_is_still_rated_last() -> None:
+    """Leaving a rated 3-rider Tron game mid-way does not cancel its rating: the leaver is rated by their place."""
+    from gamenight.protocol.vocab import Role
+    from gamenight.server.games import GAMES
+    from gamenight.server.outbox import Member
+    from gamenight.server.rated import RatingBook
+    from gamenight.server.room import Room
+    from gamenight.server.room_options import split_and_validate
+
+    game = GAMES["tron"]
+    options, room_options = split_and_validate(game, {"players": 3, "map": "random", "seed": 5, **RATED})
+    room = Room("TRON3", game, options, room_options, "host", "host")
+    room.rater = RatingBook(clock=lambda: 1_000_000.0).rate
+    for seat, name in enumerate(("ann", "ben", "cat")):
+        room.join(Member(f"s{seat}", name, f"h{seat}", claimed=True), Role.PLAYER, seat, None)
+    room.tick()
+    room.leave("s1")  # ben retires on the next tick and gives up his seat
+    ticks = 0
+    while room.result is None and ticks < 2000:
+        room.tick()
+        ticks += 1
+    assert room.result is not None
+    after = {c.name: c.after for c in room.result.ratings}
+    assert set(after) == {"ann", "ben", "cat"}
+    assert after["ben"] == min(after.values()) and after["ben"] < 1500

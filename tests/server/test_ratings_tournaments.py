@@ -1,0 +1,202 @@
+"""Tournaments on a real server: a round robin of AIs to the end, an arena's pairing, a restart mid-tournament."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+from collections import Counter
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gamenight.protocol.messages import CreateTournament, GetTournament, JoinTournament, ListGames, ListTournaments
+from gamenight.server.app import GameServer, ServerConfig
+from tests.peer import Peer
+
+ROUND_ROBIN = ["AI level 1", "AI level 2", "bot classic", "bot quantum"]
+FAST_OTHELLO = {"size": 6, "ai_ms": 50, "ai_pace_ms": 0}
+HANG_GUARD_S = 180  # generous: only a hang fails here
+
+
+@pytest.fixture
+async def db_server(tmp_path) -> AsyncIterator[GameServer]:
+    """An in-process server on a real SQLite file."""
+    server = GameServer(ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db")))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+def key() -> str:
+    """A fresh claim key."""
+    return "key-" + secrets.token_urlsafe(16)
+
+
+async def until(peer: Peer, tournament: str, done, seen: list | None = None):
+    """The first `tournament` message about `tournament` for which `done(msg)` holds (every one kept in `seen`)."""
+    async with asyncio.timeout(HANG_GUARD_S):
+        while True:
+            msg = await peer.wait(lambda m: m.type == "tournament" and m.tournament == tournament)
+            if seen is not None:
+                seen.append(msg)
+            if done(msg):
+                return msg
+
+
+def points_from_games(games: list[dict]) -> dict[str, float]:
+    """Round-robin points recomputed from the games: 1 for a win, ½ each for a draw."""
+    points: Counter[str] = Counter()
+    for g in games:
+        a, b = g["players"]
+        pa, pb = g["places"]
+        points[a] += 1.0 if pa < pb else 0.5 if pa == pb else 0.0
+        points[b] += 1.0 if pb < pa else 0.5 if pa == pb else 0.0
+    return dict(points)
+
+
+def check_round_robin(final, entrants: list[str]) -> None:
+    """All 12 games played, every pair twice with colours swapped, the standings' points and order right."""
+    assert final.status == "finished"
+    games = final.games
+    assert len(games) == 12 and all(g["places"] is not None and g["room"] for g in games)
+    assert Counter(tuple(g["players"]) for g in games) == Counter(itertools.permutations(entrants, 2))
+    points = points_from_games(games)
+    table = {row["player"]: row for row in final.standings}
+    assert {p: table[p]["points"] for p in entrants} == pytest.approx(points)
+    assert sum(row["games"] for row in final.standings) == 24
+    order = [row["points"] for row in final.standings]
+    assert order == sorted(order, reverse=True)
+
+
+async def test_round_robin_of_four_ais_runs_to_the_end(db_server):
+    """Two AI levels and two named bots: the server plays all 12 games and the standings follow their results."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    host = await Peer.connect(url, "host", key=key())
+    reply = await host.request(
+        CreateTournament, game="othello", kind="round_robin", options=FAST_OTHELLO, players=ROUND_ROBIN, rated=True
+    )
+    assert reply.type == "tournament" and reply.status == "running" and reply.entries == ROUND_ROBIN
+    final = await until(host, reply.tournament, lambda m: m.status == "finished")
+    check_round_robin(final, ROUND_ROBIN)
+    listed = await host.request(ListTournaments)
+    assert listed.tournaments[0]["tournament"] == reply.tournament and listed.tournaments[0]["status"] == "finished"
+    again = await host.request(GetTournament, tournament=reply.tournament)
+    assert again.standings == final.standings
+    first = final.games[0]
+    found = await host.request(ListGames, room=first["room"])
+    assert [[p["name"] for p in g["players"]] for g in found.games] == [first["players"]]
+    await host.close()
+
+
+async def test_arena_pairs_only_free_players_never_twice_in_a_row(db_server):
+    """Six AIs in a 20 s arena: nobody is in two games at once, nobody meets the same opponent twice running."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    host = await Peer.connect(url, "host", key=key())
+    players = ["AI level 1", "AI level 2", "AI level 3", "bot classic", "bot quantum", "AI level 4"]
+    reply = await host.request(
+        CreateTournament, game="othello", kind="arena", options=FAST_OTHELLO, players=players, duration_s=20
+    )
+    assert reply.type == "tournament" and reply.kind == "arena"
+    seen: list = []
+    final = await until(host, reply.tournament, lambda m: m.status == "finished", seen)
+    for msg in seen:
+        running = [g["players"] for g in msg.games if g["room"] and g["places"] is None]
+        busy = [p for group in running for p in group]
+        assert len(busy) == len(set(busy)), "a player in two games at once"
+    for player in players:
+        opponents = [next(p for p in g["players"] if p != player) for g in final.games if player in g["players"]]
+        assert all(a != b for a, b in itertools.pairwise(opponents)), (player, opponents)
+    assert len(final.games) >= 3 and all(g["places"] is not None for g in final.games)
+    table = {row["player"]: row for row in final.standings}
+    assert sum(row["games"] for row in final.standings) == 2 * len(final.games)
+    assert all(table[p]["points"] >= 2 * table[p]["wins"] for p in players)  # win 2 (4 on a streak), draw 1
+    await host.close()
+
+
+async def test_tournament_requests_are_checked(db_server):
+    """Guests cannot host; bad kinds, unknown entrants and arenas without a duration are refused with clear codes."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    guest = await Peer.connect(url, "guest")
+    reply = await guest.request(CreateTournament, game="othello", kind="arena", duration_s=60)
+    assert reply.type == "error" and reply.code == "not_allowed"
+    host = await Peer.connect(url, "host", key=key())
+    for bad, code in (
+        ({"kind": "swiss"}, "bad_options"),
+        ({"kind": "round_robin", "players": ["nobody-claimed"]}, "unknown_player"),
+        ({"kind": "round_robin", "players": ["AI level 9"]}, "bad_options"),
+        ({"kind": "arena", "duration_s": 0}, "bad_options"),
+    ):
+        reply = await host.request(CreateTournament, game="othello", **bad)
+        assert reply.type == "error" and reply.code == code, bad
+    waiting = await host.request(CreateTournament, game="othello", kind="round_robin", start_in_s=600)
+    assert waiting.status == "waiting" and waiting.starts_in_ms > 0
+    joined = await host.request(JoinTournament, tournament=waiting.tournament)
+    assert joined.entries == ["host"]
+    reply = await guest.request(JoinTournament, tournament=waiting.tournament)
+    assert reply.type == "error" and reply.code == "not_allowed"
+    await guest.close()
+    await host.close()
+
+
+async def test_a_person_in_a_round_robin_is_seated_by_the_server(db_server):
+    """A claimed player entered against an AI gets `joined` and the game's state without asking."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice = await Peer.connect(url, "alice", key=key())
+    reply = await alice.request(
+        CreateTournament,
+        game="connect4",
+        kind="round_robin",
+        options={"ai_pace_ms": 0},
+        players=["alice", "AI level 1"],
+    )
+    joined = await alice.wait(lambda m: m.type == "joined" and m.id is None)
+    state = await alice.wait(lambda m: m.type == "state" and m.room == joined.room)
+    assert state.status == "playing" and joined.seat == 0
+    running = await alice.request(GetTournament, tournament=reply.tournament)
+    assert running.games[0]["room"] == joined.room and running.games[0]["players"] == ["alice", "AI level 1"]
+    await alice.close()
+
+
+async def test_restart_mid_tournament_resumes(server_process):
+    """SIGKILL during a round robin: after the restart its finished games and standings are there, and it
+    runs to the end with all 12 games."""
+    first = server_process()
+    host_key = key()
+    host = await Peer.connect(first.url, "host", key=host_key)
+    reply = await host.request(
+        CreateTournament, game="othello", kind="round_robin", options=FAST_OTHELLO, players=ROUND_ROBIN
+    )
+    before = await until(host, reply.tournament, lambda m: sum(g["places"] is not None for g in m.games) >= 3)
+    first.kill()
+    await host.close()
+    second = server_process()
+    host = await Peer.connect(second.url, "host", key=host_key)
+    again = await host.request(GetTournament, tournament=reply.tournament)
+    done_before = [g for g in before.games if g["places"] is not None]
+    assert all(g in again.games for g in done_before)
+    final = (
+        again if again.status == "finished" else await until(host, reply.tournament, lambda m: m.status == "finished")
+    )
+    check_round_robin(final, ROUND_ROBIN)
+    await host.close()
+
+
+async def test_tron_group_tournament_ranks_riders_by_place(db_server):
+    """Tron with three riders: one group game of three AIs; its places give each rider a pairwise share."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    host = await Peer.connect(url, "host", key=key())
+    riders = ["AI level 1", "AI level 2", "bot chaser"]
+    options = {"players": 3, "map": "random", "width": 12, "height": 12, "tick_ms": 50, "countdown_ms": 0}
+    reply = await host.request(CreateTournament, game="tron", kind="round_robin", options=options, players=riders)
+    assert reply.type == "tournament", reply
+    final = await until(host, reply.tournament, lambda m: m.status == "finished")
+    (game,) = final.games
+    assert sorted(game["players"]) == sorted(riders) and len(game["places"]) == 3
+    points = {row["player"]: row["points"] for row in final.standings}
+    assert sum(points.values()) == pytest.approx(1.5)  # three pairwise results of one point each, halved per rider
+    best = game["players"][game["places"].index(min(game["places"]))]
+    assert points[best] == max(points.values())
+    await host.close()
