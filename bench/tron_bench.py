@@ -269,6 +269,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--close", type=int, help="experiment: level 5's LEVEL5_CLOSE (default -1: off; session 4 tried 2)"
     )
+    parser.add_argument(
+        "--exact-ticks",
+        type=int,
+        help="level 5's LEVEL5_EXACT_TICKS: separations within this many ticks of the root end the line (0: off)",
+    )
+    parser.add_argument(
+        "--exact-ms", type=int, help="experiment: EXACT_MS, the proof time per room (0: chamber estimates)"
+    )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument(
         "--no-chambers",
@@ -287,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.Level5Engine.parity = True
     if args.close is not None:
         tron_ai.Level5Engine.close = args.close
+    if args.exact_ticks is not None:
+        tron_ai.Level5Engine.exact_ticks = args.exact_ticks
+    if args.exact_ms is not None:
+        tron_ai.EXACT_MS = args.exact_ms
     if args.what == "games":
         games(args.b, args.games, args.ms, args.tick_ms)
     elif args.what == "fill":

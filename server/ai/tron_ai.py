@@ -70,10 +70,12 @@ LEVEL5_CLOSE = -1
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
 scored 76.1% against prev5 over 92 games (75.3% over 184 without), 82.6% against floodfill (79.9%) and 80.4%
 against level 4 (89.1%), 46 games each at 100 ms: not shown better (`bench.tron_bench games --close 2`)."""
-LEVEL5_EXACT_TICKS = 2
+LEVEL5_EXACT_TICKS = 0
 """Within this many ticks of the root, a line on which the riders have come apart ends there for level 5,
 scored by the longest ride each can make (`exact_ride`, a short `fill_search` per room) instead of being
-searched on to the horizon and scored by the chamber estimate; 0: never (see `Level5Engine.terminal`)."""
+searched on to the horizon and scored by the chamber estimate; 0: never (see `Level5Engine.terminal`).
+Off: at 2 (session 5) level 5 scored 66.7% against prev5 over 138 games at 100 ms, against 72.8% over 92
+without it on the same loaded machine at the same time (`bench.tron_bench games --exact-ticks 2`)."""
 EXACT_MS = 3
 """The time `exact_ride` gives `fill_search` to prove one room's longest ride (a fill node costs 0.1-0.3 ms)."""
 EXACT_ROOM = 150

@@ -490,15 +490,16 @@ def test_exact_ride_is_the_longest_ride_of_small_rooms(monkeypatch: pytest.Monke
 
 
 def test_level5_ends_lines_at_separations_near_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Level 5 scores a line whose riders came apart within `exact_ticks` of the root by the rides each can
-    really make (here 4 squares of a pocket the chamber estimate puts at 5, against 5: a loss), and searches
-    on past it further down, in contact, or with the option off."""
+    """With the option on, level 5 scores a line whose riders came apart within `exact_ticks` of the root by
+    the rides each can really make (here 4 squares of a pocket the chamber estimate puts at 5, against 5: a
+    loss), and searches on past it further down, in contact, or with the option off."""
     monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)
     tron_ai._EXACT.clear()
     grid = grid_of(state_from(CLOSE_SPLIT))
     ours, theirs = grid.heads
     squares = grid.open.bit_count()
     engine = tron_ai.Level5Engine(grid.stride)
+    engine.exact_ticks = 2
     apart = (grid.open, ours, theirs, 0, 0)
     assert engine.terminal(apart) is None  # no root given: nothing is dated
     engine.root_open = squares + 2  # one tick after the root
@@ -511,6 +512,7 @@ def test_level5_ends_lines_at_separations_near_the_root(monkeypatch: pytest.Monk
     assert engine.terminal(apart) is None
     room = grid_of(_room_with((1, 3), (7, 3)))
     contact = tron_ai.Level5Engine(room.stride)
+    contact.exact_ticks = 2
     contact.root_open = room.open.bit_count() + 2
     assert contact.terminal((room.open, room.heads[0], room.heads[1], 0, 0)) is None
 
