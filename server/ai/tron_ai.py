@@ -515,8 +515,8 @@ class Level5Engine(VoronoiEngine):
         )
 
     def terminal(self, pos: Position) -> int | None:
-        """A finished game, or a position at most `exact_ticks` ticks from the root whose riders are apart:
-        the rest is two lone rides, scored by their lengths (`exact_ride`) rather than searched on."""
+        """A finished game, or a position at most `exact_ticks` ticks from the root whose riders are apart
+        and whose two longest rides are proven (`exact_ride`): scored by them rather than searched on."""
         found = super().terminal(pos)
         free, ours, theirs, pending, _ = pos
         if found is not None or pending or self.root_open is None:
@@ -526,9 +526,13 @@ class Level5Engine(VoronoiEngine):
             return None
         deadline = float("inf") if self.deadline is None else self.deadline
         fresh = self.exact_until is None or time.perf_counter() < self.exact_until
-        lead = exact_ride(free, self.stride, ours, deadline, fresh) - exact_ride(
-            free, self.stride, theirs, deadline, fresh
-        )
+        mine = exact_ride(free, self.stride, ours, deadline, fresh)
+        if mine is None:
+            return None
+        rival = exact_ride(free, self.stride, theirs, deadline, fresh)
+        if rival is None:
+            return None
+        lead = mine - rival
         if lead == 0:
             return -self.draw_penalty
         return (APART if lead > 0 else -APART) + APART_CELL * lead
@@ -801,33 +805,33 @@ RIDE_CACHE = 8192
 RIDE_ROOM = 400
 
 
-def exact_ride(free: Mask, stride: int, head: Index, deadline: float, fresh: bool = True) -> int:
-    """The squares a lone rider at `head` can ride, as exactly as a short search tells: the chamber estimate
-    (`chamber_fill`, an upper bound) when the greedy ride (`ride_length`) reaches it or the room is over
-    `EXACT_ROOM` squares, else the longest ride `fill_search` proves within `EXACT_MS` (the chamber estimate
-    if it proves none, or when not `fresh`). Cached by region. Raises _Timeout past `deadline`."""
+def exact_ride(free: Mask, stride: int, head: Index, deadline: float, fresh: bool = True) -> int | None:
+    """The longest ride a lone rider at `head` can make, when a short search proves it: the chamber estimate
+    (`chamber_fill`, an upper bound) if the greedy ride (`ride_length`) reaches it, else the longest ride
+    `fill_search` proves within `EXACT_MS`; None when it proves none, for a room over `EXACT_ROOM` squares,
+    and for a room not yet searched when not `fresh`. Cached by region. Raises _Timeout past `deadline`."""
     region = flood(free, stride, head)
     key = (region, head)
     length = _EXACT.get(key)
     if length is not None:
-        return length
-    bound = chamber_fill(free, stride, head)
+        return length if length >= 0 else None
     if region.bit_count() > EXACT_ROOM or not fresh:
-        return bound
-    if ride_length(free, stride, head) < bound:
+        return None
+    length = chamber_fill(free, stride, head)
+    if ride_length(free, stride, head) < length:
         fill = fill_search(region, stride, head, min(deadline, time.perf_counter() + EXACT_MS / 1000))
         if time.perf_counter() > deadline:
             raise _Timeout
-        if fill.proven:
-            bound = len(fill.best)
+        length = len(fill.best) if fill.proven else -1
     if len(_EXACT) >= EXACT_CACHE:
         _EXACT.clear()
-    _EXACT[key] = bound
-    return bound
+    _EXACT[key] = length
+    return length if length >= 0 else None
 
 
 _EXACT: dict[tuple[Mask, Index], int] = {}
-"""`exact_ride` by (region, head): a room met near the root is met again on the next ticks' searches."""
+"""`exact_ride` by (region, head), -1 for a room it proved nothing of: a room met near the root is met again
+on the next ticks' searches."""
 EXACT_CACHE = 8192
 
 
