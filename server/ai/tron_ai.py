@@ -71,11 +71,12 @@ are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Of
 scored 76.1% against prev5 over 92 games (75.3% over 184 without), 82.6% against floodfill (79.9%) and 80.4%
 against level 4 (89.1%), 46 games each at 100 ms: not shown better (`bench.tron_bench games --close 2`)."""
 LEVEL5_EXACT_TICKS = 0
-"""Within this many ticks of the root, a line on which the riders have come apart ends there for level 5,
-scored by the longest ride each can make (`exact_ride`, a short `fill_search` per room) instead of being
-searched on to the horizon and scored by the chamber estimate; 0: never (see `Level5Engine.terminal`).
-Off: at 2 (session 5) level 5 scored 66.7% against prev5 over 138 games at 100 ms, against 72.8% over 92
-without it on the same loaded machine at the same time (`bench.tron_bench games --exact-ticks 2`)."""
+"""Within this many ticks of the root, a line on which the riders have come apart ends there for level 5 when
+both longest rides are proven by a short search (`exact_ride`), scored by them instead of being searched on
+to the horizon and scored by the chamber estimate; 0: never (see `Level5Engine.terminal`). Off: at 2
+(session 5, 100 ms against prev5, runs side by side on one loaded machine) it scored 71.7% over 138 games
+against 71.2% over 184 without: not shown better (`bench.tron_bench games --exact-ticks 2`); ending every
+such line, unproven rides counted by the chamber estimate, scored 66.7% over 138."""
 EXACT_MS = 3
 """The time `exact_ride` gives `fill_search` to prove one room's longest ride (a fill node costs 0.1-0.3 ms)."""
 EXACT_ROOM = 150
