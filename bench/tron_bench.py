@@ -2,7 +2,7 @@
 and how well its endgame filler fills small rooms against an exhaustive search.
 
 Usage (from the repository root):
-    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150]
+    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2]
     python -m bench.tron_bench fill --positions 200 --ms 100
     python -m bench.tron_bench speed [--depth 6]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
@@ -19,6 +19,9 @@ nodes per second of CPU time, which the load of other processes barely changes. 
 against B (`--ms` each) to the first tick the riders are apart and compares, for each rider, the apart
 estimate `chamber_fill` and the greedy ride `ride_length` with the longest ride `fill_search` finds in
 `--search-ms` (proven or not), and how often each estimate gets the sign of the split wrong.
+`--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
+of the root whose longest rides a short search proves (`tron_ai.LEVEL5_EXACT_TICKS`, `--exact-ms` its time
+per room).
 """
 
 from __future__ import annotations
@@ -269,6 +272,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--close", type=int, help="experiment: level 5's LEVEL5_CLOSE (default -1: off; session 4 tried 2)"
     )
+    parser.add_argument(
+        "--exact-ticks",
+        type=int,
+        help="level 5's LEVEL5_EXACT_TICKS: separations within this many ticks of the root end the line (0: off)",
+    )
+    parser.add_argument(
+        "--exact-ms", type=int, help="experiment: EXACT_MS, the proof time per room (0: chamber estimates)"
+    )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument(
         "--no-chambers",
@@ -287,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.Level5Engine.parity = True
     if args.close is not None:
         tron_ai.Level5Engine.close = args.close
+    if args.exact_ticks is not None:
+        tron_ai.Level5Engine.exact_ticks = args.exact_ticks
+    if args.exact_ms is not None:
+        tron_ai.EXACT_MS = args.exact_ms
     if args.what == "games":
         games(args.b, args.games, args.ms, args.tick_ms)
     elif args.what == "fill":

@@ -82,6 +82,7 @@ from gamenight.protocol.messages import (
     ListGames,
     ListPlayers,
     ListRooms,
+    LobbyWatch,
     MakeMove,
     Message,
     MoreTime,
@@ -126,6 +127,8 @@ class GameNightApp(App[None]):
         self.connection: ServerLink | None = None
         self.model = ClientState(name)
         self.lobby_screen = LobbyScreen(self.model)
+        self.welcomed = False  # the current connection was welcomed (lobby requests wait for it)
+        self.lobby_watch: bool | None = None  # the lobby_watch last sent on the current connection
 
     # -- start-up -------------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -166,6 +169,7 @@ class GameNightApp(App[None]):
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         """Show the connection's state in every screen's header."""
         self.sub_title = event.status.describe()
+        self.welcomed, self.lobby_watch = False, None  # a new connection (or none): its welcome comes first
         if event.status.state == REPLACED:
             self.notify(
                 "This session was opened in another gamenight window; this one is now offline",
@@ -193,6 +197,8 @@ class GameNightApp(App[None]):
         """The effects of a change that belong to the app: saved token, notices, requests, screens."""
         if changes.token and self.session_key:
             remember_token(self.session_key, changes.token)
+        if changes.welcomed:
+            self.welcomed = True
         for notice in changes.notices:
             # Plain text: names, reasons and server messages are shown as sent, never read as markup.
             self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout, markup=False)
@@ -237,11 +243,10 @@ class GameNightApp(App[None]):
             self.pop_screen()
 
     def _back_to_lobby(self) -> None:
-        """The room is gone: back to the lobby, and catch up on its rooms."""
+        """The room is gone: back to the lobby (which, shown again, asks for its pushes and the first page)."""
         self._pop_game_screens()
         if self.connection is not None and self.connection.connected:
-            self._send(ListRooms())  # room pushes stop while we sit in a room
-            self._send(ListPlayers())  # ... and so do presence pushes
+            self._send(ListPlayers())  # presence is pushed only to the lobby's watchers: catch up on it
 
     async def _open_replay(self, record: GameRecord) -> None:
         """Show the replay viewer on a finished game's record."""
@@ -343,6 +348,26 @@ class GameNightApp(App[None]):
     def on_refresh_rooms(self, _: ui.RefreshRooms) -> None:
         """Ask for the room list again."""
         self._send(ListRooms())
+
+    def on_watch_lobby(self, event: ui.WatchLobby) -> None:
+        """The lobby is shown (pushes on, and a fresh first page) or hidden (pushes off); nothing while offline:
+        the welcome of the next connection makes the lobby ask again."""
+        if self.connection is None or not self.connection.connected or not self.welcomed:
+            return
+        if event.on == self.lobby_watch:
+            return  # asked already on this connection
+        self.lobby_watch = event.on
+        self._send(LobbyWatch(on=event.on))
+        if event.on:
+            self._send(ListRooms())
+
+    def on_more_rooms(self, _: ui.MoreRooms) -> None:
+        """Ask for the next page of the room list (once at a time)."""
+        lobby = self.model.lobby
+        if lobby.page_pending or not lobby.has_more:
+            return
+        if self._send(ListRooms(offset=lobby.next_offset)) is not None:
+            lobby.page_pending = True
 
     def on_refresh_players(self, _: ui.RefreshPlayers) -> None:
         """Ask who is online again."""

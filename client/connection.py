@@ -34,7 +34,7 @@ FIRST_RETRY_S = 0.5
 MAX_RETRY_S = 8.0
 OPEN_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 10.0
-MAX_INCOMING = MAX_SERVER_FRAME  # a busy lobby's welcome lists every public room
+MAX_INCOMING = MAX_SERVER_FRAME  # a `lobby` push may carry 200 room summaries
 PING_INTERVAL_S = 20.0
 
 CONNECTING = "connecting"

@@ -54,6 +54,18 @@ class RefreshRooms(Message):
     """Ask the server for the room list again."""
 
 
+class WatchLobby(Message):
+    """Ask the server for the lobby's pushes (the lobby is shown) or stop them (it is hidden)."""
+
+    def __init__(self, on: bool) -> None:
+        super().__init__()
+        self.on = on
+
+
+class MoreRooms(Message):
+    """Load the next page of the room list."""
+
+
 class OpenHistory(Message):
     """Show the history of finished games."""
 

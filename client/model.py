@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gamenight.protocol.errors import ProtocolError
-from gamenight.protocol.messages import AddAi, Event, Join, Message, Moved, State, Tick, fold
+from gamenight.protocol.messages import AddAi, Event, Join, LobbyUpdate, Message, Moved, State, Tick, fold
 from gamenight.protocol.vocab import (
     END_REASONS,
     EndReason,
     EventKind,
     GameDescription,
+    LobbyCounts,
     Result,
     Role,
     RoomStatus,
@@ -36,19 +37,59 @@ DEFAULT_AI_LEVEL = 3
 
 
 class Lobby:
-    """The games on offer and the rooms the server lists, kept up to date from its messages."""
+    """The games on offer and the rooms the server lists, kept up to date from its messages.
+
+    The server lists rooms a page at a time (`welcome.rooms` is the first page, `list_rooms` gives the next
+    ones) and pushes the changes to a watching client in batches (`lobby`): `rooms` holds the pages loaded so
+    far plus the rooms pushes told about, `total` how many the server lists, `counts` its latest counts.
+    """
 
     def __init__(self) -> None:
         self.games: dict[str, GameDescription] = {}
         self.rooms: dict[str, RoomSummary] = {}
+        self.counts: LobbyCounts | None = None
+        self.total = 0  # rooms the server lists (from the counts or the latest page)
+        self.next_offset = 0  # where the next page of the listing starts
+        self.page_pending = False  # a page was asked for and has not arrived yet
 
     def set_games(self, games: Iterable[GameDescription]) -> None:
         """Take the games of a `welcome`."""
         self.games = {g.name: g for g in games}
 
     def set_rooms(self, rooms: Iterable[RoomSummary]) -> None:
-        """Replace the room list (from `welcome.rooms` or `rooms`)."""
+        """Replace the room list with a first page (from `welcome.rooms`, or a `rooms` reply from offset 0)."""
         self.rooms = {s.room: s for s in rooms if s.status != RoomStatus.CLOSED}
+        self.next_offset = len(self.rooms)
+        self.total = max(self.total if self.counts is not None else 0, len(self.rooms))
+
+    def set_counts(self, counts: LobbyCounts | None) -> None:
+        """Take the server's counts (of a `welcome` or a `lobby` push): the total of listed rooms with them."""
+        if counts is not None:
+            self.counts = counts
+            self.total = counts.rooms
+
+    def add_page(self, rooms: Iterable[RoomSummary], offset: int, total: int) -> None:
+        """A `rooms` reply: from offset 0 it replaces the list, a later page adds to it."""
+        page = [s for s in rooms if s.status != RoomStatus.CLOSED]
+        self.page_pending = False
+        if offset == 0:
+            self.rooms = {}
+        self.rooms.update((s.room, s) for s in page)
+        self.next_offset = offset + len(page)
+        self.total = max(total, len(self.rooms))
+
+    def apply_update(self, update: LobbyUpdate) -> None:
+        """A batched `lobby` push: rooms that appeared or changed, rooms gone from the listing, the counts."""
+        for summary in update.rooms:
+            self.update(summary)
+        for code in update.gone:
+            self.rooms.pop(code, None)
+        self.set_counts(update.counts)
+
+    @property
+    def has_more(self) -> bool:
+        """True if the server lists rooms that no page loaded yet."""
+        return len(self.rooms) < self.total and self.next_offset < self.total
 
     def update(self, summary: RoomSummary) -> RoomSummary:
         """Apply a pushed room summary: add or change the room, or drop it once closed."""

@@ -29,6 +29,7 @@ from gamenight.protocol.messages import (
     Left,
     ListGames,
     ListPlayers,
+    LobbyUpdate,
     Message,
     Moved,
     PlayerCard,
@@ -76,6 +77,7 @@ class Changes:
     record: GameRecord | None = None  # the finished game asked for arrived: open the replay
     restore: bool | None = None  # a reconnect was welcomed (True: the session was resumed): get the room back
     token: str | None = None  # the resume token of a welcome, to keep for the next run
+    welcomed: bool = False  # a (re)connection was welcomed: a watching lobby asks for its pushes again
     name_taken: str | None = None  # the server refused our name (claimed by another key): the free name it suggests
     players: bool = False  # who is online
     challenges: bool = False  # my pending challenges or the offers to me
@@ -150,7 +152,13 @@ class ClientState:
             case Welcome():
                 self._welcome(message, resumed, changes)
             case Rooms():
-                self.lobby.set_rooms(message.rooms)
+                self.lobby.add_page(message.rooms, message.offset, message.total)
+                changes.lobby = True
+            case LobbyUpdate():
+                if message.id is None:
+                    self.lobby.apply_update(message)
+                else:  # the reply to lobby_watch: only the counts
+                    self.lobby.set_counts(message.counts)
                 changes.lobby = True
             case RoomInfo():
                 self._room_info(message.summary, changes)
@@ -205,8 +213,12 @@ class ClientState:
         if self.room is None:
             changes.requests.append(ListPlayers())  # presence is pushed only to the lobby: catch up on it
         changes.token = msg.token
+        changes.welcomed = True
         self.lobby.set_games(msg.games)
+        self.lobby.counts = None
+        self.lobby.set_counts(msg.counts)
         self.lobby.set_rooms(msg.rooms)
+        self.lobby.page_pending = False
         changes.lobby = True
         if self.room is not None:
             self.room.description = self.lobby.games.get(self.room.game, self.room.description)

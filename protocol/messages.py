@@ -21,6 +21,7 @@ from gamenight.protocol.vocab import (
     EventNote,
     GameDescription,
     LeaderEntry,
+    LobbyCounts,
     PlayerInfo,
     PoolRating,
     Result,
@@ -32,6 +33,8 @@ from gamenight.protocol.vocab import (
 )
 
 PROTOCOL_VERSION = 2
+ROOMS_PAGE = 50  # rooms in `welcome.rooms` and in a `rooms` reply when `list_rooms` gives no `limit`
+MAX_ROOMS_PAGE = 100  # the largest `list_rooms.limit`
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +67,25 @@ class Hello(Message):
 
 @dataclass(frozen=True, slots=True)
 class ListRooms(Message):
-    """Ask for the lobby's public rooms."""
+    """Ask for one page of the lobby's listed rooms, optionally of one game and one status.
+
+    `offset` counts from the start of the listing (waiting rooms first, then by age); `limit` is 1 to
+    MAX_ROOMS_PAGE. The reply, `rooms`, carries the total, so a client can page on.
+    """
 
     type: ClassVar[str] = "list_rooms"
+    game: str | None = None
+    status: RoomStatus | None = None
+    offset: int = 0
+    limit: int = ROOMS_PAGE
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyWatch(Message):
+    """Subscribe to the lobby's pushes (`on` true) or stop them: batched `lobby` frames, and `player` pushes."""
+
+    type: ClassVar[str] = "lobby_watch"
+    on: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,18 +361,37 @@ class Welcome(Message):
     server: str
     games: list[GameDescription]
     token: str | None = None
-    rooms: list[RoomSummary] = field(default_factory=list)
+    rooms: list[RoomSummary] = field(default_factory=list)  # the first page of the listing (ROOMS_PAGE at most)
     name: str | None = None  # the name you play under (a guest's may differ from the one asked for)
     claimed: bool = False  # true when that name is claimed by your key
     bot: bool = False  # true when you play as a bot
+    counts: LobbyCounts | None = None  # the lobby's size: listed rooms by game and status, sessions online
 
 
 @dataclass(frozen=True, slots=True)
 class Rooms(Message):
-    """The lobby: a summary of every public room (same maps as `room.summary`)."""
+    """Reply to list_rooms: one page of the listed rooms (same maps as `room.summary`), and how many match."""
 
     type: ClassVar[str] = "rooms"
     rooms: list[RoomSummary]
+    total: int = 0  # rooms matching the request's filters, over every page
+    offset: int = 0  # the request's offset: `rooms[0]` is the listing's entry number `offset`
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyUpdate(Message):
+    """Pushed to lobby watchers, at most one per LOBBY_BATCH interval: every room change since the last one.
+
+    `rooms` holds the latest summary of each listed room that appeared or changed, `gone` the codes of rooms
+    that left the listing (closed, or no longer offered); `counts` is the lobby's size now. Also the reply to
+    `lobby_watch` (with its `id`, `watching` saying whether pushes now come, and no rooms).
+    """
+
+    type: ClassVar[str] = "lobby"
+    rooms: list[RoomSummary] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+    counts: LobbyCounts | None = None
+    watching: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -703,6 +741,7 @@ def fold(state: State, change: Moved | Tick) -> State:
 CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Hello,
     ListRooms,
+    LobbyWatch,
     CreateRoom,
     Join,
     Leave,
@@ -735,6 +774,7 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
 SERVER_MESSAGES: tuple[type[Message], ...] = (
     Welcome,
     Rooms,
+    LobbyUpdate,
     RoomInfo,
     Joined,
     Left,

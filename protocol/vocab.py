@@ -298,6 +298,25 @@ class RoomSummary(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class LobbyCounts(Payload):
+    """The lobby's size (`welcome.counts`, `lobby.counts`): what a client shows without every room listed."""
+
+    rooms: int = 0  # rooms listed (public, and offered: see docs/protocol.md "Lobby (version 2)")
+    online: int = 0  # sessions connected to the server
+    games: dict[str, Any] = field(default_factory=dict)  # game -> {status: rooms listed}; statuses with none left out
+
+    def of(self, game: str, status: str | None = None) -> int:
+        """The listed rooms of one game (and one status)."""
+        by_status = self.games.get(game, {})
+        if not isinstance(by_status, Mapping):
+            return 0
+        if status is not None:
+            value = by_status.get(status, 0)
+            return value if isinstance(value, int) else 0
+        return sum(v for v in by_status.values() if isinstance(v, int))
+
+
+@dataclass(frozen=True, slots=True)
 class Clock(Payload):
     """A turn-based game's clocks (`state.clock`), as they stood at the server time `at_ms`.
 

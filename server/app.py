@@ -38,7 +38,7 @@ from gamenight.server.guard import Bucket, FrameLimits, GuardedConnection
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
-from gamenight.server.outgoing import Outgoing
+from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
 from gamenight.server.store import NameClaimed, Record, Store, TournamentSaved
 
@@ -80,6 +80,7 @@ class ServerConfig:
     max_connections_per_ip: int = 50  # open connections from one address (0: no cap)
     messages_per_ip_per_s: float = 100.0  # messages read from one address's connections together (then they wait)
     closed_room_retention_s: float = 7 * 24 * 3600.0  # a closed room's row is deleted this long after it closed
+    lobby_batch_s: float = 0.25  # at most one `lobby` push per watcher this often (all changes since the last)
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
     frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
 
@@ -187,6 +188,7 @@ class GameServer:
         self._server: Server | None = None
         self.metrics = Metrics()
         self.outgoing = Outgoing(self.store, on_backlog=self._not_reading, max_backlog=config.frame_limits.max_backlog)
+        self.lobby_pushes = Batcher(config.lobby_batch_s, self._push_lobby)
         self._closing = False
         self._ai_workers = config.ai_workers or os.cpu_count() or 1
         self._ai_running = 0  # searches on the workers now
@@ -239,6 +241,7 @@ class GameServer:
     async def stop(self) -> None:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""
         self._closing = True  # disconnects during shutdown must not start new AI turns or clocks
+        self.lobby_pushes.cancel()
         self.outgoing.flush()
         if self._server is not None:
             self._server.close()
@@ -495,6 +498,8 @@ class GameServer:
             self.outgoing.add((), frames)
         if self._closing:
             return
+        if self.lobby.lobby_pending():
+            self.lobby_pushes.poke()
         for effect in out.effects:
             if isinstance(effect, AiTurn):
                 self._spawn(self._ai_turn(effect))
@@ -502,6 +507,22 @@ class GameServer:
                 self._start_clock(effect)
             elif isinstance(effect, ArmFlag):
                 self._arm_flag(effect)
+
+    def _push_lobby(self) -> None:
+        """Send the lobby's watchers every room change since the last push: one frame, encoded once for all.
+
+        What was decided before is flushed first, so a room whose record could not be stored is already gone
+        (taken offline) when the push is built: watchers are only shown rooms that are on disk.
+        """
+        self.outgoing.flush()
+        batch = self.lobby.lobby_batch()
+        if batch is not None:
+            watchers, update = batch
+            targets = [ws for s in watchers if (ws := self.connections.get(s)) is not None]
+            if targets:
+                self.outgoing.add_frame(targets, encode(update))
+        if self.lobby.lobby_pending() and not self._closing:
+            self.lobby_pushes.poke()
 
     def _lost(self, records: list[Record], requester: tuple[ServerConnection, str, int | None] | None) -> None:
         """A decision's records are not on disk: its rooms stop, and whoever asked for it learns why.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,9 @@ from typing import Any, Protocol
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    MAX_ROOMS_PAGE,
     PROTOCOL_VERSION,
+    ROOMS_PAGE,
     Abort,
     Accept,
     AddAi,
@@ -53,6 +56,8 @@ from gamenight.protocol.messages import (
     ListPlayers,
     ListRooms,
     ListTournaments,
+    LobbyUpdate,
+    LobbyWatch,
     MakeMove,
     Message,
     MoreTime,
@@ -63,6 +68,7 @@ from gamenight.protocol.messages import (
     Rematch,
     RemoveAi,
     Resign,
+    RoomInfo,
     Rooms,
     Sync,
     Takeback,
@@ -73,6 +79,7 @@ from gamenight.protocol.vocab import (
     ChallengeEnd,
     GameDescription,
     LeaderEntry,
+    LobbyCounts,
     PlayerInfo,
     PoolRating,
     Role,
@@ -104,6 +111,10 @@ CHAT_BURST_S = 2.0  # a room's chat allowance holds this many seconds of its rat
 EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
 EMPTY_AI_ROOM_GRACE_S = 5.0  # ...and an all-AI room nobody watches after this
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
+PROMPT_CLOSE_S = 10.0  # ...and a room with nothing to wait for (see `_awaited`) closes after this
+MAX_BATCH_ROOMS = 200  # room changes in one `lobby` push (the rest go in the next one)
+LISTING_ORDER = {RoomStatus.WAITING: 0, RoomStatus.PLAYING: 1, RoomStatus.PAUSED: 1, RoomStatus.FINISHED: 2}
+"""The listing shows joinable (waiting) rooms first, then games in progress, then finished ones; by age within."""
 AI_LEVELS = range(1, 6)
 KEY_LENGTHS = range(16, 129)  # a claim key's length: long enough not to be guessed, short enough to hash cheaply
 SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
@@ -164,7 +175,7 @@ class LobbyLimits:
 
     rooms_per_player: int = 20  # open rooms one person (resume token) hosts
     rooms_per_ip: int = 20  # open rooms hosted from one address, over all its sessions
-    public_rooms: int = 300  # open public rooms in all (each is listed in every `welcome`)
+    public_rooms: int = 300  # open public rooms in all (the lobby lists them; `welcome` carries the first page)
     spectators_per_room: int = 50
     player_chat_per_s: float = 5.0  # chat lines per second a room relays from its players, together
     spectator_chat_per_s: float = 2.0  # ... and from its spectators, together (players keep their share)
@@ -247,6 +258,15 @@ class Lobby:
         self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
         self.challenges: dict[str, Challenge] = {}  # pending challenges and invites by id
         self.now = 0.0  # the time of what is being handled; rooms are stamped with it when they are looked up
+        # The lobby listing (docs/protocol.md "Lobby (version 2)"): who watches it, what changed since the last
+        # `lobby` push, and caches rebuilt only after a change (every welcome shows the first page and counts).
+        self.watchers: set[str] = set()  # sessions that asked for lobby pushes (`lobby_watch`)
+        self.lobby_changes: dict[str, None] = {}  # codes of public rooms changed since the last push, in order
+        self.counts_changed = False  # the lobby's counts changed since the last push
+        self.online = 0  # sessions connected
+        self._summaries: dict[str, RoomSummary] = {}  # room code -> its summary, until the room changes
+        self._listing: list[RoomSummary] | None = None
+        self._by_game: dict[str, dict[str, int]] | None = None  # listed rooms by game and status
         self.ratings = RatingBook()  # every rating (server/rated.py), loaded at start-up; rooms rate through it
         self.pools = pools(GAMES.values())  # the leaderboards: each game, and "<game>-ffa" for 3-4 seats
         self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
@@ -269,6 +289,7 @@ class Lobby:
         client.accepts = accepts
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
+        self._online(+1)
         out.send({client.session}, self._welcome(client, token, msg.id))
         self._push_player(client.name, out, client.session)
         return client, out
@@ -345,10 +366,11 @@ class Lobby:
             server=SERVER_NAME,
             games=self.games,
             token=token,
-            rooms=self._public_summaries(),
+            rooms=self.listing()[:ROOMS_PAGE],
             name=client.name,
             claimed=client.claimed,
             bot=client.bot,
+            counts=self.counts(),
             id=request_id,
         )
 
@@ -365,6 +387,9 @@ class Lobby:
         if client is None or not hmac.compare_digest(client.token_hash, wanted):
             raise Refusal(ErrorCode.BAD_TOKEN, "that resume token is unknown here (expired, or another server)")
         accepts = self._accepts(msg)
+        if not client.connected:
+            self._online(+1)
+        self.watchers.discard(client.session)  # each connection asks for lobby pushes itself
         client.connected, client.ip, client.accepts = True, ip, accepts
         out = Outbox()
         out.send({client.session}, self._welcome(client, msg.resume, msg.id))
@@ -381,7 +406,10 @@ class Lobby:
         client = self.clients.get(session)
         if client is None:
             return out
+        if client.connected:
+            self._online(-1)
         client.connected = False
+        self.watchers.discard(session)
         self._drop_challenges(client, out)
         self._push_player(client.name, out)
         for code in sorted(client.rooms):
@@ -419,7 +447,13 @@ class Lobby:
             case Hello():
                 raise Refusal(ErrorCode.BAD_MESSAGE, "hello was already received on this connection")
             case ListRooms():
-                return _reply(client, Rooms(rooms=self._public_summaries(), id=msg.id))
+                return _reply(client, self._rooms_page(msg))
+            case LobbyWatch():
+                if msg.on:
+                    self.watchers.add(client.session)
+                else:
+                    self.watchers.discard(client.session)
+                return _reply(client, LobbyUpdate(counts=self.counts(), watching=msg.on, id=msg.id))
             case CreateRoom():
                 return self._create(client, msg, now)
             case Join():
@@ -723,8 +757,8 @@ class Lobby:
         return [self._info(name) for name in seen]
 
     def _push_player(self, name: str, out: Outbox, skip: str | None = None) -> None:
-        """Tell everyone browsing the lobby (in no room) how `name` looks now (`online` false once gone)."""
-        browsing = {s for s, c in self.clients.items() if c.connected and not c.rooms and s != skip}
+        """Tell everyone watching the lobby (`lobby_watch`) how `name` looks now (`online` false once gone)."""
+        browsing = self.watchers - {skip} if skip is not None else self.watchers
         if browsing:
             out.send(browsing, Player.of(self._info(name)))
 
@@ -967,13 +1001,24 @@ class Lobby:
 
         A game nobody has made a move in (rooms opened and sat in only to hold them) gets the short grace, and
         an all-AI room nobody watches an even shorter one: its searches use the AI workers others wait for.
+        A room with nothing to wait for (no held seat of an unfinished game, its host gone) closes promptly.
         """
         if room.code in self.tournaments.by_room:
             return HELD_GAME_GRACE_S  # a tournament game is played out, watched or not
         if all(s.ai is not None for s in room.seats):
             return min(EMPTY_AI_ROOM_GRACE_S, EMPTY_ROOM_GRACE_S)  # an exhibition nobody watches stops soon
+        if not self._awaited(room):
+            return PROMPT_CLOSE_S
         held = room.status in RUNNING and room.code in self.played and any(s.holder is not None for s in room.seats)
         return HELD_GAME_GRACE_S if held else EMPTY_ROOM_GRACE_S
+
+    def _awaited(self, room: Room) -> bool:
+        """True if an empty room has something to wait for: its host still connected (about to sit down or to
+        invite someone), or people holding seats in its unfinished game (they may resume)."""
+        host = self.clients.get(room.host)
+        if host is not None and host.connected:
+            return True
+        return room.status != RoomStatus.FINISHED and any(s.holder is not None for s in room.seats)
 
     def _close(self, code: str) -> Outbox:
         """Remove a room, forget it on disk, and tell the lobby it is gone."""
@@ -1167,17 +1212,107 @@ class Lobby:
         return tuple(s.holder.token_hash if s.holder else None for s in room.seats)
 
     def _push_summary(self, room: Room, out: Outbox) -> None:
-        """Tell the room's members and, for a public room, everyone browsing the lobby what it looks like now.
+        """Tell the room's members what it looks like now, and note a public room's change for the lobby's watchers.
 
-        People sitting in (or watching) another room are not told: at a thousand players every room's start
-        and end would otherwise cost a thousand frames. Clients ask `list_rooms` when they come back.
+        The watchers get it in the next `lobby` push (`lobby_batch`), together with every other change since
+        the last one: a thousand changes cost each watcher one frame per interval, not a thousand frames.
         """
-        browsing = set() if room.private else {s for s, c in self.clients.items() if c.connected and not c.rooms}
-        out.send(room.audience() | browsing, room.info())
+        if not room.private:
+            self._summaries.pop(room.code, None)
+            self._listing = self._by_game = None
+            self.lobby_changes[room.code] = None
+        audience = room.audience()
+        if audience:
+            out.send(audience, RoomInfo.of(self._summary(room)))
 
-    def _public_summaries(self) -> list[RoomSummary]:
-        """Every public room's summary, for `welcome` and `rooms`."""
-        return [room.summary() for room in self.rooms.values() if not room.private]
+    def _summary(self, room: Room) -> RoomSummary:
+        """A room's summary (kept until the room changes, for the listing and the pushes)."""
+        if room.private or room.code not in self.rooms:
+            return room.summary()
+        summary = self._summaries.get(room.code)
+        if summary is None:
+            summary = self._summaries[room.code] = room.summary()
+        return summary
+
+    @staticmethod
+    def offered(room: Room) -> bool:
+        """True if the lobby lists the room: a public room, unless every person holding a seat in it is
+        disconnected (nobody would be there to play with whoever joins; it is listed again when one is back)."""
+        if room.private:
+            return False
+        humans = [seat for seat in room.seats if seat.holder is not None]
+        return not humans or any(seat.connected for seat in humans)
+
+    def listing(self) -> list[RoomSummary]:
+        """Every listed room's summary, in listing order (see LISTING_ORDER); rebuilt only after a change."""
+        if self._listing is None:
+            rooms = sorted(
+                (room for room in self.rooms.values() if self.offered(room)),
+                key=lambda room: LISTING_ORDER.get(room.status, 3),
+            )
+            self._listing = [self._summary(room) for room in rooms]
+        return self._listing
+
+    def counts(self) -> LobbyCounts:
+        """The listed rooms by game and status, and the sessions online (`welcome.counts`, `lobby.counts`)."""
+        if self._by_game is None:
+            self._by_game = {}
+            for summary in self.listing():
+                by_status = self._by_game.setdefault(summary.game, {})
+                by_status[summary.status] = by_status.get(summary.status, 0) + 1
+        return LobbyCounts(rooms=len(self.listing()), online=self.online, games=self._by_game)
+
+    def _online(self, change: int) -> None:
+        """A session connected (+1) or disconnected (-1): the counts change."""
+        self.online += change
+        self.counts_changed = True
+
+    def _rooms_page(self, msg: ListRooms) -> Rooms:
+        """The `rooms` reply to a `list_rooms`: one page of the listing, filtered, and the total that matches."""
+        if not 1 <= msg.limit <= MAX_ROOMS_PAGE:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"limit must be 1 to {MAX_ROOMS_PAGE}, not {msg.limit}")
+        if msg.offset < 0:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"offset must be 0 or more, not {msg.offset}")
+        if msg.game is not None and msg.game not in GAMES:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"unknown game {msg.game[:40]!r}; try one of {', '.join(GAMES)}")
+        if msg.status == RoomStatus.CLOSED:
+            raise Refusal(ErrorCode.BAD_OPTIONS, "closed rooms are not listed")
+        rooms = self.listing()
+        if msg.game is not None or msg.status is not None:
+            rooms = [
+                s
+                for s in rooms
+                if (msg.game is None or s.game == msg.game) and (msg.status is None or s.status == msg.status)
+            ]
+        page = rooms[msg.offset : msg.offset + msg.limit]
+        return Rooms(rooms=page, total=len(rooms), offset=msg.offset, id=msg.id)
+
+    def lobby_pending(self) -> bool:
+        """True if the watchers have a `lobby` push coming (something changed since the last one)."""
+        return bool(self.lobby_changes) or self.counts_changed
+
+    def lobby_batch(self) -> tuple[set[str], LobbyUpdate] | None:
+        """The next `lobby` push and the watchers it goes to: the latest summary of every listed room changed
+        since the last push (at most MAX_BATCH_ROOMS; the rest stay for the next one), the codes of rooms that
+        left the listing, and the counts. None if nothing changed or nobody watches (the changes are dropped).
+        """
+        if not self.lobby_pending():
+            return None
+        codes = list(itertools.islice(self.lobby_changes, MAX_BATCH_ROOMS))
+        for code in codes:
+            del self.lobby_changes[code]
+        self.counts_changed = False
+        if not self.watchers:
+            return None
+        rooms: list[RoomSummary] = []
+        gone: list[str] = []
+        for code in codes:
+            room = self.rooms.get(code)
+            if room is not None and self.offered(room):
+                rooms.append(self._summary(room))
+            else:
+                gone.append(code)
+        return set(self.watchers), LobbyUpdate(rooms=rooms, gone=gone, counts=self.counts())
 
 
 def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -166,3 +166,36 @@ class Outgoing:
         self.failure = f"{type(reason).__name__}: {reason}"
         log.error("could not store %d records (%s); their rooms stop until the database is writable", count, reason)
         return lost
+
+
+class Batcher:
+    """Runs `emit` at most once per `interval` seconds, `interval` after the first `poke` since the last run.
+
+    The lobby's pushes use it: the first room change arms it, every change in the next `interval` joins the same
+    `lobby` frame, so N changes cost each watcher one frame per interval instead of N frames. `emit` may poke
+    again (changes left for the next frame): that arms the next run, a full interval later.
+    """
+
+    def __init__(self, interval: float, emit: Callable[[], None]) -> None:
+        self.interval = interval
+        self.emit = emit
+        self._handle: asyncio.TimerHandle | None = None
+
+    def poke(self) -> None:
+        """Something changed: run `emit` at the end of the current interval (arming one if none runs)."""
+        if self._handle is None:
+            self._handle = asyncio.get_running_loop().call_later(self.interval, self._run)
+
+    def _run(self) -> None:
+        """The interval is over: emit (a bug in it is logged, never raised into the event loop)."""
+        self._handle = None
+        try:
+            self.emit()
+        except Exception:
+            log.exception("bug while sending a lobby push")
+
+    def cancel(self) -> None:
+        """Stop (the server is closing)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None

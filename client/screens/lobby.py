@@ -1,5 +1,10 @@
 """The lobby: a live table of the server's rooms, the ways into a game (new vs AI, create, join, watch), and
-who is online (bots marked) with the way to challenge them."""
+who is online (bots marked) with the way to challenge them.
+
+Whenever the lobby is shown it asks the server for the lobby's pushes (and a fresh first page); entering a room
+stops them (a dialog or the history over the lobby does not). The table holds the pages loaded so far: `m`, or the
+cursor reaching the last row, loads the next page.
+"""
 
 from __future__ import annotations
 
@@ -16,10 +21,12 @@ from gamenight.client.messages import (
     CreateRoom,
     JoinRoom,
     ModelChanged,
+    MoreRooms,
     OpenHistory,
     QuickGame,
     RefreshPlayers,
     RefreshRooms,
+    WatchLobby,
     Withdraw,
 )
 from gamenight.client.model import RoomPlan, options_summary, seats_summary
@@ -61,6 +68,7 @@ class LobbyScreen(GameNightScreen):
         Binding("t", "tournaments", "Tournaments"),
         Binding("i", "player_card", "Player card", show=False),
         Binding("r", "refresh", "Refresh", show=False),
+        Binding("m", "more_rooms", "More rooms", show=False),
         Binding("f1", "help", "Help"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -94,14 +102,31 @@ class LobbyScreen(GameNightScreen):
             yield Button("Challenge (p)", id="challenge", compact=True)
         yield Footer()
 
+    watching = False  # the lobby asked for the server's lobby pushes (it is shown)
+
     def on_mount(self) -> None:
         """Fill the tables and put the cursor in the rooms."""
         self.refresh_rooms()
         self.refresh_players()
         self.query_one("#rooms", DataTable).focus()
 
+    def on_screen_resume(self) -> None:
+        """Shown (again): ask for the lobby's pushes and a fresh first page."""
+        self._watch(True)
+
+    def _watch(self, on: bool, again: bool = False) -> None:
+        """Tell the app to turn the lobby's pushes on or off (`again`: ask even if it already did)."""
+        if on != self.watching or again:
+            self.watching = on
+            self.post_message(WatchLobby(on))
+
     def on_model_changed(self, event: ModelChanged) -> None:
-        """Redraw when the games, rooms, online players or challenges changed."""
+        """Redraw when the games, rooms, online players or challenges changed; a new connection asks for the
+        lobby's pushes again; entering a room stops them."""
+        if event.changes.entered is not None:
+            self._watch(False)
+        elif event.changes.welcomed and self.watching:
+            self._watch(True, again=True)
         if event.changes.lobby:
             self.refresh_rooms()
         if event.changes.players or event.changes.challenges or event.changes.lobby:
@@ -111,9 +136,12 @@ class LobbyScreen(GameNightScreen):
         """Redraw the table from the client state's lobby, keeping the cursor on the same room."""
         lobby = self.model.lobby
         name = self.model.name or "?"
+        shown = f"{len(lobby.rooms)} room(s) open"
+        if lobby.has_more:
+            shown = f"{lobby.total} room(s) open, {len(lobby.rooms)} shown ([b]m[/b] for more)"
+        online = f", {lobby.counts.online} online" if lobby.counts is not None else ""
         self.query_one("#lobby-intro", Static).update(
-            f"Hello [b]{name}[/b] — {len(lobby.rooms)} room(s) open. "
-            "Press [b]n[/b] to play Othello against the AI right now."
+            f"Hello [b]{name}[/b] — {shown}{online}. Press [b]n[/b] to play Othello against the AI right now."
         )
         table = self.query_one("#rooms", DataTable)
         selected = self.selected_room()
@@ -269,6 +297,19 @@ class LobbyScreen(GameNightScreen):
         if action == "withdraw":
             return any(p.room is None for p in self.model.presence.pending.values())
         return True
+
+    def action_more_rooms(self) -> None:
+        """Load the next page of rooms (the server lists more than the table holds)."""
+        if self.model.lobby.has_more:
+            self.post_message(MoreRooms())
+        else:
+            self.notify("Every room is shown", timeout=3)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Scrolling to the last row loads the next page, if there is one."""
+        table = event.data_table
+        if table.id == "rooms" and event.cursor_row == table.row_count - 1 and self.model.lobby.has_more:
+            self.post_message(MoreRooms())
 
     def action_help(self) -> None:
         """Show every key."""

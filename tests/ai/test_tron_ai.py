@@ -467,6 +467,59 @@ def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> No
     assert tron_ai.VoronoiEngine(grid.stride).score(grid.open, ours, theirs, False, True) == 0
 
 
+def test_exact_ride_is_the_longest_ride_of_small_rooms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The room level 5 counts for a rider at a separation near the root is the longest ride there is
+    (checked exhaustively on rooms of 8-28 squares) once its search has the time to prove it, and nothing
+    (the line is searched on) without that time."""
+    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)  # no clock in the assertion: the search always finishes
+    rng = random.Random(34)
+    checked = 0
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    while checked < 30:
+        grid = grid_of(small_room(rng))
+        head = grid.heads[0]
+        region = tron_ai.flood(grid.open, grid.stride, head)
+        if not 8 <= region.bit_count() <= 28:
+            continue
+        best = longest_ride(region, grid.stride, head, {})
+        tron_ai._EXACT.clear()
+        assert tron_ai.exact_ride(grid.open, grid.stride, head, float("inf"), fresh=False) is None
+        assert tron_ai.exact_ride(grid.open, grid.stride, head, float("inf")) == best
+        checked += 1
+
+
+def test_level5_ends_lines_at_separations_near_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the option on, level 5 scores a line whose riders came apart within `exact_ticks` of the root by
+    the rides each can really make (here 4 squares of a pocket the chamber estimate puts at 5, against 5: a
+    loss), and searches on past it when a ride is not proven, further down, in contact, or with the option off."""
+    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)
+    tron_ai._EXACT.clear()
+    grid = grid_of(state_from(CLOSE_SPLIT))
+    ours, theirs = grid.heads
+    squares = grid.open.bit_count()
+    engine = tron_ai.Level5Engine(grid.stride)
+    engine.exact_ticks = 2
+    apart = (grid.open, ours, theirs, 0, 0)
+    assert engine.terminal(apart) is None  # no root given: nothing is dated
+    engine.root_open = squares + 2  # one tick after the root
+    assert engine.terminal(apart) == -tron_ai.APART - tron_ai.APART_CELL
+    assert engine.terminal((grid.open, theirs, ours, 0, 0)) == tron_ai.APART + tron_ai.APART_CELL
+    assert engine.terminal((grid.open, ours, theirs, ours - grid.stride, 0)) is None  # their ply: mid-tick
+    monkeypatch.setattr(tron_ai, "EXACT_MS", -1)  # no time to prove the pocket's ride: search on
+    tron_ai._EXACT.clear()
+    assert engine.terminal(apart) is None
+    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)
+    engine.root_open = squares + 2 * (engine.exact_ticks + 1)
+    assert engine.terminal(apart) is None
+    engine.root_open, engine.exact_ticks = squares + 2, 0
+    assert engine.terminal(apart) is None
+    room = grid_of(_room_with((1, 3), (7, 3)))
+    contact = tron_ai.Level5Engine(room.stride)
+    contact.exact_ticks = 2
+    contact.root_open = room.open.bit_count() + 2
+    assert contact.terminal((room.open, room.heads[0], room.heads[1], 0, 0)) is None
+
+
 def test_ride_length_is_never_above_the_longest_ride() -> None:
     """The greedy ride level 5 counts on close splits is a real ride: never longer than the longest (checked
     exhaustively on small rooms), and never above the chamber estimate."""

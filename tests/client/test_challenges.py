@@ -101,7 +101,9 @@ async def test_an_offer_is_accepted_from_the_dialog(url):
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         sent = await rhino.request(ChallengeRequest, to="ann", game="othello", options={"size": 10}, seat=0)
         assert sent.type == "challenge_sent"
-        await wait_for(pilot, lambda: isinstance(app.screen, OfferScreen), "the offer dialog")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, OfferScreen) and app.screen.query("#decline"), "the offer dialog"
+        )
         text = str(app.screen.query_one("#offer-text").render())
         assert "rhino [bot] challenges you to Othello" in text and "10" in text
         await pilot.press("y")
@@ -120,7 +122,9 @@ async def test_an_offer_is_declined_from_the_dialog(url):
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         await rhino.request(ChallengeRequest, to="ann", game="othello", options={}, seat=1)
-        await wait_for(pilot, lambda: isinstance(app.screen, OfferScreen), "the offer dialog")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, OfferScreen) and app.screen.query("#decline"), "the offer dialog"
+        )
         await pilot.press("n")
         gone = await rhino.expect("challenge_gone")
         assert gone.why == "declined"
@@ -158,7 +162,9 @@ async def test_expired_challenges_are_told_and_close_the_offer(short_url):
         await wait_for(pilot, lambda: noticed(app, "rhino", "expired"), "the expired notice")
         assert not app.model.presence.pending
         await rhino.request(ChallengeRequest, to="ann", game="othello", options={}, seat=0)
-        await wait_for(pilot, lambda: isinstance(app.screen, OfferScreen), "the offer dialog")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, OfferScreen) and app.screen.query("#decline"), "the offer dialog"
+        )
         await wait_for(pilot, lambda: not isinstance(app.screen, OfferScreen), "the dialog closed by the expiry")
         await wait_for(pilot, lambda: noticed(app, "rhino's challenge", "expired"), "the offer's expired notice")
         assert not app.model.presence.offers

@@ -18,6 +18,8 @@ from gamenight.protocol.messages import (
     Join,
     Leave,
     ListPlayers,
+    ListRooms,
+    LobbyWatch,
     MakeMove,
     Message,
     Resign,
@@ -72,10 +74,10 @@ async def test_quick_game_sends_create_join_and_ai_then_plays_with_seq():
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         await pilot.press("n")
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "my first move")
-        sent = [m for m in server.sent if not isinstance(m, ListPlayers)]  # the lobby asks who is online
-        assert [type(m).__name__ for m in sent] == ["CreateRoom", "Join", "AddAi"]
-        assert sent[1].seat == 0 and sent[1].role == Role.PLAYER
-        assert sent[2].seat == 1 and sent[2].level == 3
+        flow = [m for m in server.sent if not isinstance(m, LobbyWatch | ListRooms | ListPlayers)]  # the lobby's own
+        assert [type(m).__name__ for m in flow] == ["CreateRoom", "Join", "AddAi"]
+        assert flow[1].seat == 0 and flow[1].role == Role.PLAYER
+        assert flow[2].seat == 1 and flow[2].level == 3
         assert isinstance(app.screen, GameScreen) and app.model.room.host
         board = app.screen.query_one(OthelloBoard)
         await wait_for(pilot, lambda: board.position.can_move, "the board offering moves")

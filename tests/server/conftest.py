@@ -12,11 +12,12 @@ from tests.server.serverproc import ServerProcess
 
 @pytest.fixture
 def server_process(tmp_path: Path) -> Iterator[Callable[[], ServerProcess]]:
-    """Starts server child processes on one database file in a temporary folder; kills what still runs after."""
+    """Starts server child processes (extra command-line flags allowed) on one database file in a temporary folder;
+    kills what still runs after."""
     started: list[ServerProcess] = []
 
-    def make() -> ServerProcess:
-        proc = ServerProcess(tmp_path / "games.db").start()
+    def make(*extra: str) -> ServerProcess:
+        proc = ServerProcess(tmp_path / "games.db", *extra).start()
         started.append(proc)
         return proc
 

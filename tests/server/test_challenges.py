@@ -16,6 +16,7 @@ from gamenight.protocol.messages import (
     Invite,
     Join,
     ListPlayers,
+    LobbyWatch,
     MakeMove,
 )
 from gamenight.server.app import GameServer, ServerConfig
@@ -33,8 +34,9 @@ async def bot(peers, name: str = "rhino", games: tuple[str, ...] = ("othello",))
 
 
 async def test_presence_lists_bots_first_and_pushes_arrivals_and_departures(peers):
-    """list_players shows who is online (bots first, with the games they accept); the lobby hears who comes and goes."""
+    """list_players shows who is online (bots first, with their games); lobby watchers hear who comes and goes."""
     watcher: Peer = await peers("zoe")
+    await watcher.request(LobbyWatch, on=True)
     rhino = await bot(peers)
     arrived = await watcher.expect("player", name="rhino")
     assert arrived.online and arrived.bot and arrived.claimed and arrived.games == ["othello"]

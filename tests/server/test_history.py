@@ -40,6 +40,7 @@ async def test_a_huge_game_id_is_unknown_game_without_a_traceback(server, caplog
 async def test_a_closed_room_is_purged_from_the_database(server, monkeypatch):
     """A room that closed is deleted from the database once its retention (here 0 s) has passed."""
     monkeypatch.setattr("gamenight.server.lobby.EMPTY_ROOM_GRACE_S", 0.1)
+    monkeypatch.setattr("gamenight.server.lobby.PROMPT_CLOSE_S", 0.1)  # the host left: nothing to wait for
     monkeypatch.setattr("gamenight.server.app.SWEEP_INTERVAL_S", 0.1)
     monkeypatch.setattr("gamenight.server.app.PURGE_INTERVAL_S", 0.0)
     peer = await Peer.connect(f"ws://127.0.0.1:{server.port}", "host")

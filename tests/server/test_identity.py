@@ -148,11 +148,11 @@ async def test_bot_seat_survives_a_restart_and_history_marks_the_bot(server_proc
     await human.close()
 
     second = server_process()
-    watcher = await Peer.connect(second.url, "watcher")
-    restored = next(r for r in watcher.welcome.rooms if r.room == room.room)
-    assert [s.kind for s in restored.seats] == [SeatKind.BOT, SeatKind.HUMAN]
     bot = await Peer.connect(second.url, "rhino", resume=bot.welcome.token)
     assert bot.welcome.bot and bot.welcome.name == "rhino"
+    watcher = await Peer.connect(second.url, "watcher")  # listed: one of its seated players is back
+    restored = next(r for r in watcher.welcome.rooms if r.room == room.room)
+    assert [s.kind for s in restored.seats] == [SeatKind.BOT, SeatKind.HUMAN]
     await bot.send(Resign(room=room.room))
     await bot.expect("event", kind="game_over")
     listed = (await watcher.request(ListGames, player="rhino")).games

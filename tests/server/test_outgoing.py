@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 from websockets.protocol import State as ConnectionState
@@ -9,7 +10,7 @@ from websockets.server import ServerProtocol
 
 from gamenight.protocol.messages import Error, Event, MakeMove, Moved, State
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.outgoing import Outgoing
+from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.store import GameStarted, MoveRecorded, RoomSaved, Store
 from tests.peer import Peer, seat_pair
 
@@ -107,3 +108,22 @@ async def test_a_client_that_stops_reading_is_reported_and_the_others_still_get_
     assert reported == [sleeper]  # only once its backlog (3 x ~400 bytes) passed 1000
     assert reader.transport.written == sleeper.transport.written
     assert reader.transport.written.count(b"\x82\x7e\x01\x90") == 3  # three binary frames of 400 bytes, in one each
+
+
+async def test_the_batcher_runs_once_for_every_poke_of_an_interval():
+    """Many changes in one interval cost one lobby push; a change during the push arms exactly one more."""
+    runs: list[int] = []
+    done = asyncio.Event()
+
+    def emit() -> None:
+        runs.append(len(runs))
+        if len(runs) == 1:
+            batcher.poke()  # changes left for the next frame
+        else:
+            done.set()
+
+    batcher = Batcher(0.01, emit)
+    for _ in range(100):
+        batcher.poke()
+    await asyncio.wait_for(done.wait(), 60)
+    assert runs == [0, 1]
