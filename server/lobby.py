@@ -878,7 +878,10 @@ class Lobby:
             out = room.join(client.member, Role.PLAYER, challenge.seat, msg.id)
             client.rooms.add(room.code)
         else:
-            room, out = self._open_room(sender, challenge.game, challenge.options, True, now)
+            try:
+                room, out = self._open_room(sender, challenge.game, challenge.options, True, now)
+            except Refusal as refusal:
+                return self._unopened(challenge, client, refusal, msg.id)
             out.extend(room.join(sender.member, Role.PLAYER, challenge.seat, None))
             sender.rooms.add(room.code)
             out.extend(room.join(client.member, Role.PLAYER, challenge.target_seat, msg.id))
@@ -887,6 +890,23 @@ class Lobby:
         gone = ChallengeGone(challenge=challenge.id, why=ChallengeEnd.ACCEPTED, room=room.code)
         out.send({challenge.sender} | challenge.targets - {client.session}, gone)
         return self._after(room, out, now)
+
+    def _unopened(self, challenge: Challenge, client: Client, refusal: Refusal, request_id: int | None) -> Outbox:
+        """An accepted challenge whose room cannot be opened (the challenger hosts all the rooms it may, the server
+        lists all it can): it could not be accepted later either, so it ends now. The accepter gets the refusal as
+        the reply to its `accept`, the challenger the same error; both sides get `challenge_gone` declined, the
+        reason saying why the game could not start."""
+        del self.challenges[challenge.id]
+        out = Outbox()
+        out.send({client.session}, Error(code=refusal.code, message=refusal.message, id=request_id))
+        out.send(
+            {challenge.sender},
+            Error(code=refusal.code, message=f"your challenge to {challenge.to} could not start: {refusal.message}"),
+        )
+        reason = f"the game could not start: {refusal.message}"[:MAX_REASON]
+        gone = ChallengeGone(challenge=challenge.id, why=ChallengeEnd.DECLINED, reason=reason)
+        out.send({challenge.sender} | challenge.targets, gone)
+        return out
 
     def _decline(self, client: Client, msg: Decline) -> Outbox:
         """Turn down a challenge offered to you (the challenger is told), or withdraw your own."""

@@ -45,6 +45,7 @@ def test_wheel_installs_exactly_one_top_level_package(tmp_path):
     for needed in (
         "gamenight/server/__main__.py",
         "gamenight/client/__main__.py",
+        "gamenight/client/bot/__main__.py",
         "gamenight/protocol/codec.py",
         "gamenight/server/games/tron_maps/joust.txt",
         "gamenight/client/gamenight.tcss",
@@ -64,7 +65,7 @@ def test_private_server_starts_from_a_folder_that_shadows_it(tmp_path, monkeypat
         server.stop()
 
 
-@pytest.mark.parametrize("script", ["gamenight-server", "gamenight"])
+@pytest.mark.parametrize("script", ["gamenight-server", "gamenight", "gamenight-bot"])
 def test_console_scripts_run_from_a_folder_that_shadows_them(tmp_path, script):
     """The installed commands answer --help from a folder holding a server.py, a server/ and a gamenight/ folder."""
     path = shutil.which(script, path=str(Path(sys.executable).parent))

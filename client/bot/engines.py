@@ -18,8 +18,11 @@ resynchronises with `ping`/`pong`), so a slow move can never be taken as the ans
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shlex
+import signal
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -97,6 +100,9 @@ class EngineProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=self._log_file if self._log_file is not None else asyncio.subprocess.DEVNULL,
                 limit=LINE_LIMIT,
+                # Its own process group: a Ctrl-C at the terminal reaches the bot runner (which resigns and ends
+                # its engines in order) and not the engines, and a lingering engine is killed with its children.
+                start_new_session=True,
             )
         except OSError as exc:
             raise EngineFailure(Failure.CRASHED, f"cannot start {self.argv[0]!r}: {exc}") from None
@@ -131,6 +137,12 @@ class EngineProcess:
             raise EngineFailure(Failure.CRASHED, f"engine exited (code {await self._exit_code()})")
         return raw.decode(errors="replace").rstrip("\r\n")
 
+    def _kill_group(self) -> None:
+        """SIGKILL the engine's process group (the engine and any process it started)."""
+        assert self.proc is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
     async def _exit_code(self) -> int | None:
         """The exit code once the process has ended (waiting briefly for it)."""
         assert self.proc is not None
@@ -152,8 +164,10 @@ class EngineProcess:
             try:
                 await asyncio.wait_for(self.proc.wait(), grace_s)
             except TimeoutError:
-                self.proc.kill()
+                self._kill_group()
                 await self.proc.wait()
+        if self.proc is not None:
+            self._kill_group()  # whatever the engine started and left behind goes with it
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

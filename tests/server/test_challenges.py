@@ -251,3 +251,24 @@ async def test_only_the_host_invites_to_an_open_seat(peers):
     await host.request(Join, room=room.room, seat=1)
     assert (await other.request(Invite, room=room.room, seat=0, to="rhino")).code == "not_allowed"
     assert (await host.request(Invite, room=room.room, seat=1, to="rhino")).code == "seat_taken"
+
+
+def test_accept_whose_room_cannot_open_ends_the_challenge_for_both():
+    """An accept refused because the challenger may host no more rooms ends the challenge at once: the accepter's
+    reply and the challenger both get the error, both get challenge_gone with the reason, and nothing stays pending."""
+    lobby = Lobby(limits=LobbyLimits(rooms_per_player=1))
+    target, _ = lobby.hello(Hello(protocol=PROTOCOL_VERSION, name="rhino", bot=True, accepts=["othello"]), 0.0)
+    sender, _ = lobby.hello(Hello(protocol=PROTOCOL_VERSION, name="alice"), 0.0)
+    lobby.handle(sender.session, CreateRoom(game="othello", id=1), 1.0)  # alice hosts her one room
+    out = lobby.handle(sender.session, ChallengeRequest(to="rhino", game="othello", id=2), 2.0)
+    sent = next(s.message for s in out.sends if s.message.type == "challenge_sent")
+    out = lobby.handle(target.session, Accept(challenge=sent.challenge, id=7), 3.0)
+    errors = {session: s.message for s in out.sends if s.message.type == "error" for session in s.to}
+    assert errors[target.session].code == "too_many" and errors[target.session].id == 7
+    assert errors[sender.session].code == "too_many"
+    gone = [s for s in out.sends if s.message.type == "challenge_gone"]
+    assert {session for s in gone for session in s.to} == {sender.session, target.session}
+    assert all(s.message.why == "declined" and "could not start" in s.message.reason for s in gone)
+    assert not lobby.challenges and len(lobby.rooms) == 1
+    again = lobby.handle(target.session, Accept(challenge=sent.challenge, id=8), 4.0)
+    assert [s.message.code for s in again.sends] == ["unknown_challenge"]

@@ -1,0 +1,789 @@
+"""`gamenight-bot`: an engine process seated on a gamenight server as a bot player.
+
+The runner is a client (plain `websockets`, no Textual): it says `hello {bot: true, key, accepts: [game]}`,
+answers every `challenged` (a challenge or an invite) by its accept rules, starts one engine per game
+(`EngineSpec.build`), and plays. One connection serves every game: the server lets one session hold seats in
+several rooms, so each game gets its own `ClientState` (the client's reducer, which tracks one room) and the
+connection routes each room's messages to it. Game state is read only through those reducers (which fold every
+`moved` and `tick` into the full state), never from raw `state` messages.
+
+The failure rule (docs/bots.md, "What a failing engine costs"): a late answer plays the fallback (the first legal
+move; in Tron nothing is sent, so the rider keeps its direction) and is logged; an illegal or malformed answer,
+or an engine that resigns, resigns the game; a crash restarts the engine once (fed the game so far), a second
+crash resigns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import re
+import secrets
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from gamenight.client.bot.engines import Engine, EngineFailure, EngineSpec, Failure, Turn
+from gamenight.client.config import KEY_LENGTHS, config_dir
+from gamenight.client.state import ClientState
+from gamenight.protocol import PROTOCOL_VERSION, ProtocolError, decode, encode
+from gamenight.protocol.codec import MAX_SERVER_FRAME
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.messages import (
+    Accept,
+    Challenged,
+    ChallengeGone,
+    Decline,
+    Error,
+    Event,
+    Hello,
+    Joined,
+    Leave,
+    Left,
+    ListPlayers,
+    MakeMove,
+    Message,
+    Moved,
+    Resign,
+    RoomInfo,
+    State,
+    Tick,
+    Welcome,
+)
+from gamenight.protocol.vocab import EventKind, Role, RoomStatus
+
+log = logging.getLogger("gamenight.bot")
+
+ACCEPT_RULES = ("humans", "bots", "all")
+DEFAULT_AI_MS = 1000  # a room's `ai_ms` when neither its options nor its summary say
+DEFAULT_OVERHEAD_MS = 50
+FIRST_RETRY_S = 0.5
+MAX_RETRY_S = 8.0
+OPEN_TIMEOUT_S = 10.0
+PING_INTERVAL_S = 20.0
+MIN_BUDGET_MS = 1
+SEND_RATE = 15.0  # messages a second the bot sends at most, sustained (servers allow 20 by default)...
+SEND_BURST = 30  # ...and at once (servers allow 40)
+RESEND_S = 0.5  # a move refused as rate_limited is sent again after this long
+KEEPALIVE_S = 600.0  # a `list_players` this often keeps a waiting bot's connection from being closed as idle
+
+
+class Refused(Exception):
+    """The server refused this bot for good (its name is someone else's, an unknown game, a protocol mismatch)."""
+
+
+# -- the key file -------------------------------------------------------------------------------------------
+
+
+def default_key_file(name: str) -> Path:
+    """Where a bot's key is kept unless `--key-file` says: next to the client's config, one file per bot name."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "bot"
+    return config_dir() / "bots" / f"{slug}.key"
+
+
+def bot_key(path: Path) -> str:
+    """The key in `path`, or a new random one written there now (file mode 0600) on first run."""
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        key = ""
+    if len(key) in KEY_LENGTHS:
+        return key
+    if key:
+        raise ValueError(f"{path} holds no usable key ({KEY_LENGTHS.start}-{KEY_LENGTHS.stop - 1} characters)")
+    key = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(key + "\n")
+    return key
+
+
+# -- configuration --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BotConfig:
+    """What `gamenight-bot` was told on its command line."""
+
+    url: str
+    name: str
+    game: str
+    engine: str
+    protocol: str
+    key_file: Path | None = None
+    accept: str = "all"
+    max_games: int = 1
+    move_overhead_ms: int = DEFAULT_OVERHEAD_MS
+    log_dir: Path | None = None
+    engine_options: dict[str, Any] = field(default_factory=dict)
+    keepalive_s: float = KEEPALIVE_S
+
+    def engine_spec(self, log_name: str) -> EngineSpec:
+        """How to start one engine, its stderr going to `log_name` in the log folder (if there is one)."""
+        log_file = self.log_dir / log_name if self.log_dir is not None else None
+        return EngineSpec(self.engine, self.protocol, log_file, dict(self.engine_options))
+
+
+# -- one game ---------------------------------------------------------------------------------------------------
+
+
+class GameSeat:
+    """The bot's seat in one room: that room's reducer, its engine, and the worker that answers its turns."""
+
+    def __init__(self, runner: BotRunner, room: str, engine: Engine, options: dict[str, Any], label: str) -> None:
+        self.runner = runner
+        self.room = room
+        self.engine = engine
+        self.options = options  # the challenge's options (filled in by the server)
+        self.label = label  # names the engine's stderr log
+        self.state = ClientState(runner.config.name)
+        self.history: list[tuple[int, str | None]] = []  # every move and pass of the game, in order
+        self.seen: set[tuple[int, str, int, str | None]] = set()  # the move/pass events already fed
+        self.start_view: dict[str, Any] | None = None
+        self.begun = False  # the engine was told the game (`new_game`) and its history
+        self.crashes = 0
+        self.view: dict[str, Any] | None = None  # Tron: the current view (the state's, with the ticks folded in)
+        self.next_tick_ms: int | None = None
+        self.arrived = time.monotonic()  # when the position to answer arrived
+        self.answered: object = None  # the position last answered (a state's seq; a Tron tick)
+        self.sync_id: int | None = None  # a sync in flight after a reconnect: live events wait for its reply
+        self.done = False
+        self.moves_sent = 0
+        self.unconfirmed: MakeMove | None = None  # the last move sent, until a state shows the game moved on
+        self.restart_needed = False  # the engine's history was rebuilt: start it afresh before the next question
+        self.wake = asyncio.Event()
+        self.worker: asyncio.Task[None] | None = None
+
+    # -- messages ----------------------------------------------------------------------------------------------
+    def take(self, message: Message) -> None:
+        """Apply one of this room's messages to the reducer, feed the engine what was played, wake the worker."""
+        changes = self.state.apply(message, quiet=True)
+        for request in changes.requests:  # e.g. the sync the reducer asks for after a missed move or tick
+            self.runner.send(request)
+        session = self.state.room
+        applied = (
+            isinstance(message, State) or changes.tick is not None or (isinstance(message, Moved) and changes.board)
+        )
+        if applied and session is not None and session.state is not None:
+            state = session.state
+            if isinstance(message, State) and message.id is not None and message.id == self.sync_id:
+                self.sync_id = None
+            if self.unconfirmed is not None and state.seq != self.unconfirmed.seq:
+                self.unconfirmed = None
+            if isinstance(message, Moved) and not self.live:
+                self._observe(message.seat, message.move)
+                for note in message.events:
+                    seat = note.data.get("seat")
+                    if note.kind == EventKind.PASS and isinstance(seat, int):
+                        self._observe(seat, None)
+            self.arrived = time.monotonic()
+            self.view = dict(state.view)  # the reducer folds every move and tick into its full state
+            self.next_tick_ms = state.next_tick_ms
+            if self.start_view is None and state.status == RoomStatus.PLAYING and not state.moves:
+                self.start_view = dict(state.view)
+            told, moves = sum(1 for _, move in self.history if move is not None), len(state.moves)
+            if not self.live and told != moves:
+                self._catch_up(state)
+            if state.status == RoomStatus.FINISHED:
+                result = state.result
+                log.info("room %s: game over (%s)", self.room, result.reason if result else "no result")
+                self.done = True
+        elif isinstance(message, Error) and message.room == self.room:
+            log.warning("room %s: the server refused %s: %s", self.room, message.code, message.message)
+        if changes.closed or isinstance(message, Left):
+            self.done = True
+        self.wake.set()
+
+    def _observe(self, seat: int, move: str | None) -> None:
+        """A move or pass: into the history and to the engine."""
+        self.history.append((seat, move))
+        if self.begun:
+            self.engine.observe(seat, move)
+
+    def _catch_up(self, state: State) -> None:
+        """The game has moves the engine was not told (missed while the connection was down: a full state replaced
+        them). Protocol 2 carries no per-move seats in a state, so the missing moves are taken to alternate from
+        the last known mover (a pass among them is not known), and the engine is restarted on that history."""
+        told = [move for _, move in self.history if move is not None]
+        if told != list(state.moves[: len(told)]):
+            log.warning("room %s: the game's moves differ from those the engine was told; rebuilding", self.room)
+            self.history, told = [], []
+        last = self.history[-1][0] if self.history else None
+        seats = len(self.state.room.summary.seats) if self.state.room and self.state.room.summary else 2
+        mover = 0 if last is None else (last + 1) % seats
+        if last is None and self.options.get("first") == "white":
+            mover = 1
+        for move in state.moves[len(told) :]:
+            self.history.append((mover, move))
+            mover = (mover + 1) % seats
+        log.warning(
+            "room %s: %d moves missed; the engine is restarted on the game so far",
+            self.room,
+            len(state.moves) - len(told),
+        )
+        self.restart_needed = True
+
+    @property
+    def live(self) -> bool:
+        """True for a simultaneous game (Tron)."""
+        session = self.state.room
+        return session is not None and session.live
+
+    def over(self) -> bool:
+        """True once the game ended, the room went away, or the runner dropped the seat."""
+        return self.done
+
+    # -- the worker --------------------------------------------------------------------------------------------
+    async def work(self) -> None:
+        """Answer each position where the bot is to move, until the game ends; then leave the room (a bug here
+        leaves it too, which resigns a game in progress, rather than holding the seat forever)."""
+        try:
+            await self._answer_turns()
+        except Exception:
+            log.exception("room %s: the bot failed; leaving the game", self.room)
+        if not self.runner.stopping:
+            self.runner.send(Leave(room=self.room))
+        await self.runner.finished(self)
+
+    async def _answer_turns(self) -> None:
+        """Wake on every change of the room and answer when it is the bot's move."""
+        while not self.done:
+            await self.wake.wait()
+            self.wake.clear()
+            if self.over():
+                break
+            turn = self._turn()
+            if turn is not None:
+                await self._play(turn)
+
+    def _turn(self) -> Turn | None:
+        """The question for the engine now, or None if there is nothing to answer (or it was answered)."""
+        session = self.state.room
+        if session is None or session.state is None or session.seat is None or self.sync_id is not None:
+            return None
+        state, seat = session.state, session.seat
+        if state.status != RoomStatus.PLAYING or self.view is None:
+            return None
+        if self.live:
+            alive = self.view.get("alive", [])
+            if seat >= len(alive) or not alive[seat]:
+                return None
+            position: object = ("tick", self.view.get("tick"))
+            tick_ms = self.next_tick_ms or 0  # the overhead takes at most half of it, or fast ticks leave nothing
+            budget_ms = tick_ms - min(self.runner.config.move_overhead_ms, tick_ms // 2)
+            clock_ms = None
+            legal = list(state.legal)
+        else:
+            if seat not in state.to_move:
+                return None
+            position = state.seq
+            budget_ms, clock_ms = self._budget(state, seat)
+            legal = list(state.legal)
+        if position == self.answered or not legal:
+            return None
+        self.answered = position
+        deadline = self.arrived + max(MIN_BUDGET_MS, budget_ms) / 1000
+        return Turn(session.game, seat, self.view, legal, deadline, clock_ms, tuple(state.moves))
+
+    def _budget(self, state: State, seat: int) -> tuple[int, int | None]:
+        """The time for this move in ms (less the overhead) and the clock's time left, if the game has a clock."""
+        overhead = self.runner.config.move_overhead_ms
+        clock = state.clock
+        if clock is not None and not clock.days_per_move and seat < len(clock.remaining_ms):
+            left = clock.remaining_ms[seat]
+            return left - overhead, left
+        summary = self.state.room.summary if self.state.room is not None else None
+        options = summary.options if summary is not None else self.options
+        ai_ms = options.get("ai_ms", self.options.get("ai_ms", DEFAULT_AI_MS))
+        return (int(ai_ms) if isinstance(ai_ms, int) else DEFAULT_AI_MS) - overhead, None
+
+    async def _play(self, turn: Turn) -> None:
+        """Ask the engine and send its move, or act on its failure by the rule."""
+        while True:
+            try:
+                if self.restart_needed:
+                    self.restart_needed = False
+                    if not await self._restart():
+                        self._resign()
+                        return
+                if not self.begun:
+                    await self._begin()
+                move = await self.engine.choose(turn)
+            except ValueError as exc:  # the engine's protocol cannot play this game as set up
+                log.warning("room %s: %s; resigning", self.room, exc)
+                self._resign()
+                return
+            except EngineFailure as failure:
+                if failure.failure == Failure.CRASHED and self.crashes == 0:
+                    self.crashes += 1
+                    log.warning("room %s: the engine crashed (%s); restarting it once", self.room, failure)
+                    if await self._restart():
+                        continue
+                    log.warning("room %s: the engine could not be restarted; resigning", self.room)
+                    self._resign()
+                    return
+                self._failed(turn, failure)
+                return
+            self.runner.answers += 1
+            self._send_move(turn, move)
+            return
+
+    async def _begin(self) -> None:
+        """Tell the engine the game and feed it every move so far (a restarted engine, a game joined late)."""
+        start = self.start_view if self.start_view is not None else self.view
+        assert start is not None
+        await self.engine.new_game(
+            self.state.room.game if self.state.room else self.runner.config.game, self._seat(), start
+        )
+        for seat, move in self.history:
+            self.engine.observe(seat, move)
+        self.begun = True
+
+    def _seat(self) -> int:
+        """The bot's seat in this room."""
+        session = self.state.room
+        assert session is not None and session.seat is not None
+        return session.seat
+
+    async def _restart(self) -> bool:
+        """A new engine process in place of the crashed one; False if it does not start."""
+        await self.engine.close()
+        self.engine = self.runner.config.engine_spec(f"{self.label}.stderr.log").build()
+        self.begun = False
+        try:
+            await self.engine.start()
+        except EngineFailure as failure:
+            log.warning("room %s: restart failed: %s", self.room, failure)
+            return False
+        return True
+
+    def _failed(self, turn: Turn, failure: EngineFailure) -> None:
+        """The rule for a failure other than a first crash."""
+        if failure.failure == Failure.LATE:
+            if self.live:
+                log.warning(
+                    "room %s: engine late for tick %s (%s); fallback: keep direction",
+                    self.room,
+                    turn.view.get("tick"),
+                    failure,
+                )
+                return
+            fallback = turn.legal[0]
+            log.warning("room %s: engine late (%s); fallback move %s played", self.room, failure, fallback)
+            self._send_move(turn, fallback)
+            return
+        log.warning("room %s: engine failed (%s); resigning", self.room, failure)
+        self._resign()
+
+    def _send_move(self, turn: Turn, move: str) -> None:
+        """Send a move for the position `turn` asked about (a Tron answer for a tick gone by is dropped)."""
+        session = self.state.room
+        if session is None or session.state is None or self.done:
+            return
+        if self.live:
+            if self.view is None or self.view.get("tick") != turn.view.get("tick"):
+                log.info(
+                    "room %s: answer for tick %s came after the next tick; dropped", self.room, turn.view.get("tick")
+                )
+                return
+            if move == _heading(self.view, turn.seat):
+                return  # the rider keeps its direction by itself: no message needed (and none to rate-limit)
+            self.runner.send(MakeMove(room=self.room, move=move))
+        else:
+            self.unconfirmed = MakeMove(room=self.room, move=move, seq=session.state.seq)
+            self.runner.send(self.unconfirmed)
+        self.moves_sent += 1
+        self.runner.moves_sent += 1
+
+    def _resign(self) -> None:
+        """Concede the game (the room's `game_over` ends the worker)."""
+        self.runner.send(Resign(room=self.room))
+
+    def resend_later(self) -> None:
+        """The server refused a message for the rate: send the move not yet seen played again, after a pause."""
+        move = self.unconfirmed
+        if move is None:
+            return
+
+        async def again() -> None:
+            await asyncio.sleep(RESEND_S)
+            if self.unconfirmed is move and not self.done:
+                log.info("room %s: sending %s again (it was refused for the rate)", self.room, move.move)
+                self.runner.send(move)
+
+        self.runner.background(again())
+
+    def resynced(self, welcome: Welcome) -> None:
+        """The connection came back with the session resumed: ask what the room missed (the reducer's sync)."""
+        self.state.apply(welcome, resumed=True)
+        sync = self.state.syncing()
+        if sync is not None:
+            log.info("room %s: seat resumed; asking for what it missed since seq %d", self.room, sync.seq)
+            self.sync_id = self.runner.send(sync)
+
+
+# -- the runner ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Pending:
+    """A challenge being accepted: its engine is starting, then the `accept` waits for its `joined`."""
+
+    offer: Challenged
+    engine: Engine | None = None
+    accept_id: int | None = None
+    task: asyncio.Task[None] | None = None
+    label: str = ""
+
+
+class BotRunner:
+    """One bot on one server: the connection (with reconnects), the accept rules, and a `GameSeat` per game."""
+
+    def __init__(self, config: BotConfig, key: str | None) -> None:
+        self.config = config
+        if config.log_dir is not None:
+            config.log_dir.mkdir(parents=True, exist_ok=True)
+        self.key = key
+        self.token: str | None = None
+        self.welcome: Welcome | None = None
+        self.seats: dict[str, GameSeat] = {}
+        self.pending: dict[str, Pending] = {}  # by challenge id
+        self.games_played = 0
+        self.moves_sent = 0  # moves sent over all games (the engine's own or the fallback)
+        self.answers = 0  # answers engines gave in time, over all games (a Tron rider's "keep going" included)
+        self.stopping = False
+        self._stop = asyncio.Event()
+        self._ids = itertools.count(1)
+        self._outbox: asyncio.Queue[Message] = asyncio.Queue()
+        self._connected = False
+        self._closing: set[asyncio.Task[None]] = set()  # game workers, and engines being ended: awaited at the end
+
+    # -- lifecycle -----------------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the runner to end: leave every game (resigning those in progress), end the engines, disconnect."""
+        self.stopping = True
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Connect, play, and reconnect whenever the connection drops, until `stop`; Refused if turned away."""
+        delay = FIRST_RETRY_S
+        try:
+            while not self.stopping:
+                try:
+                    async with connect(
+                        self.config.url,
+                        max_size=MAX_SERVER_FRAME,
+                        open_timeout=OPEN_TIMEOUT_S,
+                        ping_interval=PING_INTERVAL_S,
+                        compression=None,
+                    ) as ws:
+                        await self._greet(ws)
+                        delay = FIRST_RETRY_S
+                        await self._serve(ws)
+                except (ConnectionClosed, OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+                    if not self._stop.is_set():
+                        log.warning("connection to %s lost: %s", self.config.url, exc or type(exc).__name__)
+                finally:
+                    self._connected = False
+                if self._stop.is_set():
+                    break
+                log.info("reconnecting in %g s", delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), delay)
+                delay = min(delay * 2, MAX_RETRY_S)
+        finally:
+            await self._close_all()
+
+    async def _greet(self, ws: ClientConnection) -> None:
+        """Hello (resuming the last session if there is one) until welcomed; Refused if turned away for good."""
+        while True:
+            hello = Hello(
+                protocol=PROTOCOL_VERSION,
+                name=self.config.name,
+                resume=self.token,
+                key=self.key,
+                bot=True,
+                accepts=[self.config.game],
+            )
+            await ws.send(encode(hello))
+            reply = await _next_message(ws)
+            if isinstance(reply, Welcome):
+                break
+            if isinstance(reply, Error) and reply.code == ErrorCode.BAD_TOKEN and self.token is not None:
+                log.warning("the server forgot this session; its games are lost")
+                self.token = None
+                await self._drop_seats()
+                continue
+            if isinstance(reply, Error) and reply.code == ErrorCode.NAME_TAKEN:
+                raise Refused(f"{reply.message} (use another --name, or this name's key file)")
+            raise Refused(reply.message if isinstance(reply, Error) else f"unexpected {reply.type} to hello")
+        resumed = self.token is not None and reply.token == self.token
+        self.token, self.welcome = reply.token, reply
+        if not any(g.name == self.config.game for g in reply.games):
+            raise Refused(f"this server has no game {self.config.game!r}")
+        self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
+        self._connected = True
+        for pending in list(self.pending.values()):  # the server ended them when the old connection closed
+            self._release(pending)
+        log.info(
+            "connected to %s as %r (bot%s)", self.config.url, reply.name, ", name claimed" if reply.claimed else ""
+        )
+        if resumed:
+            for seat in self.seats.values():
+                seat.resynced(reply)
+        else:
+            await self._drop_seats()
+
+    async def _serve(self, ws: ClientConnection) -> None:
+        """Read and dispatch the server's messages while the writer sends ours, until the connection or the bot
+        stops."""
+        writer = asyncio.create_task(self._write(ws))
+        reader = asyncio.create_task(self._read(ws))
+        stopper = asyncio.create_task(self._stopped())
+        keepalive = asyncio.create_task(self._keep_alive())
+        try:
+            await asyncio.wait({writer, reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if self.stopping:
+                for code in list(self.seats):  # leaving resigns a game in progress: nobody waits for a bot gone
+                    await ws.send(encode(Leave(room=code, id=next(self._ids))))
+                for pending in list(self.pending.values()):
+                    await ws.send(encode(Decline(challenge=pending.offer.challenge, reason="the bot is stopping")))
+                await ws.close()
+            for task in (reader, writer):
+                error = task.exception() if task.done() else None
+                if error is not None:
+                    raise error
+        finally:
+            for task in (writer, reader, stopper, keepalive):
+                task.cancel()
+            await asyncio.gather(writer, reader, stopper, keepalive, return_exceptions=True)
+
+    async def _keep_alive(self) -> None:
+        """Ask who is online now and then: a bot waiting in no room for a challenge is not an idle connection
+        (the server closes those after 30 minutes of silence)."""
+        while True:
+            await asyncio.sleep(self.config.keepalive_s)
+            self.send(ListPlayers())
+
+    async def _stopped(self) -> None:
+        """Return once `stop` was called."""
+        await self._stop.wait()
+
+    async def _read(self, ws: ClientConnection) -> None:
+        """Dispatch every message until the connection closes."""
+        while True:
+            self._dispatch(await _next_message(ws))
+
+    async def _write(self, ws: ClientConnection) -> None:
+        """Send queued requests in order, paced below the server's message rate (a bot answering several quick
+        opponents at once would otherwise be refused with `rate_limited`, and closed if it kept on)."""
+        tokens, stamp = float(SEND_BURST), time.monotonic()
+        while True:
+            message = await self._outbox.get()
+            now = time.monotonic()
+            tokens = min(float(SEND_BURST), tokens + (now - stamp) * SEND_RATE)
+            stamp = now
+            if tokens < 1:
+                await asyncio.sleep((1 - tokens) / SEND_RATE)
+                tokens, stamp = 1.0, time.monotonic()
+            tokens -= 1
+            await ws.send(encode(message))
+
+    def send(self, message: Message) -> int:
+        """Queue a request with a fresh id; returns the id (a request made while disconnected is dropped)."""
+        rid = next(self._ids)
+        if self._connected:
+            self._outbox.put_nowait(replace(message, id=rid))
+        return rid
+
+    # -- dispatch ------------------------------------------------------------------------------------------------
+    def _dispatch(self, message: Message) -> None:
+        """Route one message: offers to the accept rules, a room's messages to its seat."""
+        match message:
+            case Challenged():
+                self._offered(message)
+                return
+            case ChallengeGone():
+                self._gone(message)
+                return
+            case Joined() if message.id is not None and self._accepted(message.id) is not None:
+                self._seated(message)
+                return
+            case Error() if message.id is not None and self._accepted(message.id) is not None:
+                pending = self._accepted(message.id)
+                assert pending is not None
+                log.warning("accept of %s refused: %s", pending.offer.challenge, message.message)
+                self._release(pending)
+                return
+            case Welcome():
+                return
+        room = getattr(message, "room", None)
+        if isinstance(message, RoomInfo | State | Moved | Tick | Event | Joined | Left | Error) and isinstance(
+            room, str
+        ):
+            seat = self.seats.get(room)
+            if seat is not None:
+                seat.take(message)
+                return
+        if isinstance(message, Error):
+            log.warning("the server refused a request: %s: %s", message.code, message.message)
+            if message.code == ErrorCode.RATE_LIMITED:
+                # Every move not yet seen played goes again (whichever request the refusal was for).
+                for seat in self.seats.values():
+                    seat.resend_later()
+
+    def _accepted(self, request_id: int) -> Pending | None:
+        """The pending challenge whose accept has this request id."""
+        return next((p for p in self.pending.values() if p.accept_id == request_id), None)
+
+    def _offered(self, offer: Challenged) -> None:
+        """A challenge or invite: accept it if the rules allow (starting the engine first), else decline why."""
+        reason = self._refusal(offer)
+        who = f"{offer.sender.name} ({'bot' if offer.sender.bot else 'human'})"
+        if reason is not None:
+            log.info("declined %s from %s: %s", offer.game, who, reason)
+            self.send(Decline(challenge=offer.challenge, reason=reason))
+            return
+        log.info("accepting %s from %s", offer.game, who)
+        pending = Pending(offer, label=f"{offer.game}-{offer.challenge}")
+        self.pending[offer.challenge] = pending
+        pending.task = _watched(asyncio.create_task(self._accept(pending)))
+
+    def _refusal(self, offer: Challenged) -> str | None:
+        """Why this bot will not take `offer` (None: it will)."""
+        config = self.config
+        if offer.game != config.game:
+            return f"{config.name} plays {config.game} only"
+        if config.accept == "humans" and offer.sender.bot:
+            return f"{config.name} takes challenges from humans only"
+        if config.accept == "bots" and not offer.sender.bot:
+            return f"{config.name} takes challenges from bots only"
+        busy = len(self.seats) + len(self.pending)
+        if busy >= config.max_games:
+            return f"busy: {config.name} plays at most {config.max_games} game(s) at once"
+        if config.protocol == "tron2010" and offer.options.get("players", 2) != 2:
+            return "a 2010 contest bot plays two-rider Tron only"
+        return None
+
+    async def _accept(self, pending: Pending) -> None:
+        """Start the engine, then accept (an engine that does not start declines the challenge)."""
+        engine = self.config.engine_spec(f"{pending.label}.stderr.log").build()
+        pending.engine = engine
+        try:
+            await engine.start()
+        except EngineFailure as failure:
+            log.error("the engine did not start: %s", failure)
+            self.send(Decline(challenge=pending.offer.challenge, reason="the bot's engine did not start"))
+            self._release(pending)
+            return
+        if self.pending.get(pending.offer.challenge) is pending:
+            pending.accept_id = self.send(Accept(challenge=pending.offer.challenge))
+
+    def _gone(self, message: ChallengeGone) -> None:
+        """A challenge ended before (or while) it was accepted: its engine is not needed."""
+        pending = self.pending.get(message.challenge)
+        if pending is not None and message.why != "accepted":
+            log.info("challenge %s gone: %s", message.challenge, message.why)
+            self._release(pending)
+
+    def _release(self, pending: Pending) -> None:
+        """Forget a challenge that will not become a game, ending its engine."""
+        self.pending.pop(pending.offer.challenge, None)
+        if pending.task is not None and not pending.task.done():
+            pending.task.cancel()
+        if pending.engine is not None:
+            self._close_later(pending.engine)
+
+    def _close_later(self, engine: Engine) -> None:
+        """End an engine in the background (awaited before the runner returns)."""
+        self.background(engine.close())
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as a task the runner awaits before it returns."""
+        task = _watched(asyncio.create_task(work))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def _seated(self, joined: Joined) -> None:
+        """The accept was answered with a seat: the game's own reducer and worker take over."""
+        pending = self._accepted(joined.id or 0)
+        assert pending is not None and pending.engine is not None and self.welcome is not None
+        self.pending.pop(pending.offer.challenge, None)
+        if joined.role != Role.PLAYER or joined.seat is None:
+            self._close_later(pending.engine)
+            return
+        seat = GameSeat(self, joined.room, pending.engine, dict(pending.offer.options), pending.label)
+        seat.state.apply(self.welcome)
+        self.seats[joined.room] = seat
+        seat.take(joined)
+        log.info("room %s: seated as %d (%s)", joined.room, joined.seat, pending.label)
+        seat.worker = _watched(asyncio.create_task(seat.work()))
+        self._closing.add(seat.worker)
+        seat.worker.add_done_callback(self._closing.discard)
+
+    async def finished(self, seat: GameSeat) -> None:
+        """A game ended (or the room went away): end its engine and free its place."""
+        self.seats.pop(seat.room, None)
+        self.games_played += 1
+        await seat.engine.close()
+
+    async def _drop_seats(self) -> None:
+        """Every game is lost (a new session): stop their workers and engines."""
+        for seat in list(self.seats.values()):
+            seat.done = True
+            if seat.worker is not None:
+                seat.worker.cancel()
+                await asyncio.gather(seat.worker, return_exceptions=True)
+            await seat.engine.close()
+        self.seats.clear()
+
+    async def _close_all(self) -> None:
+        """At the end: every worker stopped and every engine process ended."""
+        for pending in list(self.pending.values()):
+            self._release(pending)
+        for seat in list(self.seats.values()):
+            if seat.worker is not None:
+                seat.worker.cancel()
+                await asyncio.gather(seat.worker, return_exceptions=True)
+            await seat.engine.close()
+        self.seats.clear()
+        await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def _heading(view: dict[str, Any], seat: int) -> str | None:
+    """A Tron rider's current direction as a move letter (None before the first tick)."""
+    dirs = view.get("dirs", [])
+    direction = dirs[seat] if seat < len(dirs) else 0
+    return "NESW"[direction - 1] if isinstance(direction, int) and 1 <= direction <= 4 else None
+
+
+def _watched(task: asyncio.Task[None]) -> asyncio.Task[None]:
+    """`task`, with any exception it ends with logged (a bug in a game's worker must not pass silently)."""
+
+    def report(done: asyncio.Task[None]) -> None:
+        if not done.cancelled() and done.exception() is not None:
+            log.error("%s failed", done.get_name(), exc_info=done.exception())
+
+    task.add_done_callback(report)
+    return task
+
+
+async def _next_message(ws: ClientConnection) -> Message:
+    """The next well-formed message; frames that do not decode are logged and skipped."""
+    while True:
+        frame = await ws.recv()
+        try:
+            if isinstance(frame, str):
+                raise ProtocolError("frames must be binary msgpack, not text")
+            return decode(frame, MAX_SERVER_FRAME)
+        except ProtocolError as exc:
+            log.warning("ignoring a frame from the server: %s", exc)
