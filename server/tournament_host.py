@@ -15,7 +15,9 @@ How a tournament runs:
   room is moved out of it (`left`) before the `joined` of their next game, so the client goes straight on.
 - Round robin: the schedule (`tournament.round_robin`, or `groups` for Tron with 3-4 riders) is played in order,
   each game as soon as all its players are free; it ends when every game is played. A player who leaves loses
-  every game of theirs not yet started by forfeit (recorded, not rated).
+  every game of theirs not yet started by forfeit (recorded, not rated); so does one who stays disconnected longer
+  than the tournament's `grace_s` (room option, 60 s by default) while it runs, or the round robin would wait for
+  them forever. Tournament rooms default to `on_disconnect: forfeit`, so a game in progress is not held either.
 - Arena: from its start for `duration_s`, free entrants are paired at once (`tournament.arena_pairs`); games
   started before the end still count; it ends when the last one finishes.
 - The whole state is stored (`TournamentSaved`) with every change, in the transaction of the change, and loaded
@@ -178,6 +180,7 @@ class TournamentHost:
         self.tournaments: dict[str, Tournament] = {}
         self.by_room: dict[str, tuple[str, int]] = {}  # room code -> (tournament, game index)
         self.watchers: dict[str, set[str]] = {}  # tournament -> sessions that asked for it
+        self.away: dict[tuple[str, str], float] = {}  # (tournament, person) -> since when they are not connected
 
     # -- start-up ---------------------------------------------------------------------------------------------
     def load(self, stored: list[dict[str, Any]]) -> list[str]:
@@ -204,7 +207,9 @@ class TournamentHost:
         mine = sum(1 for t in self.tournaments.values() if t.host == client.name and t.status != "finished")
         if mine >= MAX_HOSTED:
             raise Refusal(ErrorCode.TOO_MANY, f"you run {mine} tournaments; let one finish first")
-        game, game_options, room_options = self.lobby._validated(msg.game, {**msg.options, "rated": msg.rated})
+        game, game_options, room_options = self.lobby._validated(
+            msg.game, {"on_disconnect": "forfeit", **msg.options, "rated": msg.rated}
+        )
         if not 1 <= msg.rounds <= MAX_ROUNDS:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"rounds must be 1..{MAX_ROUNDS}")
         if msg.kind == "arena" and not MIN_DURATION_S <= msg.duration_s <= MAX_DURATION_S:
@@ -256,13 +261,31 @@ class TournamentHost:
         t = self._tournament(msg.tournament)
         if client.name not in t.entries or client.name in t.left:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you are not in this tournament")
-        t.left.append(client.name)
-        for game in t.games:
-            if game.room is None and game.places is None and client.name in game.players:
-                game.places = tuple(2 if p == client.name else 1 for p in game.players)
-                game.forfeit = True
+        self._withdraw(t, client.name)
         out = self.sweep(now)
         return out.extend(self._changed(t, msg.id, client.session))
+
+    @staticmethod
+    def _withdraw(t: Tournament, name: str) -> None:
+        """`name` is out: in a round robin, their games not started are lost by forfeit."""
+        t.left.append(name)
+        for game in t.games:
+            if game.room is None and game.places is None and name in game.players:
+                game.places = tuple(2 if p == name else 1 for p in game.players)
+                game.forfeit = True
+
+    def _absent(self, t: Tournament, now: float) -> None:
+        """A round robin's people disconnected longer than its grace period are withdrawn (their games forfeited)."""
+        grace = float(t.options.get("grace_s", 60))
+        for name in t.entries:
+            if name in t.ai or name in t.left:
+                continue
+            key = (t.id, name)
+            if self._client(name) is not None:
+                self.away.pop(key, None)
+            elif now - self.away.setdefault(key, now) >= grace:
+                self.away.pop(key, None)
+                self._withdraw(t, name)
 
     def get(self, client: Client, tournament: str, request_id: int | None) -> Outbox:
         """One tournament, and its pushes from now on."""
@@ -300,17 +323,19 @@ class TournamentHost:
         for t in list(self.tournaments.values()):
             if t.status == "finished":
                 continue
-            before = t.status, len(t.games)
+            before = t.status, len(t.games), len(t.left)
             if t.status == "waiting" and wall >= t.starts_at:
                 self._start(t, wall)
             if t.status == "running":
                 self._lost_rooms(t)
+                if t.kind == "round_robin":
+                    self._absent(t, now)
                 if t.kind == "arena" and t.ends_at is not None and wall < t.ends_at:
                     self._pair(t)
                 out.extend(self._launch(t, now))
                 if self._over(t, wall):
                     t.status = "finished"
-            if (t.status, len(t.games)) != before:
+            if (t.status, len(t.games), len(t.left)) != before:
                 out.extend(self._changed(t))
         return out
 

@@ -200,3 +200,29 @@ async def test_tron_group_tournament_ranks_riders_by_place(db_server):
     best = game["players"][game["places"].index(min(game["places"]))]
     assert points[best] == max(points.values())
     await host.close()
+
+
+async def test_a_person_who_stays_away_forfeits_and_the_round_robin_ends(db_server):
+    """A round-robin entrant who disconnects loses the game in progress and the rest by forfeit after the grace
+    period, so the tournament finishes instead of waiting for them forever."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice = await Peer.connect(url, "alice", key=key())
+    bob = await Peer.connect(url, "bob", key=key())
+    reply = await alice.request(
+        CreateTournament,
+        game="connect4",
+        kind="round_robin",
+        options={"ai_pace_ms": 0, "grace_s": 1},
+        players=["alice", "AI level 1"],
+    )
+    await alice.wait(lambda m: m.type == "joined" and m.id is None)
+    watched = await bob.request(GetTournament, tournament=reply.tournament)
+    assert watched.status == "running" and watched.games[0]["room"]
+    await alice.close()  # alice never comes back; it is her move
+    final = await until(bob, reply.tournament, lambda m: m.status == "finished")
+    assert [g["players"] for g in final.games] == [["alice", "AI level 1"], ["AI level 1", "alice"]]
+    assert [g["places"] for g in final.games] == [[2, 1], [1, 2]]
+    assert [g["forfeit"] for g in final.games] == [False, True]  # the first was played, lost on the clock of grace_s
+    table = {row["player"]: row["points"] for row in final.standings}
+    assert table == {"AI level 1": 2.0, "alice": 0.0}
+    await bob.close()
