@@ -52,7 +52,10 @@ from gamenight.protocol.messages import (  # noqa: E402
     ListRooms,
     MakeMove,
     Message,
+    Moved,
     Rematch,
+    State,
+    fold,
 )
 from gamenight.server.metrics import percentiles  # noqa: E402
 from gamenight.server.store import GameFinished, Store  # noqa: E402
@@ -91,17 +94,34 @@ def rss_mib(pid: int) -> float:
 
 # -- the honest game ------------------------------------------------------------------------------------------
 class Player:
-    """One honest client: reads everything, keeps the latest state."""
+    """One honest client: reads everything, keeps the latest state (protocol 2: each `moved` folded into the last
+    full `state`, and queued as the `state` it leads to)."""
 
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
         self.inbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.state: State | None = None
+        self.changed = asyncio.Event()
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
         with contextlib.suppress(ConnectionClosed):
             async for frame in self.ws:
-                self.inbox.put_nowait(decode(frame, 1 << 22))
+                msg = decode(frame, 1 << 22)
+                if isinstance(msg, State):
+                    self.state = msg
+                elif isinstance(msg, Moved) and self.state is not None and msg.seq == self.state.seq + 1:
+                    msg = self.state = fold(self.state, msg)
+                self.changed.set()
+                self.inbox.put_nowait(msg)
+
+    async def at(self, seq: int) -> State:
+        """This player's own state once it reached `seq` (its `legal` is this player's)."""
+        async with asyncio.timeout(30):
+            while self.state is None or self.state.seq < seq:
+                self.changed.clear()
+                await self.changed.wait()
+        return self.state
 
     def clear(self) -> None:
         """Forget what was received so far (only alice's messages are followed move by move)."""
@@ -150,8 +170,9 @@ async def honest_game(url: str, samples: list[tuple[float, float]], stop: asynci
                 info["games"] += 1
                 continue
             mover = seat_of[state.to_move[0]]
+            legal = (await mover.at(state.seq)).legal  # protocol 2 sends `legal` to the mover only
             sent = time.perf_counter()
-            await mover.ws.send(encode(MakeMove(room=code, move=rng.choice(state.legal), seq=state.seq)))
+            await mover.ws.send(encode(MakeMove(room=code, move=rng.choice(legal), seq=state.seq)))
             state = await alice.until(lambda m, s=state.seq: m.type == "state" and m.seq > s)
             samples.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
             await asyncio.sleep(MOVE_EVERY_S)
