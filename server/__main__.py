@@ -2,7 +2,7 @@
 
 gamenight-server [--host H] [--port P] [--db PATH] [--certfile C --keyfile K] [--ai-workers N]
 gamenight-server export GAME_ID [--db PATH]
-gamenight-server calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100] [--db PATH]
+gamenight-server [--db PATH] calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100]
 """
 
 from __future__ import annotations
