@@ -1,12 +1,13 @@
-"""Fixtures of the server tests that run the real server as a child process."""
+"""Fixtures of the server tests: the real server as a child process, or in process on a real SQLite file."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from gamenight.server.app import GameServer, ServerConfig
 from tests.server.serverproc import ServerProcess
 
 
@@ -25,3 +26,14 @@ def server_process(tmp_path: Path) -> Iterator[Callable[[], ServerProcess]]:
     for proc in started:
         if proc.proc is not None and proc.proc.poll() is None:
             proc.kill()
+
+
+@pytest.fixture
+async def db_server(tmp_path: Path) -> AsyncIterator[GameServer]:
+    """An in-process server on a real SQLite file (for tests that shorten a server constant or read its state)."""
+    server = GameServer(ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db")))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

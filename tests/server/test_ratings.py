@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -22,7 +21,6 @@ from gamenight.protocol.messages import (
     Takeback,
 )
 from gamenight.server import clock as clock_module
-from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.ratings import Rating, new_rating, rate_pair
 from tests.peer import Peer
 
@@ -32,17 +30,6 @@ RATED = {"rated": True}
 def key() -> str:
     """A fresh claim key."""
     return "key-" + secrets.token_urlsafe(16)
-
-
-@pytest.fixture
-async def db_server(tmp_path) -> AsyncIterator[GameServer]:
-    """An in-process server on a real SQLite file (for tests that shorten a server constant)."""
-    server = GameServer(ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db")))
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def claimed_pair(url: str) -> tuple[Peer, Peer]:

@@ -6,28 +6,15 @@ import asyncio
 import itertools
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator
 
 import pytest
 
 from gamenight.protocol.messages import CreateTournament, GetTournament, JoinTournament, ListGames, ListTournaments
-from gamenight.server.app import GameServer, ServerConfig
 from tests.peer import Peer
 
 ROUND_ROBIN = ["AI level 1", "AI level 2", "bot classic", "bot quantum"]
 FAST_OTHELLO = {"size": 6, "ai_ms": 50, "ai_pace_ms": 0}
 HANG_GUARD_S = 180  # generous: only a hang fails here
-
-
-@pytest.fixture
-async def db_server(tmp_path) -> AsyncIterator[GameServer]:
-    """An in-process server on a real SQLite file."""
-    server = GameServer(ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db")))
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 def key() -> str:
