@@ -23,8 +23,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from gamenight.client.config import identity_key, takes_challenges
+from gamenight.client.frames import next_message
 from gamenight.client.widgets import BOARDS
-from gamenight.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, decode, encode
+from gamenight.protocol import PROTOCOL_VERSION, ErrorCode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
 from gamenight.protocol.messages import Error, Hello, Message, Welcome
 
@@ -246,7 +247,7 @@ class Connection:
                 protocol=PROTOCOL_VERSION, name=self.name, resume=resume, key=self.key, accepts=list(self.accepts)
             )
             await ws.send(encode(hello))
-            reply = await self._next_message(ws)
+            reply = await next_message(ws)
             if isinstance(reply, Welcome):
                 self.resumed = resume is not None
                 self.session, self.token = reply.session, reply.token
@@ -268,23 +269,12 @@ class Connection:
                 self.post(ServerMessage(reply))
             return False
 
-    async def _next_message(self, ws: ClientConnection) -> Message:
-        """The next well-formed message; frames that do not decode are logged and skipped."""
-        while True:
-            frame = await ws.recv()
-            try:
-                if isinstance(frame, str):
-                    raise ProtocolError("frames must be binary msgpack, not text")
-                return decode(frame, MAX_SERVER_FRAME)
-            except ProtocolError as exc:
-                log.warning("ignoring a frame from the server: %s", exc)
-
     async def _serve(self, ws: ClientConnection) -> None:
         """Read and dispatch messages while a writer task sends the queued requests."""
         writer = asyncio.create_task(self._write(ws))
         try:
             while True:
-                self._dispatch(await self._next_message(ws))
+                self._dispatch(await next_message(ws))
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):

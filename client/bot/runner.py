@@ -33,8 +33,9 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from gamenight.client.bot.engines import Engine, EngineFailure, EngineSpec, Failure, Turn
 from gamenight.client.config import KEY_LENGTHS, config_dir
+from gamenight.client.frames import next_message
 from gamenight.client.state import ClientState
-from gamenight.protocol import PROTOCOL_VERSION, ProtocolError, decode, encode
+from gamenight.protocol import PROTOCOL_VERSION, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
@@ -515,7 +516,7 @@ class BotRunner:
                 accepts=[self.config.game],
             )
             await ws.send(encode(hello))
-            reply = await _next_message(ws)
+            reply = await next_message(ws)
             if isinstance(reply, Welcome):
                 break
             if isinstance(reply, Error) and reply.code == ErrorCode.BAD_TOKEN and self.token is not None:
@@ -581,7 +582,7 @@ class BotRunner:
     async def _read(self, ws: ClientConnection) -> None:
         """Dispatch every message until the connection closes."""
         while True:
-            self._dispatch(await _next_message(ws))
+            self._dispatch(await next_message(ws))
 
     async def _write(self, ws: ClientConnection) -> None:
         """Send queued requests in order, paced below the server's message rate (a bot answering several quick
@@ -775,15 +776,3 @@ def _watched(task: asyncio.Task[None]) -> asyncio.Task[None]:
 
     task.add_done_callback(report)
     return task
-
-
-async def _next_message(ws: ClientConnection) -> Message:
-    """The next well-formed message; frames that do not decode are logged and skipped."""
-    while True:
-        frame = await ws.recv()
-        try:
-            if isinstance(frame, str):
-                raise ProtocolError("frames must be binary msgpack, not text")
-            return decode(frame, MAX_SERVER_FRAME)
-        except ProtocolError as exc:
-            log.warning("ignoring a frame from the server: %s", exc)
