@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.hostile import ATTACKS
+
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = ROOT / "bench" / "hostile.py"
 
@@ -28,17 +30,7 @@ def test_every_attack_runs_and_the_honest_games_are_measured():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads(done.stdout[done.stdout.index("[") :])
-    assert [row["attack"] for row in rows] == [
-        "squat",
-        "ping_flood",
-        "fragments",
-        "big_chat",
-        "history",
-        "huge_ids",
-        "guess_codes",
-        "chat_fanout",
-        "exhibitions",
-    ]
+    assert [row["attack"] for row in rows] == list(ATTACKS)
     for row in rows:
         assert row["server_alive"], row["attack"]
         assert row["before"]["n"] > 0 and row["during"]["n"] > 0, row["attack"]
