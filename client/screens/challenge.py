@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
 
 from gamenight.client.presence import Offer, player_label
-from gamenight.client.screens.create import option_value, option_widget
+from gamenight.client.screens.create import FormScreen, option_value, option_widget
 from gamenight.protocol.vocab import GameDescription, PlayerInfo
 
 RANDOM_SEAT = -1
@@ -44,7 +44,7 @@ def seat_options(game: GameDescription, count: int) -> list[tuple[str, int]]:
     return [(game.seat_label(index), index) for index in range(count)] + [("random", RANDOM_SEAT)]
 
 
-class ChallengeScreen(ModalScreen[ChallengePlan | None]):
+class ChallengeScreen(FormScreen[ChallengePlan]):
     """Challenge `target` to one of the games it takes challenges for: game, options, my seat."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -149,27 +149,6 @@ class ChallengeScreen(ModalScreen[ChallengePlan | None]):
         """An option may change the number of seats."""
         event.stop()
         self._seats()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Challenge or cancel."""
-        event.stop()
-        if event.button.id == "submit":
-            self.action_submit()
-        else:
-            self.action_cancel()
-
-    def action_submit(self) -> None:
-        """Close with the challenge, or say what is wrong."""
-        try:
-            plan = self.plan()
-        except ValueError as exc:
-            self.notify(str(exc), title="Check the form", severity="error")
-            return
-        self.dismiss(plan)
-
-    def action_cancel(self) -> None:
-        """Close without challenging."""
-        self.dismiss(None)
 
 
 class OfferScreen(ModalScreen[bool | None]):

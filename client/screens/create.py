@@ -8,7 +8,8 @@ The seat list offers, per seat: open, me, an AI level, or a named bot of that ga
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
+from abc import abstractmethod
+from typing import Any, ClassVar, Generic, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -95,7 +96,39 @@ def option_value(spec: OptionSpec, widget: Widget) -> Any:
     raise OptionError(f"{spec.title} has no field")
 
 
-class CreateRoomScreen(ModalScreen[RoomPlan | None]):
+Plan = TypeVar("Plan")
+
+
+class FormScreen(ModalScreen[Plan | None], Generic[Plan]):
+    """A form that closes with the plan it reads from its fields (`plan`, ValueError for a mistake) or None."""
+
+    @abstractmethod
+    def plan(self) -> Plan:
+        """What the form says, or ValueError saying what is wrong with it."""
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Submit or cancel."""
+        event.stop()
+        if event.button.id == "submit":
+            self.action_submit()
+        else:
+            self.action_cancel()
+
+    def action_submit(self) -> None:
+        """Close with the plan, or say what is wrong with the form."""
+        try:
+            plan = self.plan()
+        except ValueError as exc:
+            self.notify(str(exc), title="Check the form", severity="error")
+            return
+        self.dismiss(plan)
+
+    def action_cancel(self) -> None:
+        """Close without a plan."""
+        self.dismiss(None)
+
+
+class CreateRoomScreen(FormScreen[RoomPlan]):
     """Choose a game, its options, who sits where and whether the room is private."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -259,24 +292,3 @@ class CreateRoomScreen(ModalScreen[RoomPlan | None]):
         seats = len(self.query_one("#seats").query(Select))
         if self.game.seat_count(self._raw_values()) != seats:
             await self._rebuild(options=False)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Create or cancel."""
-        event.stop()
-        if event.button.id == "submit":
-            self.action_submit()
-        else:
-            self.action_cancel()
-
-    def action_submit(self) -> None:
-        """Close with the plan, or say what is wrong with the form."""
-        try:
-            plan = self.plan()
-        except ValueError as exc:
-            self.notify(str(exc), title="Check the form", severity="error")
-            return
-        self.dismiss(plan)
-
-    def action_cancel(self) -> None:
-        """Close without creating anything."""
-        self.dismiss(None)
