@@ -234,11 +234,14 @@ async def _hello(url: str, name: str) -> ClientConnection:
     return ws
 
 
-async def _drain(ws: ClientConnection) -> None:
-    """Read and drop everything (an attacker that reads, so only its requests cost the server)."""
+async def _drain(ws: ClientConnection, counts: dict[str, int] | None = None) -> None:
+    """Read and drop everything (an attacker that reads, so only its requests cost the server); `counts` adds up
+    the frames and bytes read."""
     with contextlib.suppress(ConnectionClosed):
-        async for _ in ws:
-            pass
+        async for frame in ws:
+            if counts is not None:
+                counts["frames_read"] += 1
+                counts["bytes_read"] += len(frame)
 
 
 async def _raw(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -278,6 +281,7 @@ async def _forever(worker: Callable[[int], Awaitable[None]], count: int, until: 
 async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, int]:
     """Run one attack against `url` (the honest game is in `room`) for `seconds`."""
     until = time.monotonic() + seconds
+    received = {"frames_read": 0, "bytes_read": 0}
 
     async def squat(n: int) -> None:  # throwaway sessions opening public rooms as fast as allowed
         ws = await _hello(url, f"squat{n}")
@@ -340,7 +344,7 @@ async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, in
 
     async def chat_fanout(n: int) -> None:  # spectators of the honest room chatting at the message limit
         ws = await _hello(url, f"watcher{n}")
-        drain = asyncio.get_running_loop().create_task(_drain(ws))
+        drain = asyncio.get_running_loop().create_task(_drain(ws, received))
         await ws.send(encode(Join(room=room, role="spectator")))
         while not drain.done():
             await ws.send(encode(Chat(room=room, text=f"look at me {n} " * 20)))
@@ -369,7 +373,8 @@ async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, in
         "exhibitions": (exhibitions, 8),
     }
     worker, count = attacks[name]
-    return await _forever(worker, count, until)
+    stats = await _forever(worker, count, until)
+    return {**stats, **received} if received["frames_read"] else stats
 
 
 ATTACKS = (

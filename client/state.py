@@ -10,7 +10,7 @@ message sequence drives it in tests exactly as a server would.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event, read_result
@@ -18,6 +18,7 @@ from gamenight.client.presence import Offer, Presence
 from gamenight.client.replay import HistoryEntry
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    Batch,
     ChallengeGone,
     Error,
     Event,
@@ -88,6 +89,21 @@ class Changes:
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
 
+    def merge(self, later: Changes) -> None:
+        """Add what a later message changed (the messages of one `batch`): flags add up, lists join, the later
+        value wins. Two ticks in a row are no longer one delta to draw: the board is redrawn from the state."""
+        ticks = self.tick is not None and later.tick is not None
+        for spec in fields(self):
+            mine, theirs = getattr(self, spec.name), getattr(later, spec.name)
+            if isinstance(mine, bool) or isinstance(theirs, bool):
+                setattr(self, spec.name, bool(mine) or bool(theirs))
+            elif isinstance(mine, list):
+                mine.extend(theirs)
+            elif theirs is not None:
+                setattr(self, spec.name, theirs)
+        if ticks:
+            self.tick, self.board = None, True
+
 
 @dataclass(slots=True)
 class History:
@@ -146,6 +162,10 @@ class ClientState:
         """Apply one server message; `quiet` marks an error reply its requester handles, `resumed` a welcome
         that continued the session of the token sent."""
         changes = Changes()
+        if isinstance(message, Batch):  # a spectator's room traffic of one window: its messages in order
+            for inner in message.messages:
+                changes.merge(self.apply(inner, quiet=quiet, resumed=resumed))
+            return changes
         if self._presence(message, changes):
             return changes
         match message:

@@ -12,7 +12,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
 
 from gamenight.protocol.errors import ProtocolError
-from gamenight.protocol.messages import FIELD_SPECS, MESSAGE_TYPES, Message
+from gamenight.protocol.messages import BATCHED_TYPES, FIELD_SPECS, MESSAGE_TYPES, Batch, Message
 from gamenight.protocol.schema import plain, read_fields
 
 MAX_FRAME = 64 * 1024  # a frame larger than this is refused before it is parsed
@@ -29,6 +29,8 @@ def to_wire(message: Message) -> dict[str, Any]:
         if spec.omit and (value is None or value == [] or value == () or value == {}):
             continue
         wire[spec.wire] = plain(value) if spec.nested else value
+    if isinstance(message, Batch):
+        wire["messages"] = [to_wire(inner) for inner in message.messages]
     return wire
 
 
@@ -36,6 +38,24 @@ def encode(message: Message) -> bytes:
     """Serialize one message to the bytes of one binary frame."""
     data: bytes = msgpack.packb(to_wire(message), use_bin_type=True)
     return data
+
+
+_PACKER = msgpack.Packer(use_bin_type=True)
+
+
+def encode_batch(room: str, encoded: list[bytes]) -> bytes:
+    """The `batch` frame of one room's already-encoded messages, built around their bytes without decoding them
+    again (each message is encoded once, whatever number of frames it then travels in)."""
+    head: bytes = (
+        _PACKER.pack_map_header(3)
+        + _PACKER.pack("type")
+        + _PACKER.pack(Batch.type)
+        + _PACKER.pack("room")
+        + _PACKER.pack(room)
+        + _PACKER.pack("messages")
+        + _PACKER.pack_array_header(len(encoded))
+    )
+    return head + b"".join(encoded)
 
 
 def _unpack(data: bytes, limit: int) -> Any:
@@ -95,7 +115,20 @@ def from_wire(raw: Any) -> Message:
     values = read_fields(cls, raw, rid, kind)
     if isinstance(values.get("id"), int) and not -(2**53) <= values["id"] <= 2**53:
         raise ProtocolError("field 'id' is out of range", None)
+    if cls is Batch:
+        values["messages"] = [_batched(item, values["room"], rid) for item in values.get("messages", [])]
     return cls(**values)
+
+
+def _batched(raw: Any, room: str, rid: int | None) -> Message:
+    """One message inside a `batch`: a map of one of BATCHED_TYPES, of the batch's room."""
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if kind not in BATCHED_TYPES:
+        raise ProtocolError(f"a batch may not carry {str(kind)[:40]!r}", rid)
+    message = from_wire(raw)
+    if getattr(message, "room", None) != room:
+        raise ProtocolError("a batch carries messages of its own room only", rid)
+    return message
 
 
 def decode(data: bytes, limit: int = MAX_FRAME) -> Message:

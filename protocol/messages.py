@@ -536,6 +536,25 @@ class Event(Message):
     data: dict[str, Any] = field(default_factory=dict)
 
 
+BATCHED_TYPES = frozenset({"moved", "tick", "event", "state", "room"})
+"""The message types a `batch` may carry: a room's own traffic (never a reply, never another batch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch(Message):
+    """Several of one room's messages in one frame, in the order the server decided them: read it as its
+    `messages`, one after the other, exactly as if each had come in a frame of its own.
+
+    Spectators get their room's traffic this way, at most one frame per window (docs/protocol.md,
+    "Spectators"); `messages` holds `moved`, `tick`, `event`, `state` and `room` messages of `room` only (the
+    codec builds and checks them: a nested batch, another room's message or another type is `bad_message`).
+    """
+
+    type: ClassVar[str] = "batch"
+    room: str
+    messages: list[Any]
+
+
 @dataclass(frozen=True, slots=True)
 class Games(Message):
     """Reply to list_games: finished games, newest first."""
@@ -782,6 +801,7 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Moved,
     Tick,
     Event,
+    Batch,
     Games,
     GameRecord,
     Players,

@@ -33,6 +33,7 @@ from websockets.http11 import Request, Response
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
+from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.guard import Bucket, FrameLimits, GuardedConnection
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
@@ -81,6 +82,7 @@ class ServerConfig:
     messages_per_ip_per_s: float = 100.0  # messages read from one address's connections together (then they wait)
     closed_room_retention_s: float = 7 * 24 * 3600.0  # a closed room's row is deleted this long after it closed
     lobby_batch_s: float = 0.25  # at most one `lobby` push per watcher this often (all changes since the last)
+    spectator_batch_ms: int = 200  # a spectator gets its room's traffic at most once this often (0: each at once)
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
     frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
 
@@ -189,6 +191,7 @@ class GameServer:
         self.metrics = Metrics()
         self.outgoing = Outgoing(self.store, on_backlog=self._not_reading, max_backlog=config.frame_limits.max_backlog)
         self.lobby_pushes = Batcher(config.lobby_batch_s, self._push_lobby)
+        self.fanout = Fanout(self.outgoing)  # spectators' room traffic, one frame per window (server/fanout.py)
         self._closing = False
         self._ai_workers = config.ai_workers or os.cpu_count() or 1
         self._ai_running = 0  # searches on the workers now
@@ -242,6 +245,7 @@ class GameServer:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""
         self._closing = True  # disconnects during shutdown must not start new AI turns or clocks
         self.lobby_pushes.cancel()
+        self.fanout.cancel()
         self.outgoing.flush()
         if self._server is not None:
             self._server.close()
@@ -487,15 +491,28 @@ class GameServer:
         seen is on disk, whatever happens next. If they cannot be stored, no frame of this decision is sent:
         `_lost` takes the rooms offline and the requester (connection, session, request id) gets `unavailable`.
         """
+        plan = self._spectators(out) if self.config.spectator_batch_ms and out.sends else None
         frames = []
-        for send in out.sends:
-            targets = [ws for s in send.to if (ws := self.connections.get(s)) is not None]
-            if targets:
-                frames.append((targets, encode(send.message)))
+        held: list[Held] = []
+        for index, send in enumerate(out.sends):
+            to, waiting = send.to, plan.held.get(index) if plan is not None else None
+            if waiting:
+                to = to - waiting
+            targets = [ws for s in to if (ws := self.connections.get(s)) is not None]
+            watchers = [ws for s in waiting if (ws := self.connections.get(s)) is not None] if waiting else []
+            if targets or watchers:
+                data = encode(send.message)
+                if targets:
+                    frames.append((targets, data))
+                if watchers:
+                    code = getattr(send.message, "room", "")
+                    held.append((code, data, watchers, self._window_s(code)))
+        ahead = [ws for s in plan.ahead if (ws := self.connections.get(s)) is not None] if plan is not None else []
+        stored = (lambda: self._hold(held, ahead)) if held or ahead else None
         if out.records:
-            self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester))
-        elif frames:
-            self.outgoing.add((), frames)
+            self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester), stored)
+        elif frames or stored is not None:
+            self.outgoing.add((), frames, stored=stored)
         if self._closing:
             return
         if self.lobby.lobby_pending():
@@ -507,6 +524,37 @@ class GameServer:
                 self._start_clock(effect)
             elif isinstance(effect, ArmFlag):
                 self._arm_flag(effect)
+
+    def _spectators(self, out: Outbox) -> Split | None:
+        """Which of a decision's messages wait for spectators' windows (server/fanout.py `split`)."""
+        rooms = self.lobby.rooms
+
+        def spectators_of(code: str) -> set[str] | None:
+            room = rooms.get(code)
+            return room.spectators if room is not None else None
+
+        return split(out.sends, spectators_of, bool(self.fanout.owed))
+
+    def _window_s(self, code: str) -> float:
+        """How long a room's spectators' messages wait: `spectator_batch_ms`, or half a tick in a live game (so a
+        spectator still gets every tick in a frame of its own, at an even pace)."""
+        window_ms = float(self.config.spectator_batch_ms)
+        room = self.lobby.rooms.get(code)
+        tick_ms = getattr(room.driver, "tick_ms", None) if room is not None else None
+        if isinstance(tick_ms, int):
+            window_ms = min(window_ms, tick_ms / 2)
+        return window_ms / 1000
+
+    def _hold(self, held: list[Held], ahead: list[ServerConnection]) -> Frames:
+        """At the flush, once the decision is stored: what waited for its direct recipients goes out ahead of its
+        own frames, and its spectators' copies join their rooms' windows."""
+        frames: Frames = []
+        for ws in ahead:
+            if self.fanout.holds(ws):
+                frames.extend(self.fanout.take(ws))
+        for code, data, watchers, window_s in held:
+            self.fanout.add(code, data, watchers, window_s)
+        return frames
 
     def _push_lobby(self) -> None:
         """Send the lobby's watchers every room change since the last push: one frame, encoded once for all.

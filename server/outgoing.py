@@ -62,6 +62,9 @@ class Decision:
     records: list[Record]
     frames: list[tuple[list[ServerConnection], bytes]] = field(default_factory=list)
     on_lost: Callable[[list[Record], Exception], None] | None = None  # told when the records could not be stored
+    # Called at the flush once the records are stored (in decision order); the frames it returns are written
+    # ahead of the decision's own. Spectator batching (server/fanout.py) takes its share of the decision here.
+    stored: Callable[[], list[tuple[list[ServerConnection], bytes]]] | None = None
 
 
 class Outgoing:
@@ -85,9 +88,10 @@ class Outgoing:
         records: Iterable[Record],
         frames: Iterable[tuple[list[ServerConnection], bytes]] = (),
         on_lost: Callable[[list[Record], Exception], None] | None = None,
+        stored: Callable[[], list[tuple[list[ServerConnection], bytes]]] | None = None,
     ) -> None:
         """Queue one decision: its records, and the frames (each for its connections) that may go out once stored."""
-        self.decisions.append(Decision(list(records), [(list(c), f) for c, f in frames if c], on_lost))
+        self.decisions.append(Decision(list(records), [(list(c), f) for c, f in frames if c], on_lost, stored))
         self._schedule()
 
     def add_records(self, records: Iterable[Record]) -> None:
@@ -118,7 +122,10 @@ class Outgoing:
         for index, decision in enumerate(decisions):
             if index in lost:
                 continue
-            for connections, frame in decision.frames:
+            frames = decision.frames
+            if decision.stored is not None:
+                frames = self._stored(decision.stored) + frames
+            for connections, frame in frames:
                 for connection in connections:
                     queue = queues.get(connection)
                     if queue is None:
@@ -133,6 +140,17 @@ class Outgoing:
             on_lost = decisions[index].on_lost
             if on_lost is not None:
                 on_lost(decisions[index].records, exc)
+
+    @staticmethod
+    def _stored(
+        stored: Callable[[], list[tuple[list[ServerConnection], bytes]]],
+    ) -> list[tuple[list[ServerConnection], bytes]]:
+        """A decision's `stored` hook (a bug in it is logged, never raised into the flush)."""
+        try:
+            return stored()
+        except Exception:
+            log.exception("bug in a decision's stored hook")
+            return []
 
     def _store(self, decisions: list[Decision]) -> dict[int, Exception]:
         """All decisions' records in one transaction; if that fails, each decision's in its own.

@@ -11,7 +11,19 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME, from_wire
-from gamenight.protocol.messages import CreateRoom, Event, Hello, Join, Message, Moved, State, Tick, Welcome, fold
+from gamenight.protocol.messages import (
+    Batch,
+    CreateRoom,
+    Event,
+    Hello,
+    Join,
+    Message,
+    Moved,
+    State,
+    Tick,
+    Welcome,
+    fold,
+)
 
 TIMEOUT = 10.0
 
@@ -24,6 +36,9 @@ class Peer:
     `moved`/`tick`/`state` it receives, the events it carries as `event` messages and, for a `moved`/`tick`,
     the full state it folds into (`protocol.messages.fold`, checked against the server's own snapshots in
     tests/server/test_fold.py). These derived messages are not in `seen`, which holds only what arrived.
+
+    A `batch` frame (a spectator's room traffic, server/fanout.py) is read as the messages it carries, in order:
+    they are in `seen`; `frames` holds every frame as it arrived (a batch as one `Batch`).
     """
 
     _ids = itertools.count(1)
@@ -31,7 +46,9 @@ class Peer:
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
         self.inbox: list[Message] = []
-        self.seen: list[Message] = []  # every message ever received, in order
+        self.seen: list[Message] = []  # every message ever received, in order (a batch's messages one by one)
+        self.frames: list[Message] = []  # every frame ever received, decoded (a batch as one `Batch`)
+        self._batched: list[Message] = []  # the rest of the last batch, not yet handed out
         self.welcome: Welcome | None = None
         self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
         self._derived: list[Message] = []  # events carried inside the last change, then its folded state
@@ -76,11 +93,17 @@ class Peer:
         """The next message from the server (or one derived from the last, see the class)."""
         if self._derived:
             return self._derived.pop(0)
-        frame = await asyncio.wait_for(self._frames.get(), TIMEOUT)
-        if frame is None:
-            self._frames.put_nowait(None)
-            raise ConnectionClosedOK(None, None)
-        msg = decode(frame, MAX_SERVER_FRAME)
+        if self._batched:
+            msg = self._batched.pop(0)
+        else:
+            frame = await asyncio.wait_for(self._frames.get(), TIMEOUT)
+            if frame is None:
+                self._frames.put_nowait(None)
+                raise ConnectionClosedOK(None, None)
+            msg = decode(frame, MAX_SERVER_FRAME)
+            self.frames.append(msg)
+            if isinstance(msg, Batch):
+                msg, *self._batched = msg.messages
         self.seen.append(msg)
         if isinstance(msg, (State, Moved, Tick)):
             self._derived = [Event(room=msg.room, kind=n.kind, seq=msg.seq, data=n.data) for n in msg.events]

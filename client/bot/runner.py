@@ -40,6 +40,7 @@ from gamenight.protocol.codec import MAX_SERVER_FRAME
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     Accept,
+    Batch,
     Challenged,
     ChallengeGone,
     Decline,
@@ -610,6 +611,10 @@ class BotRunner:
     def _dispatch(self, message: Message) -> None:
         """Route one message: offers to the accept rules, a room's messages to its seat."""
         match message:
+            case Batch():  # a room's traffic in one frame (sent to spectators): its messages one by one
+                for inner in message.messages:
+                    self._dispatch(inner)
+                return
             case Challenged():
                 self._offered(message)
                 return
