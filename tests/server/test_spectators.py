@@ -278,3 +278,29 @@ def test_a_decision_holds_only_room_pushes_for_that_rooms_spectators():
     unwatched = [Send(frozenset({"alice", "bob"}), replace(moved, room="ROOM2"))]
     assert split(unwatched, watched.get, holding=False) is None
     assert split(unwatched, watched.get, holding=True) is not None, "something waits somewhere: replies must check"
+
+
+def test_the_window_is_a_limit_set_from_the_command_line():
+    """`--limit spectator_batch_ms=N` sets the spectators' window (0 sends them every message at once)."""
+    from gamenight.server.__main__ import apply_limits, parse_args
+
+    config = apply_limits(ServerConfig(), parse_args(["--limit", "spectator_batch_ms=100"]).limit)
+    assert config.spectator_batch_ms == 100 and ServerConfig().spectator_batch_ms == 200
+    off = apply_limits(ServerConfig(), parse_args(["--limit", "spectator_batch_ms=0"]).limit)
+    assert off.spectator_batch_ms == 0
+
+
+async def test_with_the_window_off_spectators_get_each_move_in_its_own_frame(server_with):
+    """`spectator_batch_ms=0`: spectators get every `moved` at once, in a frame of its own, as players do."""
+    server = await server_with(0)
+    url = _url(server)
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    code, first = await seat_pair(alice, bob)
+    watcher = await Peer.connect(url, "watcher")
+    await watcher.request(Join, room=code, role="spectator")
+    played = await _play(alice, bob, code, first, 6)
+    await watcher.at(code, first.seq + 6)
+    assert [f.move for f in watcher.frames if isinstance(f, Moved)] == played
+    assert not [f for f in watcher.frames if isinstance(f, Batch)]
+    for peer in (alice, bob, watcher):
+        await peer.close()
