@@ -30,7 +30,7 @@ from bench.load import ROOT, launch
 from gamenight.client.bot.runner import BotConfig, BotRunner, bot_key
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
-from gamenight.protocol.messages import CreateRoom, Hello, Invite, Join, ListPlayers, Message, State
+from gamenight.protocol.messages import Batch, CreateRoom, Hello, Invite, Join, ListPlayers, Message, State
 from gamenight.protocol.vocab import Role, RoomStatus
 
 HANG_S = 120.0
@@ -62,12 +62,13 @@ class Host:
         return await self.wait(lambda m: m.id == rid)
 
     async def wait(self, match: Any) -> Message:
-        """The next message for which `match` is true (others are dropped)."""
+        """The next message for which `match` is true (others are dropped; a spectator's `batch` is looked into)."""
         async with asyncio.timeout(HANG_S):
             while True:
                 message = decode(await self.ws.recv(), MAX_SERVER_FRAME)
-                if match(message):
-                    return message
+                for inner in message.messages if isinstance(message, Batch) else [message]:
+                    if match(inner):
+                        return inner
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -9,7 +9,9 @@ and measures the mover's move -> state round trip; beside them a third person pl
 honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before the attack and during it,
 and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so
 its own CPU does not slow the honest clients' process) from another loopback address (127.0.0.2, as from
-another host), is bounded in connections and time, and is stopped before the next one starts.
+another host), is bounded in connections and time, and is stopped before the next one starts. The attacker's
+counters are printed with each row (`chat_fanout` also counts the frames and bytes its spectators read: with
+spectator batching, one frame per window instead of one per message).
 
 Targets (issue 12): p99 during each attack <= 2x the p99 before it; RSS back within 20% of its start.
 """
