@@ -47,8 +47,8 @@ async def server_with():
     """A factory of in-process servers with a given spectator window (and lobby limits); stopped after the test."""
     started: list[GameServer] = []
 
-    async def make(window_ms: int, **limits: Any) -> GameServer:
-        config = ServerConfig(port=0, ai_workers=1, spectator_batch_ms=window_ms)
+    async def make(window_ms: int, db: str | None = None, **limits: Any) -> GameServer:
+        config = ServerConfig(port=0, ai_workers=1, spectator_batch_ms=window_ms, db=db)
         server = GameServer(replace(config, lobby_limits=replace(LobbyLimits(), **limits)))
         await server.start()
         started.append(server)
@@ -304,3 +304,34 @@ async def test_with_the_window_off_spectators_get_each_move_in_its_own_frame(ser
     assert not [f for f in watcher.frames if isinstance(f, Batch)]
     for peer in (alice, bob, watcher):
         await peer.close()
+
+
+async def test_a_move_that_is_not_stored_never_reaches_a_spectator(server_with, tmp_path):
+    """A move whose records cannot be stored is not in any spectator's batch (only stored moves join a window):
+    when the spectator's next reply sends what waited for it, the stored move is there and the lost one is not."""
+    server = await server_with(LONG_WINDOW_MS, db=str(tmp_path / "games.db"))
+    url = _url(server)
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    code, first = await seat_pair(alice, bob)
+    other, _ = await seat_pair(await Peer.connect(url, "carol"), await Peer.connect(url, "dave"))
+    watcher = await Peer.connect(url, "watcher")
+    await watcher.request(Join, room=code, role="spectator")
+    await watcher.expect("room")
+    mark = len(watcher.frames)
+    (stored,) = await _play(alice, bob, code, first, 1)
+    assert server.store is not None
+
+    def full_disk(records: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    real_write, server.store.write = server.store.write, full_disk  # type: ignore[method-assign]
+    mover = bob if first.to_move == [0] else alice
+    mine = await mover.at(code, first.seq + 1)
+    lost = await mover.request(MakeMove, room=code, move=str(mine.legal[0]), seq=first.seq + 1)
+    assert isinstance(lost, Error) and lost.code == "unavailable"
+    server.store.write = real_write  # type: ignore[method-assign]
+    joined = await watcher.request(Join, room=other, role="spectator")  # a reply: what waited goes first
+    assert joined.type == "joined"
+    before = watcher.frames[mark : watcher.frames.index(joined)]
+    moves = [m for f in before for m in (f.messages if isinstance(f, Batch) else [f]) if isinstance(m, Moved)]
+    assert [(m.seq, m.move) for m in moves] == [(first.seq + 1, stored)], "the stored move only"
