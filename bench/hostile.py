@@ -1,6 +1,7 @@
 """Hostile load beside an honest game: each attack runs for a few seconds while two honest players play.
 
     python bench/hostile.py [--attacks squat,ping_flood,...] [--seconds 4] [--before 3] [--games 20000] [--json]
+                            [--limit NAME=VALUE ...]
 
 Starts `python -m gamenight.server` on a fresh SQLite file (pre-filled with `--games` finished games, so history
 requests have something to search), seats two honest players in an Othello room who play a move every 50 ms,
@@ -81,9 +82,10 @@ def fill_history(path: str, games: int) -> None:
     store.close()
 
 
-def start_server(db: str) -> tuple[subprocess.Popen[str], str]:
-    """The real server on a free port; returns the process and its URL."""
-    return launch([sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--log-level", "error"])
+def start_server(db: str, limits: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], str]:
+    """The real server on a free port (with `--limit NAME=VALUE` for each of `limits`); its process and URL."""
+    flags = [arg for limit in limits for arg in ("--limit", limit)]
+    return launch([sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--log-level", "error", *flags])
 
 
 def rss_mib(pid: int) -> float:
@@ -408,7 +410,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     folder = tempfile.mkdtemp(prefix="gamenight-hostile-")
     db = str(Path(folder) / "games.db")
     fill_history(db, args.games)
-    proc, url = start_server(db)
+    proc, url = start_server(db, tuple(args.limit))
     rows: list[dict[str, Any]] = []
     samples: list[tuple[float, float]] = []
     ai_samples: list[tuple[float, float]] = []  # a person's move -> their AI opponent's answer
@@ -488,6 +490,13 @@ def main() -> int:
     parser.add_argument("--before", type=float, default=3.0, help="the honest window measured before each attack")
     parser.add_argument("--games", type=int, default=20_000, help="finished games written into the history first")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
+    parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a server limit for this run (repeatable), e.g. --limit spectator_batch_ms=0 to measure without batching",
+    )
     args = parser.parse_args()
     args.attacks = [a for a in args.attacks.split(",") if a]
     unknown = [a for a in args.attacks if a not in ATTACKS]
