@@ -3,8 +3,7 @@
 Why: a room's every move, tick, chat line and summary goes to every member. Players need each move at once,
 but a room's audience can be 50 spectators (`spectators_per_room`), so a move costs 52 socket writes instead of
 2, and 50 connections chatting and watching at the limit (`bench/hostile.py`, attack `chat_fanout`) more than
-doubled the round trip of the players in that room. Watchers do not need each move the instant it is made;
-lichess's lila-ws, for one, sends watchers of a game at most one update per interval.
+doubled the round trip of the players in that room. Watchers do not need each move the instant it is made.
 
 What: `GameServer.deliver` hands this module the copies of a room's pushes (`moved`, `tick`, `event`, `state`,
 `room`; protocol.messages.BATCHED_TYPES) meant for that room's spectators. They wait in the room's window, and
