@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -158,6 +158,10 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX games_by_room ON games(room, game_no);
     """,
+    # Fencing for a cluster of nodes sharing the database (docs/architecture.md, "A cluster"): the epoch of the
+    # room's current owner. Claiming a room raises it; a write that holds an older epoch is refused whole, so a
+    # node that lost a room (paused, cut off, its lease expired) can never write over the new owner's moves.
+    7: "ALTER TABLE rooms ADD COLUMN owner_epoch INTEGER NOT NULL DEFAULT 0",
 }
 MAX_LEADERBOARD_OFFSET = 10_000  # a leaderboard page starts at most this far down (the index walk stays bounded)
 MAX_LEADERBOARD_LIMIT = 100
@@ -166,6 +170,16 @@ RECENT_RATED = 10  # rated games a profile lists
 
 class StoreError(RuntimeError):
     """The database cannot be used (e.g. it was written by a newer gamenight)."""
+
+
+class Fenced(StoreError):
+    """A write for a room was refused: another owner claimed the room since this writer's epoch (nothing written)."""
+
+    def __init__(self, code: str, held: int, current: int) -> None:
+        super().__init__(f"room {code} is owned under epoch {current}; this writer holds {held}")
+        self.code = code
+        self.held = held
+        self.current = current
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,6 +368,9 @@ class Store:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
                 self.db.execute("PRAGMA synchronous = NORMAL")
+                # Another process may share the file (the history reader, cluster nodes on one machine): wait for
+                # its write to finish instead of failing at once.
+                self.db.execute("PRAGMA busy_timeout = 2000")
             self._migrate()
         except sqlite3.Error as exc:  # not a database, unreadable, read-only, a folder: one line, not a traceback
             raise StoreError(f"cannot use the database {path}: {exc}") from None
@@ -375,19 +392,44 @@ class Store:
             version += 1
 
     # -- writing ------------------------------------------------------------------------------------------
-    def write(self, records: list[Record]) -> None:
-        """Store a batch of records in one transaction."""
+    def write(self, records: list[Record], fences: Mapping[str, int] | None = None) -> None:
+        """Store a batch of records in one transaction.
+
+        `fences` maps room codes to the owner epoch the writer holds (a cluster node; the single process passes
+        none): if any of those rooms exists with another epoch, the whole batch is refused with `Fenced` and
+        nothing is written. A room not stored yet passes (its `RoomSaved` is in the batch, epoch 0).
+        """
         if not records:
             return
         now = time.time()
         with self._transaction():
+            for code, held in (fences or {}).items():
+                row = self.db.execute("SELECT owner_epoch FROM rooms WHERE code = ?", (code,)).fetchone()
+                if row is not None and row[0] != held:
+                    raise Fenced(code, held, row[0])
             for record in records:
                 self._write_one(record, now)
 
+    def claim_room(self, code: str) -> int | None:
+        """Take a stored, open room over: raise its owner epoch and return the new one (None: no such open room).
+
+        Every write of an earlier owner that names this room in its fences is refused from now on.
+        """
+        with self._transaction():
+            row = self.db.execute(
+                "UPDATE rooms SET owner_epoch = owner_epoch + 1 WHERE code = ? AND closed = 0 RETURNING owner_epoch",
+                (code,),
+            ).fetchone()
+        return None if row is None else int(row[0])
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """Run the block in BEGIN ... COMMIT; if the block or the commit fails, roll back and raise."""
-        self.db.execute("BEGIN")
+        """Run the block in BEGIN IMMEDIATE ... COMMIT; if the block or the commit fails, roll back and raise.
+
+        IMMEDIATE takes the write lock first, so a fence check and the writes after it see the same database even
+        when another process shares the file (a deferred transaction could not upgrade its read to a write).
+        """
+        self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
             self.db.execute("COMMIT")  # with WAL the pages reach the disk here: a full disk fails here
@@ -540,6 +582,23 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return rooms
+
+    def open_room(self, code: str) -> StoredRoom | None:
+        """One open room read back, as `unfinished_rooms` reads each (None if it is closed or unknown).
+
+        A cluster node that claims a room (server/cluster) restores it from this. StoreError if its rows are broken.
+        """
+        try:
+            row = self.db.execute(
+                "SELECT code, game, options, room_options, host_name, private, game_no,"
+                " host_token_hash FROM rooms WHERE code = ? AND closed = 0",
+                (code,),
+            ).fetchone()
+            return None if row is None else self._stored_room(row)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise StoreError(f"room {code} cannot be read back: {type(exc).__name__}: {exc}") from None
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
 
     def _stored_room(self, row: tuple[Any, ...]) -> StoredRoom:
         """One open room's rows read back (ValueError / TypeError if a stored value is broken)."""

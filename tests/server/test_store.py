@@ -10,7 +10,17 @@ import sys
 import pytest
 
 from gamenight.protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
-from gamenight.server.store import MIGRATIONS, SCHEMA_VERSION, GameFinished, MoveRecorded, RoomSaved, Store, StoreError
+from gamenight.server.store import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Fenced,
+    GameFinished,
+    MoveRecorded,
+    RoomClosed,
+    RoomSaved,
+    Store,
+    StoreError,
+)
 
 
 def test_newer_database_is_refused(tmp_path):
@@ -56,6 +66,49 @@ def test_a_failed_batch_writes_nothing(tmp_path):
     with pytest.raises(sqlite3.IntegrityError):
         store.write([MoveRecorded("ROOM1", 1, 0, "f5"), MoveRecorded("ROOM1", 1, 0, "d6")])
     assert store.unfinished_rooms()[0].moves == []
+    store.close()
+
+
+def test_a_write_from_an_owner_that_lost_the_room_is_refused_whole(tmp_path):
+    """Fencing: once another node claims a room, the old owner's batch is refused and none of it is stored."""
+    store = Store(str(tmp_path / "g.db"))
+    store.write(
+        [RoomSaved("ROOM1", "othello", {}, {}, "ann", False), RoomSaved("ROOM2", "othello", {}, {}, "bo", False)]
+    )
+    store.write([MoveRecorded("ROOM1", 0, 0, "f5")], fences={"ROOM1": 0})
+    assert store.claim_room("ROOM1") == 1
+    with pytest.raises(Fenced) as refused:
+        store.write(
+            [MoveRecorded("ROOM2", 0, 0, "f5"), MoveRecorded("ROOM1", 0, 1, "d6")], fences={"ROOM1": 0, "ROOM2": 0}
+        )
+    assert (refused.value.code, refused.value.held, refused.value.current) == ("ROOM1", 0, 1)
+    assert [r.moves for r in store.unfinished_rooms()] == [["f5"], []]
+    store.write([MoveRecorded("ROOM1", 0, 1, "f4")], fences={"ROOM1": 1})
+    assert store.open_room("ROOM1").moves == ["f5", "f4"]
+    store.close()
+
+
+def test_a_claim_is_seen_by_another_connection_to_the_same_file(tmp_path):
+    """Two processes sharing one database file: a claim made through one fences the other's writes."""
+    path = str(tmp_path / "g.db")
+    first, second = Store(path), Store(path)
+    first.write([RoomSaved("ROOM1", "othello", {}, {}, "ann", False)])
+    assert second.claim_room("ROOM1") == 1
+    with pytest.raises(Fenced):
+        first.write([MoveRecorded("ROOM1", 0, 0, "f5")], fences={"ROOM1": 0})
+    second.write([MoveRecorded("ROOM1", 0, 0, "c4")], fences={"ROOM1": 1})
+    assert first.open_room("ROOM1").moves == ["c4"]
+    first.close()
+    second.close()
+
+
+def test_a_closed_or_unknown_room_cannot_be_claimed_or_read_back(tmp_path):
+    """Claiming or reading back a room that closed (or never existed) finds nothing to restore."""
+    store = Store(str(tmp_path / "g.db"))
+    store.write([RoomSaved("ROOM1", "othello", {}, {}, "ann", False), RoomClosed("ROOM1")])
+    assert store.claim_room("ROOM1") is None
+    assert store.claim_room("NOPE1") is None
+    assert store.open_room("ROOM1") is None
     store.close()
 
 
