@@ -40,7 +40,7 @@ from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import NameClaimed, Record, Store, TournamentSaved
+from gamenight.server.store import GameFinished, NameClaimed, Record, Store, StoreError, TournamentSaved
 
 log = logging.getLogger("gamenight.server")
 
@@ -533,6 +533,9 @@ class GameServer:
         claims = [record for record in records if isinstance(record, NameClaimed)]
         for claim in claims:
             self.lobby.claim_lost(claim)
+        rated = [(r.player, r.pool) for record in records if isinstance(record, GameFinished) for r in record.ratings]
+        if rated:
+            self._unrate(rated)
         codes = list(
             dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed | TournamentSaved))
         )
@@ -550,6 +553,16 @@ class GameServer:
                 return
             error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
             self.outgoing.add_frame([ws], encode(error))
+
+    def _unrate(self, keys: list[tuple[str, str]]) -> None:
+        """A rated game's record is not on disk: its players' ratings in memory go back to the stored ones."""
+        assert self.store is not None
+        try:
+            stored = self.store.ratings()
+        except StoreError as exc:  # unreadable too: keep the book as it is, and say so
+            log.error("could not read the stored ratings back (%s); ratings in memory may run ahead of the disk", exc)
+            return
+        self.lobby.ratings.revert(keys, stored)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference until it finishes."""
