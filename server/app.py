@@ -40,7 +40,15 @@ from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import GameFinished, NameClaimed, Record, Store, StoreError, TournamentSaved
+from gamenight.server.store import (
+    GameFinished,
+    NameClaimed,
+    Record,
+    StoreBackend,
+    StoreError,
+    TournamentSaved,
+    open_store,
+)
 
 log = logging.getLogger("gamenight.server")
 
@@ -68,7 +76,7 @@ class ServerConfig:
     port: int = 8765
     ai_workers: int | None = None
     ping_interval: float | None = 20.0
-    db: str | None = None  # SQLite file (or ":memory:"); None keeps nothing
+    db: str | None = None  # SQLite file (or ":memory:") or a postgresql:// URL; None keeps nothing
     certfile: str | None = None  # with keyfile: serve wss://
     keyfile: str | None = None
     rate: float = 20.0  # messages per second a connection may send, sustained
@@ -167,10 +175,10 @@ class GameServer:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.store = Store(config.db) if config.db else None
-        # History is read off the event loop, through a connection of its own (a file database; ":memory:" has
-        # one connection only, so there it is read on the loop).
-        self.reader = Store(config.db) if config.db and config.db != ":memory:" else None
+        self.store: StoreBackend | None = open_store(config.db) if config.db else None
+        # History is read off the event loop, through a connection of its own (a file or PostgreSQL database;
+        # ":memory:" has one connection only, so there it is read on the loop).
+        self.reader = open_store(config.db) if config.db and config.db != ":memory:" else None
         self._history_pool = ThreadPoolExecutor(1, thread_name_prefix="history") if self.reader else None
         self._history_pending = 0
         self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
 
-from gamenight.server.store import Record, Store
+from gamenight.server.store import Record, StoreBackend
 
 log = logging.getLogger("gamenight.server")
 
@@ -69,7 +69,7 @@ class Outgoing:
 
     def __init__(
         self,
-        store: Store | None,
+        store: StoreBackend | None,
         on_backlog: Callable[[ServerConnection], None] | None = None,
         max_backlog: int = MAX_BACKLOG,
     ) -> None:

@@ -1,4 +1,4 @@
-"""Persistence in SQLite: rooms, seats, every applied move, and finished games.
+"""Persistence: rooms, seats, every applied move, and finished games, in SQLite (`Store`) or PostgreSQL.
 
 Rooms describe what happened as `Record` values in their outbox; the network layer hands them to
 `Store.write` before it sends the matching broadcast, so a move a player has seen is always on disk.
@@ -7,6 +7,10 @@ restored position is exactly the one that was played — nothing derived is stor
 
 The schema is versioned; `MIGRATIONS[n]` upgrades version n to n+1. A database written by a newer
 gamenight is refused rather than guessed at.
+
+`StoreBackend` is the interface the server uses; `open_store` picks the backend from `--db`: a
+`postgresql://` URL opens `PgStore` (server/store_pg.py, a store every node of a cluster shares; psycopg is
+imported only then), anything else the SQLite file as before.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 SCHEMA_VERSION = 8
 
@@ -354,6 +359,79 @@ class StoredRoom:
     result: dict[str, Any] | None = None  # set when the current game already finished
     move_ms: list[int] = field(default_factory=list)  # each stored move's time spent (clocked games)
     clocks: list[list[int]] = field(default_factory=list)  # each position's times, from ply 0 (clocked games)
+
+
+class StoreBackend(Protocol):
+    """What the server, `export` and `calibrate` use of a store; `Store` (SQLite) and `PgStore` (PostgreSQL) have it.
+
+    Both keep the same records with the same meaning: `write` is one transaction (all of the batch or none of
+    it), and its `fences` are checked inside that transaction against the epochs `claim_room` raises.
+    """
+
+    def write(self, records: list[Record], fences: Mapping[str, int] | None = None) -> None: ...
+
+    def claim_room(self, code: str) -> int | None: ...
+
+    def open_room(self, code: str) -> StoredRoom | None: ...
+
+    def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]: ...
+
+    def purge_closed(self, before: float) -> int: ...
+
+    def claimed_names(self) -> list[NameClaimed]: ...
+
+    def ratings(self) -> list[StoredRating]: ...
+
+    def tournaments(self, limit: int = 200) -> list[dict[str, Any]]: ...
+
+    def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]: ...
+
+    def profile(self, player: str, viewer: str | None = None) -> tuple[list[StoredRating], list[dict[str, Any]]]: ...
+
+    def list_games(
+        self,
+        player: str | None = None,
+        game: str | None = None,
+        limit: int = 20,
+        viewer: str | None = None,
+        room: str | None = None,
+    ) -> list[dict[str, Any]]: ...
+
+    def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None: ...
+
+    def close(self) -> None: ...
+
+
+PG_SCHEMES = ("postgresql", "postgres")
+
+
+def is_postgres(target: str) -> bool:
+    """Whether `--db` names a PostgreSQL database (a postgresql:// or postgres:// URL) rather than a SQLite file."""
+    return target.split("://", 1)[0].lower() in PG_SCHEMES and "://" in target
+
+
+def open_store(target: str) -> StoreBackend:
+    """The store `--db` names: a `postgresql://` (or `postgres://`) URL opens PostgreSQL, anything else a SQLite
+    file (or ":memory:"). StoreError, one line, if it cannot be used."""
+    if is_postgres(target):
+        from gamenight.server.store_pg import PgStore  # psycopg loads only for a PostgreSQL store
+
+        return PgStore(target)
+    return Store(target)
+
+
+def shown(target: str) -> str:
+    """`--db` as it may be printed or logged: a URL's password replaced by ***."""
+    if not is_postgres(target):
+        return target
+    try:
+        parts = urlsplit(target)
+        if parts.password is None:
+            return target
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    except ValueError:
+        return target.split("://", 1)[0] + "://***"
 
 
 class Store:
