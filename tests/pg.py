@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 BINARIES = ("initdb", "postgres")
+PASSWORD = "gamenight-test"  # the `postgres` superuser's, asked over TCP
 
 
 def find_bin_dir() -> Path | None:
@@ -58,9 +59,26 @@ class PgServer:
             shutil.chown(self.root, self.user)
         self.root.chmod(0o700)
         log = self.root / "initdb.log"
+        password = self.root / "password"
+        password.write_text(PASSWORD + "\n")
+        if self.user is not None:
+            shutil.chown(password, self.user)
         with log.open("wb") as out:
+            # Over TCP (the tests' URLs) a password is asked, so a wrong one fails as on a real server.
             done = subprocess.run(
-                [self.bin_dir / "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"],
+                [
+                    self.bin_dir / "initdb",
+                    "-D",
+                    data,
+                    "-U",
+                    "postgres",
+                    f"--pwfile={password}",
+                    "--auth-local=trust",
+                    "--auth-host=scram-sha-256",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 user=self.user,
@@ -106,7 +124,7 @@ class PgServer:
 
     def url(self, dbname: str) -> str:
         """The URL of one database of this server."""
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
+        return f"postgresql://postgres:{PASSWORD}@127.0.0.1:{self.port}/{dbname}"
 
     def new_database(self) -> str:
         """A new, empty database; returns its URL."""
@@ -117,6 +135,14 @@ class PgServer:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name} TEMPLATE template0 STRATEGY file_copy")
         return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        """Drop a database `new_database` made (its connections are cut), so a session's tests keep little disk."""
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     def stop(self) -> None:
         """Fast shutdown (SIGINT), SIGKILL if it hangs; remove the folder."""
