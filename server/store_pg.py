@@ -18,7 +18,9 @@ cluster's nodes all write here (docs/architecture.md, "A cluster"); one process 
 - psycopg is imported with this module, which `open_store` imports only for a PostgreSQL URL.
 - Errors reach callers as `StoreError` with one line (`Fenced` stays `Fenced`). A lost connection makes the
   write in flight raise (the outgoing path then stops its rooms loudly, as for a full disk with SQLite); the
-  next call connects again.
+  next call connects again. Writes are synchronous, on the event loop, like SQLite's: a connection attempt is
+  bounded (CONNECT_TIMEOUT_S, then RECONNECT_PAUSE_S of failing at once), a dead peer is noticed by libpq's TCP
+  timeouts (TCP_DEFAULTS) and a row lock is waited for at most LOCK_TIMEOUT.
 """
 
 from __future__ import annotations
@@ -62,7 +64,17 @@ from gamenight.server.store import (
 )
 
 PG_SCHEMA_VERSION = 1
-CONNECT_TIMEOUT_S = 5  # a server that does not answer fails the start (or the write) instead of hanging it
+CONNECT_TIMEOUT_S = 3  # a server that does not answer fails the start (or the write) instead of hanging it
+RECONNECT_PAUSE_S = 5.0  # after a failed reconnect, calls fail at once for this long (the event loop waits on writes)
+# libpq's TCP settings: a connection to a server that vanished (power, network) fails within seconds instead of
+# the kernel's minutes; each can be overridden in the URL.
+TCP_DEFAULTS = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 2,
+    "tcp_user_timeout": 5000,
+}
 LOCK_TIMEOUT = "2s"  # as SQLite's busy_timeout: wait that long for another writer's row lock, then fail
 MIGRATION_LOCK = 0x67616D65  # the advisory lock taken while the schema is checked or upgraded ("game")
 
@@ -202,9 +214,12 @@ class PgStore:
             raise StoreError(f"bad database URL {self.shown}: {one_line(exc)}") from None
         params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         params.setdefault("application_name", "gamenight")
+        for name, value in TCP_DEFAULTS.items():
+            params.setdefault(name, value)
         self._conninfo = conninfo.make_conninfo("", **params)
         self._lock = threading.Lock()  # one statement sequence at a time on the connection
         self._conn: psycopg.Connection[Any] | None = None
+        self._paused_until = 0.0  # monotonic: no reconnect before this (the last one failed)
         self._connect()
         self._migrate()
 
@@ -216,12 +231,15 @@ class PgStore:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if time.monotonic() < self._paused_until:
+            raise StoreError(f"cannot use the database {self.shown}: not reachable a moment ago; retrying soon")
         try:
             # autocommit: each read is its own snapshot (a reader thread never holds an old transaction open);
             # writes open their transaction explicitly.
             conn = psycopg.connect(self._conninfo, autocommit=True)
             conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
         except psycopg.Error as exc:
+            self._paused_until = time.monotonic() + RECONNECT_PAUSE_S
             raise StoreError(f"cannot use the database {self.shown}: {one_line(exc)}") from None
         self._conn = conn
         return conn

@@ -7,6 +7,8 @@ Every test here takes `target` (what `--db` would say) and runs once per backend
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -433,3 +435,14 @@ def test_postgres_nodes_starting_together_create_the_schema_once(pg_url: str) ->
     assert [r.code for r in opened[3].unfinished_rooms()] == ["ROOM1"]
     for store in opened:
         store.close()
+
+
+def test_the_default_sqlite_server_does_not_load_psycopg(tmp_path: Path) -> None:
+    """psycopg is imported only for a postgresql:// --db: a server on SQLite runs without the cluster extra."""
+    code = (
+        "import sys; import gamenight.server.__main__, gamenight.server.app;"
+        "from gamenight.server.store import open_store;"
+        f"open_store({str(tmp_path / 'g.db')!r}).close(); print('psycopg' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
