@@ -44,8 +44,9 @@ def free_port() -> int:
 class PgServer:
     """One PostgreSQL server in a temporary folder, stopped (and the folder removed) by `stop`."""
 
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, fsync: bool = False) -> None:
         self.bin_dir = bin_dir
+        self.fsync = fsync  # the tests run without (see above); bench/db.py with
         self.root = Path(tempfile.mkdtemp(prefix="gamenight-pg-"))
         self.port = free_port()
         self.user = None if os.geteuid() != 0 else "postgres"  # root may not run PostgreSQL
@@ -97,10 +98,7 @@ class PgServer:
                 self.root,
                 "-c",
                 "listen_addresses=127.0.0.1",
-                "-c",
-                "fsync=off",
-                "-c",
-                "full_page_writes=off",
+                *(() if self.fsync else ("-c", "fsync=off", "-c", "full_page_writes=off")),
                 "-c",
                 "max_connections=200",
             ],
