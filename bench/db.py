@@ -1,6 +1,7 @@
 """How much a stored move costs the event loop: the store write the server makes before each broadcast.
 
     python bench/db.py [--moves 5000] [--repeat 3] [--batch 1] [--fenced] [--backends sqlite,postgresql] [--pg URL]
+                       [--no-fsync] [--async-commit]
 
 Writes MoveRecorded batches (`--batch` moves per transaction; 1 is one move per loop turn, as under light load)
 to each backend and prints the median microseconds per batch commit with p99, and the implied moves per second:
@@ -55,7 +56,7 @@ def sqlite_target() -> Iterator[Callable[[], str]]:
 
 
 @contextmanager
-def pg_target(url: str | None, fsync: bool, needed: bool) -> Iterator[Callable[[], str]]:
+def pg_target(url: str | None, fsync: bool, needed: bool, async_commit: bool) -> Iterator[Callable[[], str]]:
     """The given PostgreSQL database, or a new database per run on a temporary server."""
     if url is not None or not needed:
         yield lambda: url or ""
@@ -66,8 +67,9 @@ def pg_target(url: str | None, fsync: bool, needed: bool) -> Iterator[Callable[[
     if bin_dir is None:
         sys.exit("bench/db.py: no initdb/postgres found; pass --pg URL or --backends sqlite")
     server = PgServer(bin_dir, fsync=fsync).start()
+    query = "?options=-c%20synchronous_commit%3Doff" if async_commit else ""
     try:
-        yield server.new_database
+        yield lambda: server.new_database() + query
     finally:
         server.stop()
 
@@ -82,11 +84,19 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--pg", default=None, help="a PostgreSQL URL to use instead of a temporary server")
     parser.add_argument("--no-fsync", action="store_true", help="the temporary PostgreSQL runs with fsync=off")
+    parser.add_argument(
+        "--async-commit",
+        action="store_true",
+        help="the store sets synchronous_commit=off (in its URL: ?options=-c%%20synchronous_commit%%3Doff)",
+    )
     args = parser.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     medians: dict[str, list[float]] = {b: [] for b in backends}
     p99s: dict[str, list[float]] = {b: [] for b in backends}
-    with sqlite_target() as sqlite_next, pg_target(args.pg, not args.no_fsync, "postgresql" in backends) as pg_next:
+    with (
+        sqlite_target() as sqlite_next,
+        pg_target(args.pg, not args.no_fsync, "postgresql" in backends, args.async_commit) as pg_next,
+    ):
         targets = {"sqlite": sqlite_next, "postgresql": pg_next}
         for _ in range(args.repeat):
             for backend in backends:  # alternating: both backends see the same load
@@ -97,7 +107,11 @@ def main() -> None:
                     store.close()
                 medians[backend].append(statistics.median(times))
                 p99s[backend].append(times[int(0.99 * len(times))])
-    mode = f"batches of {args.batch}" + (", fenced" if args.fenced else "")
+    mode = (
+        f"batches of {args.batch}"
+        + (", fenced" if args.fenced else "")
+        + (", async commit" if args.async_commit else "")
+    )
     for backend in backends:
         median = statistics.median(medians[backend])
         print(
