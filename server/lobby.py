@@ -125,7 +125,7 @@ UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full o
 
 
 class History(Protocol):
-    """Where finished games are read from (the SQLite store)."""
+    """Where finished games are read from (the store: SQLite or PostgreSQL, server/store.py `StoreBackend`)."""
 
     def list_games(
         self, player: str | None, game: str | None, limit: int, viewer: str | None, room: str | None = None
