@@ -163,4 +163,11 @@ def unavailable() -> str | None:
         return "psycopg is not installed (pip install -e '.[test]')"
     if find_bin_dir() is None:
         return "PostgreSQL's initdb/postgres not found (on PATH or in /usr/lib/postgresql/*/bin); .ci/run installs them"
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root, and there is no `postgres` user to run PostgreSQL as (the package creates it)"
     return None
