@@ -8,8 +8,6 @@ import sqlite3
 import subprocess
 import sys
 
-import pytest
-
 from gamenight.protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
 from gamenight.server.store import MIGRATIONS, SCHEMA_VERSION, Store
 
