@@ -221,7 +221,11 @@ class PgStore:
         self._conn: psycopg.Connection[Any] | None = None
         self._paused_until = 0.0  # monotonic: no reconnect before this (the last one failed)
         self._connect()
-        self._migrate()
+        try:
+            self._migrate()
+        except BaseException:
+            self.close()
+            raise
 
     # -- the connection -----------------------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Any]:

@@ -446,3 +446,33 @@ def test_the_default_sqlite_server_does_not_load_psycopg(tmp_path: Path) -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_postgres_schema_has_the_tables_columns_and_indexes_of_sqlites(pg_url: str, tmp_path: Path) -> None:
+    """A new PostgreSQL database gets the current version and the same tables, columns and indexes as SQLite's."""
+    import psycopg
+
+    from gamenight.server.store_pg import PG_SCHEMA_VERSION, PgStore
+
+    store = open_store(pg_url)
+    assert isinstance(store, PgStore) and store.schema_version() == PG_SCHEMA_VERSION
+    store.close()
+    lite = open_store(str(tmp_path / "g.db"))
+    lite.close()
+    db = sqlite3.connect(tmp_path / "g.db")
+    tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") if t != "sqlite_sequence"]
+    lite_columns = {t: {c[1] for c in db.execute(f"PRAGMA table_info({t})")} for t in tables}
+    lite_indexes = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    db.close()
+    with psycopg.connect(pg_url) as conn:
+        pg_columns: dict[str, set[str]] = {}
+        for table, column in conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+        ):
+            pg_columns.setdefault(table, set()).add(column)
+        pg_indexes = {n for (n,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")}
+    assert pg_columns.pop("gamenight_schema") == {"version"}
+    assert pg_columns == lite_columns
+    assert {n for n in lite_indexes if not n.startswith("sqlite_autoindex")} == {
+        n for n in pg_indexes if not n.endswith("_pkey")
+    }
