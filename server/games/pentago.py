@@ -190,6 +190,10 @@ def rotation_result(black: Bitboard, white: Bitboard) -> Outcome | None:
     return result
 
 
+_SEATS = (frozenset((0,)), frozenset((1,)))  # `to_move` answers, built once (asked several times a move)
+_NOBODY: frozenset[int] = frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class PentagoMove:
     """Place on `cell`, then turn `quadrant` (0-3) clockwise or not; `quadrant` None for a winning placement.
@@ -361,7 +365,7 @@ class Pentago(Game[PentagoState, PentagoMove]):
 
     def to_move(self, state: PentagoState) -> frozenset[int]:
         """The seat whose turn it is, or nobody once the game is over."""
-        return frozenset() if state.result is not None else frozenset((state.turn,))
+        return _NOBODY if state.result is not None else _SEATS[state.turn]
 
     def legal_moves(self, state: PentagoState, seat: int) -> list[PentagoMove]:
         """Every empty cell x 8 rotations (cell, then quadrant, cw first); a winning placement once, bare."""
