@@ -64,6 +64,8 @@ POLICY_VIOLATION = 1008
 AI_NICENESS = 10  # added to the AI workers' nice value
 WORKER_WATCH_S = 1.0  # how often an AI worker checks that the server process still exists
 CLOSE_TIMEOUT_S = 2.0
+HISTORY_REQUESTS = (ListGames, GetGame, Leaderboard, Profile)
+"""Requests answered in the history thread (`GameServer._history`)."""
 AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not None)
 """Every game's AI module, preloaded in the AI workers (never in this process)."""
 
@@ -325,7 +327,8 @@ class GameServer:
                     except TimeoutError:
                         await self._close(ws, IDLE_CLOSE, "idle")
                         break
-                await self._address_turn(ip)
+                if self.config.messages_per_ip_per_s:
+                    await self._address_turn(ip)
                 if self.config.rate and not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
                         await self._close(ws, POLICY_VIOLATION, "too many messages")
@@ -389,7 +392,7 @@ class GameServer:
         try:
             if session is None:
                 return self._hello(ws, msg)
-            if isinstance(msg, ListGames | GetGame | Leaderboard | Profile) and self._history_pool is not None:
+            if isinstance(msg, HISTORY_REQUESTS) and self._history_pool is not None:
                 self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
@@ -496,8 +499,9 @@ class GameServer:
         `_lost` takes the rooms offline and the requester (connection, session, request id) gets `unavailable`.
         """
         frames = []
+        connections = self.connections
         for send in out.sends:
-            targets = [ws for s in send.to if (ws := self.connections.get(s)) is not None]
+            targets = [ws for s in send.to if (ws := connections.get(s)) is not None]
             if targets:
                 frames.append((targets, encode(send.message)))
         if out.records:
