@@ -9,9 +9,10 @@ with the protocol's codec and counted: "mover" is the seat that just moved, "oth
 "spectator" a watcher. The same script runs against older trees (it uses only the lobby and the codec), which is
 how docs/performance.md compares protocol 1 with protocol 2. No timing: the figures are exact for the seed.
 
-`--cpu` measures instead the server's CPU time per move for deciding it and encoding what it sends
-(`Lobby.handle` plus `encode` of each message; no sockets, no disk): the least of 5 runs of 60 games, in process
-CPU time, so other work on the machine inflates it less than wall-clock figures.
+`--cpu` measures instead the server's CPU time per move for reading the request, deciding it and encoding what
+it sends (`decode` of the `move` frame, `Lobby.handle`, `encode` of each message; no sockets, no disk): the least
+of 5 runs of 60 games, in process CPU time, so other work on the machine inflates it less than wall-clock figures.
+To compare two trees, run this script with each tree's Python environment (it imports only `gamenight`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gamenight.protocol import PROTOCOL_VERSION, encode
+from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.messages import CreateRoom, Hello, Join, MakeMove
 from gamenight.server.lobby import Lobby
 
@@ -61,7 +62,8 @@ def run(game: str, games: int = 20) -> None:
 
 
 def cpu_per_move(game: str, games: int = 60) -> float:
-    """Microseconds of CPU per move spent in `Lobby.handle` and encoding its messages, over `games` random games."""
+    """Microseconds of CPU per move spent decoding the request, in `Lobby.handle` and encoding its messages, over
+    `games` random games."""
     rng = random.Random(2)
     spent, moves = 0.0, 0
     for _ in range(games):
@@ -75,8 +77,9 @@ def cpu_per_move(game: str, games: int = 60) -> float:
         while room.status == "playing":
             (seat,) = room.game.to_move(room.state)
             move = rng.choice(room.game.legal_notation(room.state, seat))
+            frame = encode(MakeMove(room=code, move=move, seq=room.seq, id=moves))
             started = time.process_time()
-            out = lobby.handle(sessions[seat], MakeMove(room=code, move=move, seq=room.seq, id=moves), 1.0)
+            out = lobby.handle(sessions[seat], decode(frame), 1.0)
             for send in out.sends:
                 encode(send.message)
             spent += time.process_time() - started

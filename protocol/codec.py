@@ -7,13 +7,15 @@ a missing or wrongly typed field all raise `ProtocolError`, which the server ans
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
 
 from gamenight.protocol.errors import ProtocolError
 from gamenight.protocol.messages import BATCHED_TYPES, FIELD_SPECS, MESSAGE_TYPES, Batch, Message
-from gamenight.protocol.schema import plain, read_fields
+from gamenight.protocol.schema import plain
 
 MAX_FRAME = 64 * 1024  # a frame larger than this is refused before it is parsed
 MAX_SERVER_FRAME = 1024 * 1024  # what a client accepts: a busy lobby's `welcome` lists hundreds of rooms
@@ -21,39 +23,85 @@ MAX_SERVER_FRAME = 1024 * 1024  # what a client accepts: a busy lobby's `welcome
 
 def to_wire(message: Message) -> dict[str, Any]:
     """The message as a plain map, wire keys and all; `id` only when set, fields marked omittable only when set."""
-    wire: dict[str, Any] = {"type": message.type}
-    for spec in FIELD_SPECS[type(message)]:
-        value = getattr(message, spec.name)
-        if spec.name == "id" and value is None:
-            continue
-        if spec.omit and (value is None or value == [] or value == () or value == {}):
-            continue
-        wire[spec.wire] = plain(value) if spec.nested else value
-    if isinstance(message, Batch):
-        wire["messages"] = [to_wire(inner) for inner in message.messages]
+    return _wire_builder(type(message))(message)
+
+
+def _compile_builder(cls: type[Message]) -> Callable[[Message], dict[str, Any]]:
+    """A function building `cls`'s wire map, generated once from its field table (as `dataclasses` builds
+    `__init__`): the keys in field order, with the same rules as a loop over the table would apply, but with
+    no loop, `getattr` or table lookups per message. The server encodes a message for every member of a room
+    on every move, so this is on its hottest path."""
+    lines = ["def build(message):", f"    wire = {{'type': {cls.type!r}}}"]
+    for index, spec in enumerate(FIELD_SPECS[cls]):
+        if not spec.name.isidentifier():
+            raise ValueError(f"{cls.__name__}: field name {spec.name!r} is not an identifier")
+        lines.append(f"    value = message.{spec.name}")
+        if spec.name == "id":
+            lines.append("    if value is not None:")
+        elif spec.omit:
+            lines.append("    if not (value is None or value == [] or value == () or value == {}):")
+        else:
+            lines.append("    if True:")
+        lines.append(f"        wire[WIRE[{index}]] = {'plain(value)' if spec.nested else 'value'}")
+    lines.append("    return wire")
+    namespace: dict[str, Any] = {"plain": plain, "WIRE": tuple(spec.wire for spec in FIELD_SPECS[cls])}
+    exec("\n".join(lines), namespace)  # the source is built above from field names only
+    builder: Callable[[Message], dict[str, Any]] = namespace["build"]
+    return builder
+
+
+_BUILDERS: dict[type[Message], Callable[[Message], dict[str, Any]]] = {}
+
+
+def _wire_builder(cls: type[Message]) -> Callable[[Message], dict[str, Any]]:
+    """The compiled wire-map builder of a message class (made on first use)."""
+    builder = _BUILDERS.get(cls)
+    if builder is None:
+        builder = _BUILDERS[cls] = _batch_wire if cls is Batch else _compile_builder(cls)
+    return builder
+
+
+def _batch_wire(message: Message) -> dict[str, Any]:
+    """A `batch` as a plain map: its messages each as their own map (the server builds batch frames around
+    encoded messages with `encode_batch` instead; this is for tests and tools)."""
+    assert isinstance(message, Batch)
+    wire: dict[str, Any] = {"type": Batch.type, "room": message.room}
+    if message.id is not None:
+        wire["id"] = message.id
+    wire["messages"] = [to_wire(inner) for inner in message.messages]
     return wire
+
+
+_local = threading.local()  # one msgpack Packer per thread (a Packer is reused, and is not safe to share)
+
+
+def _packer() -> Any:
+    """This thread's Packer: reusing one saves building a Packer per message, as `msgpack.packb` does."""
+    packer = getattr(_local, "packer", None)
+    if packer is None:
+        packer = _local.packer = msgpack.Packer(use_bin_type=True)
+    return packer
 
 
 def encode(message: Message) -> bytes:
     """Serialize one message to the bytes of one binary frame."""
-    data: bytes = msgpack.packb(to_wire(message), use_bin_type=True)
+    builder = _BUILDERS.get(type(message)) or _wire_builder(type(message))
+    data: bytes = _packer().pack(builder(message))
     return data
-
-
-_PACKER = msgpack.Packer(use_bin_type=True)
 
 
 def encode_batch(room: str, encoded: list[bytes]) -> bytes:
     """The `batch` frame of one room's already-encoded messages, built around their bytes without decoding them
     again (each message is encoded once, whatever number of frames it then travels in)."""
+    packer = _packer()
     head: bytes = (
-        _PACKER.pack_map_header(3)
-        + _PACKER.pack("type")
-        + _PACKER.pack(Batch.type)
-        + _PACKER.pack("room")
-        + _PACKER.pack(room)
-        + _PACKER.pack("messages")
-        + _PACKER.pack_array_header(len(encoded))
+        packer.pack_map_header(3)
+        + packer.pack("type")
+        + packer.pack(Batch.type)
+        + packer.pack("room")
+        + packer.pack(room)
+        + packer.pack("messages")
+        + packer.pack_array_header(len(encoded))
     )
     return head + b"".join(encoded)
 
@@ -112,7 +160,7 @@ def from_wire(raw: Any) -> Message:
     cls = MESSAGE_TYPES.get(kind)
     if cls is None:
         raise ProtocolError(f"unknown message type {kind[:40]!r}", rid)
-    values = read_fields(cls, raw, rid, kind)
+    values = (_READERS.get(cls) or _reader(cls))(raw, rid, kind)
     if isinstance(values.get("id"), int) and not -(2**53) <= values["id"] <= 2**53:
         raise ProtocolError("field 'id' is out of range", None)
     if cls is Batch:
@@ -129,6 +177,42 @@ def _batched(raw: Any, room: str, rid: int | None) -> Message:
     if getattr(message, "room", None) != room:
         raise ProtocolError("a batch carries messages of its own room only", rid)
     return message
+
+
+def _compile_reader(cls: type[Message]) -> Callable[[dict[Any, Any], int | None, str], dict[str, Any]]:
+    """A function doing what `schema.read_fields` does for `cls`, generated once from its field table: the same
+    checks in the same order, with the same errors, unrolled (every request a client sends is read by one)."""
+    lines = ["def read(raw, rid, what):", "    values = {}"]
+    for index, spec in enumerate(FIELD_SPECS[cls]):
+        if not spec.name.isidentifier():
+            raise ValueError(f"{cls.__name__}: field name {spec.name!r} is not an identifier")
+        lines += [
+            f"    if WIRE[{index}] in raw:",
+            "        try:",
+            f"            values[{spec.name!r}] = CONVERT[{index}](raw[WIRE[{index}]], rid)",
+            "        except ProtocolError as exc:",
+            f"            raise ProtocolError(f'field {{WIRE[{index}]!r}}: {{exc}}', rid) from None",
+        ]
+        if spec.required:
+            lines += ["    else:", f"        raise ProtocolError(f'{{what}} needs field {{WIRE[{index}]!r}}', rid)"]
+    lines.append("    return values")
+    namespace: dict[str, Any] = {
+        "ProtocolError": ProtocolError,
+        "WIRE": tuple(spec.wire for spec in FIELD_SPECS[cls]),
+        "CONVERT": tuple(spec.convert for spec in FIELD_SPECS[cls]),
+    }
+    exec("\n".join(lines), namespace)  # the source is built above from field names only
+    reader: Callable[[dict[Any, Any], int | None, str], dict[str, Any]] = namespace["read"]
+    return reader
+
+
+_READERS: dict[type[Message], Callable[[dict[Any, Any], int | None, str], dict[str, Any]]] = {}
+
+
+def _reader(cls: type[Message]) -> Callable[[dict[Any, Any], int | None, str], dict[str, Any]]:
+    """The compiled field reader of a message class (made on first use)."""
+    reader = _READERS[cls] = _compile_reader(cls)
+    return reader
 
 
 def decode(data: bytes, limit: int = MAX_FRAME) -> Message:

@@ -1,8 +1,8 @@
 """`gamenight-server` / `python -m gamenight.server`: run the game server, or export a finished game.
 
-gamenight-server [--host H] [--port P] [--db PATH] [--certfile C --keyfile K] [--ai-workers N]
-gamenight-server export GAME_ID [--db PATH]
-gamenight-server [--db PATH] calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100]
+gamenight-server [--host H] [--port P] [--db PATH|URL] [--certfile C --keyfile K] [--ai-workers N]
+gamenight-server export GAME_ID [--db PATH|URL]
+gamenight-server [--db PATH|URL] calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from platformdirs import user_data_dir
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.guard import FrameLimits
 from gamenight.server.lobby import LobbyLimits
-from gamenight.server.store import Store, StoreError
+from gamenight.server.store import StoreError, open_store, shown
 
 log = logging.getLogger("gamenight.server")
 
@@ -42,7 +42,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--db",
         default=None,
         help="SQLite file keeping rooms, moves and finished games (default: in your data folder;"
-        " ':memory:' keeps nothing across restarts)",
+        " ':memory:' keeps nothing across restarts), or a PostgreSQL database as postgresql://user:pass@host/dbname"
+        " (needs the cluster extra: pip install 'gamenight[cluster]')",
     )
     commands = parser.add_subparsers(dest="command")
     export = commands.add_parser("export", help="print a finished game in the replay format (docs/replay.md)")
@@ -177,13 +178,13 @@ async def serve_until_signalled(config: ServerConfig) -> None:
 
 def export_game(db: str, game_id: int) -> int:
     """Print one finished game as JSON; exit status 1 if there is no such game."""
-    store = Store(db)
+    store = open_store(db)
     try:
         record = store.get_game(game_id)
     finally:
         store.close()
     if record is None:
-        print(f"gamenight-server: no finished game {game_id} in {db}", file=sys.stderr)
+        print(f"gamenight-server: no finished game {game_id} in {shown(db)}", file=sys.stderr)
         return 1
     print(json.dumps(record, indent=2))
     return 0

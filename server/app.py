@@ -20,9 +20,10 @@ import os
 import ssl
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from http import HTTPStatus
 from typing import Any
 
@@ -41,7 +42,15 @@ from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import NameClaimed, Record, Store, TournamentSaved
+from gamenight.server.store import (
+    GameFinished,
+    NameClaimed,
+    Record,
+    StoreBackend,
+    StoreError,
+    TournamentSaved,
+    open_store,
+)
 
 log = logging.getLogger("gamenight.server")
 
@@ -57,6 +66,8 @@ POLICY_VIOLATION = 1008
 AI_NICENESS = 10  # added to the AI workers' nice value
 WORKER_WATCH_S = 1.0  # how often an AI worker checks that the server process still exists
 CLOSE_TIMEOUT_S = 2.0
+HISTORY_REQUESTS = (ListGames, GetGame, Leaderboard, Profile)
+"""Requests answered in the history thread (`GameServer._history`)."""
 AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not None)
 """Every game's AI module, preloaded in the AI workers (never in this process)."""
 
@@ -69,7 +80,7 @@ class ServerConfig:
     port: int = 8765
     ai_workers: int | None = None
     ping_interval: float | None = 20.0
-    db: str | None = None  # SQLite file (or ":memory:"); None keeps nothing
+    db: str | None = None  # SQLite file (or ":memory:") or a postgresql:// URL; None keeps nothing
     certfile: str | None = None  # with keyfile: serve wss://
     keyfile: str | None = None
     rate: float = 20.0  # messages per second a connection may send, sustained
@@ -169,10 +180,10 @@ class GameServer:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.store = Store(config.db) if config.db else None
-        # History is read off the event loop, through a connection of its own (a file database; ":memory:" has
-        # one connection only, so there it is read on the loop).
-        self.reader = Store(config.db) if config.db and config.db != ":memory:" else None
+        self.store: StoreBackend | None = open_store(config.db) if config.db else None
+        # History is read off the event loop, through a connection of its own (a file or PostgreSQL database;
+        # ":memory:" has one connection only, so there it is read on the loop).
+        self.reader = open_store(config.db) if config.db and config.db != ":memory:" else None
         self._history_pool = ThreadPoolExecutor(1, thread_name_prefix="history") if self.reader else None
         self._history_pending = 0
         self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet
@@ -321,7 +332,8 @@ class GameServer:
                     except TimeoutError:
                         await self._close(ws, IDLE_CLOSE, "idle")
                         break
-                await self._address_turn(ip)
+                if self.config.messages_per_ip_per_s:
+                    await self._address_turn(ip)
                 if self.config.rate and not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
                         await self._close(ws, POLICY_VIOLATION, "too many messages")
@@ -385,7 +397,7 @@ class GameServer:
         try:
             if session is None:
                 return self._hello(ws, msg)
-            if isinstance(msg, ListGames | GetGame | Leaderboard | Profile) and self._history_pool is not None:
+            if isinstance(msg, HISTORY_REQUESTS) and self._history_pool is not None:
                 self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
@@ -493,22 +505,31 @@ class GameServer:
         """
         plan = self._spectators(out) if self.config.spectator_batch_ms and out.sends else None
         frames = []
-        held: list[Held] = []
-        for index, send in enumerate(out.sends):
-            to, waiting = send.to, plan.held.get(index) if plan is not None else None
-            if waiting:
-                to = to - waiting
-            targets = [ws for s in to if (ws := self.connections.get(s)) is not None]
-            watchers = [ws for s in waiting if (ws := self.connections.get(s)) is not None] if waiting else []
-            if targets or watchers:
-                data = encode(send.message)
+        connections = self.connections
+        stored: Callable[[], Frames] | None = None
+        if plan is None:  # nobody watches these rooms and nothing waits: every message at once
+            for send in out.sends:
+                targets = [ws for s in send.to if (ws := connections.get(s)) is not None]
                 if targets:
-                    frames.append((targets, data))
-                if watchers:
-                    code = getattr(send.message, "room", "")
-                    held.append((code, data, watchers, self._window_s(code)))
-        ahead = [ws for s in plan.ahead if (ws := self.connections.get(s)) is not None] if plan is not None else []
-        stored = (lambda: self._hold(held, ahead)) if held or ahead else None
+                    frames.append((targets, encode(send.message)))
+        else:
+            held: list[Held] = []
+            for index, send in enumerate(out.sends):
+                to, waiting = send.to, plan.held.get(index)
+                if waiting:
+                    to = to - waiting
+                targets = [ws for s in to if (ws := connections.get(s)) is not None]
+                watchers = [ws for s in waiting if (ws := connections.get(s)) is not None] if waiting else []
+                if targets or watchers:
+                    data = encode(send.message)
+                    if targets:
+                        frames.append((targets, data))
+                    if watchers:
+                        code = getattr(send.message, "room", "")
+                        held.append((code, data, watchers, self._window_s(code)))
+            ahead = [ws for s in plan.ahead if (ws := connections.get(s)) is not None]
+            if held or ahead:
+                stored = partial(self._hold, held, ahead)  # run by the flush, once the records are stored
         if out.records:
             self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester), stored)
         elif frames or stored is not None:
@@ -581,6 +602,9 @@ class GameServer:
         claims = [record for record in records if isinstance(record, NameClaimed)]
         for claim in claims:
             self.lobby.claim_lost(claim)
+        rated = [(r.player, r.pool) for record in records if isinstance(record, GameFinished) for r in record.ratings]
+        if rated:
+            self._unrate(rated)
         codes = list(
             dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed | TournamentSaved))
         )
@@ -598,6 +622,16 @@ class GameServer:
                 return
             error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
             self.outgoing.add_frame([ws], encode(error))
+
+    def _unrate(self, keys: list[tuple[str, str]]) -> None:
+        """A rated game's record is not on disk: its players' ratings in memory go back to the stored ones."""
+        assert self.store is not None
+        try:
+            stored = self.store.ratings()
+        except StoreError as exc:  # unreadable too: keep the book as it is, and say so
+            log.error("could not read the stored ratings back (%s); ratings in memory may run ahead of the disk", exc)
+            return
+        self.lobby.ratings.revert(keys, stored)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference until it finishes."""

@@ -3,7 +3,7 @@
 The games run in this process, without a network or a server: each is a real `Room` with the `rated` option and
 AI seats, driven the way the server drives it (AI turns answered by `ai.play.choose_move`, ticks for Tron), rated
 by the same `RatingBook` as live games, and each finished game (with its rating changes) is stored through the same
-`Store.write`, so the ratings land in the server's database and the games in its history. Run it while the server
+`StoreBackend.write`, so the ratings land in the server's database and the games in its history. Run it while the server
 is stopped (a running server keeps the ratings it loaded at start-up in memory).
 """
 
@@ -23,7 +23,7 @@ from gamenight.server.outbox import AiSpec, AiTurn, Outbox
 from gamenight.server.rated import Entrant, RatingBook
 from gamenight.server.room import Room, Seat
 from gamenight.server.room_options import split_and_validate
-from gamenight.server.store import GameFinished, Store
+from gamenight.server.store import GameFinished, open_store
 
 MAX_PLIES = 5000  # a game longer than this is a bug, not a calibration game
 
@@ -130,7 +130,7 @@ def calibrate(
     progress: Callable[[int, Room], None] | None = None,
 ) -> list[Calibrated]:
     """Play `games` rated AI-vs-AI games of `game` into the database `db`; the entrants' ratings, best first."""
-    store = Store(db)
+    store = open_store(db)
     try:
         book = RatingBook()
         book.load(store.ratings())

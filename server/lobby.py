@@ -125,7 +125,7 @@ UNAVAILABLE_TEXT = "the server cannot store this room's game (its disk is full o
 
 
 class History(Protocol):
-    """Where finished games are read from (the SQLite store)."""
+    """Where finished games are read from (the store: SQLite or PostgreSQL, server/store.py `StoreBackend`)."""
 
     def list_games(
         self, player: str | None, game: str | None, limit: int, viewer: str | None, room: str | None = None
@@ -265,6 +265,7 @@ class Lobby:
         self.counts_changed = False  # the lobby's counts changed since the last push
         self.online = 0  # sessions connected
         self._summaries: dict[str, RoomSummary] = {}  # room code -> its summary, until the room changes
+        self._busy: dict[str, frozenset[str]] = {}  # room code -> the names seated there while its game runs
         self._listing: list[RoomSummary] | None = None
         self._by_game: dict[str, dict[str, int]] | None = None  # listed rooms by game and status
         self.ratings = RatingBook()  # every rating (server/rated.py), loaded at start-up; rooms rate through it
@@ -1224,6 +1225,20 @@ class Lobby:
         audience = room.audience()
         if audience:
             out.send(audience, RoomInfo.of(self._summary(room)))
+        self._note_busy(room, out)
+
+    def _note_busy(self, room: Room, out: Outbox) -> None:
+        """Presence follows games: a `player` push for each name whose count of games in progress just changed
+        (the room's game started or ended, a seated player left or sat down, the room closed)."""
+        seated: frozenset[str] = frozenset()
+        if room.code in self.rooms and room.status in RUNNING:
+            seated = frozenset(c.name for seat in room.seats if (c := self.clients.get(seat.session or "")) is not None)
+        before = self._busy.pop(room.code, frozenset())
+        if seated:
+            self._busy[room.code] = seated
+        if self.watchers:
+            for name in sorted(before ^ seated):
+                self._push_player(name, out)
 
     def _summary(self, room: Room) -> RoomSummary:
         """A room's summary (kept until the room changes, for the listing and the pushes)."""

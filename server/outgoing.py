@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from websockets.asyncio.server import ServerConnection
+from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
-from gamenight.server.store import Record, Store
+from gamenight.server.store import Record, StoreBackend
 
 log = logging.getLogger("gamenight.server")
 
@@ -34,25 +36,50 @@ MAX_BACKLOG = 1 << 20
 a minute of a busy Tron room is ~150 KiB, so only a client that stopped reading gets near it."""
 
 
-def write_frames(connection: ServerConnection, frames: list[bytes]) -> int:
-    """Send binary messages to one connection with a single transport write; returns the bytes still unsent.
+def frame(message: bytes) -> bytes:
+    """One binary message as a complete websocket frame from the server: FIN and opcode 2, the length, no mask
+    (RFC 6455 section 5.2; a server never masks, and this server negotiates no extension). The bytes are what
+    `protocol.send_binary` would produce; built once per message, they serve every connection it goes to."""
+    length = len(message)
+    if length < 126:
+        return bytes((0x82, length)) + message
+    if length < 65536:
+        return struct.pack("!BBH", 0x82, 126, length) + message
+    return struct.pack("!BBQ", 0x82, 127, length) + message
 
-    This is what `websockets.broadcast` does for one message (frame it with the connection's Sans-I/O
-    protocol, hand the bytes to the transport), done for several messages at once. Like `broadcast`, it does
-    not wait for a slow reader: the frames join the transport's buffer. A connection that is closing is
-    skipped (0).
+
+def write_frames(connection: ServerConnection, frames: list[bytes]) -> int:
+    """Send framed binary messages (`frame`) to one connection with a single transport write; returns the bytes
+    still unsent.
+
+    This is what `websockets.broadcast` does for one message (hand the framed bytes to the transport), done for
+    several messages at once, with frames built once for all their connections. Like `broadcast`, it does not
+    wait for a slow reader: the frames join the transport's buffer. A connection that is closing is skipped (0).
+    Anything websockets itself still has to send goes first; with its frame logging on (debug), the frames go
+    through websockets so that they are logged.
     """
     protocol = connection.protocol
     if protocol.state is not State.OPEN:
         return 0
     try:
-        for frame in frames:
-            protocol.send_binary(frame)
-        connection.transport.write(b"".join(protocol.data_to_send()))
+        if protocol.debug:
+            for framed in frames:
+                protocol.send_frame(Frame(Opcode.BINARY, framed[_header_size(framed) :]))
+            data = b"".join(protocol.data_to_send())
+        elif protocol.writes:
+            data = b"".join(protocol.data_to_send() + frames)
+        else:
+            data = b"".join(frames)
+        connection.transport.write(data)
         return connection.transport.get_write_buffer_size()
     except Exception as exc:  # a transport that broke under us: that connection's handler will see it close
         log.warning("could not write to a connection: %s", exc)
         return 0
+
+
+def _header_size(framed: bytes) -> int:
+    """The length of the header `frame` put before a message."""
+    return 2 if framed[1] < 126 else 4 if framed[1] == 126 else 10
 
 
 @dataclass(slots=True)
@@ -72,7 +99,7 @@ class Outgoing:
 
     def __init__(
         self,
-        store: Store | None,
+        store: StoreBackend | None,
         on_backlog: Callable[[ServerConnection], None] | None = None,
         max_backlog: int = MAX_BACKLOG,
     ) -> None:
@@ -125,13 +152,14 @@ class Outgoing:
             frames = decision.frames
             if decision.stored is not None:
                 frames = self._stored(decision.stored) + frames
-            for connections, frame in frames:
+            for connections, message in frames:
+                framed = frame(message)  # once per message, whatever the number of its connections
                 for connection in connections:
                     queue = queues.get(connection)
                     if queue is None:
-                        queues[connection] = [frame]
+                        queues[connection] = [framed]
                     else:
-                        queue.append(frame)
+                        queue.append(framed)
         for connection, queue in queues.items():
             unsent = write_frames(connection, queue)
             if self.max_backlog and unsent > self.max_backlog and self.on_backlog is not None:

@@ -129,6 +129,18 @@ class RatingBook:
                 row.rated_at,
             )
 
+    def revert(self, keys: Iterable[tuple[str, str]], stored: Iterable[StoredRating]) -> None:
+        """Put these (player key, pool) standings back to what the store holds (a rated game was not stored).
+
+        `rate` books a game's changes at once; when the game's record then fails to reach the disk, its players'
+        standings go back to the stored rows (removed if they have none), so the next game starts from what a
+        restart would load and the book never runs ahead of the disk.
+        """
+        wanted = set(keys)
+        for key in wanted:
+            self.standings.pop(key, None)
+        self.load(row for row in stored if (row.player, row.pool) in wanted)
+
     def current(self, entrant: Entrant, pool: str, now: float) -> Rating:
         """The entrant's rating going into a game at `now`: stored, with its RD grown for the days since."""
         standing = self.standings.get((entrant.key, pool))

@@ -187,7 +187,10 @@ class Room:
 
     def seat_of(self, session: str) -> Seat | None:
         """The seat `session` holds here, if any."""
-        return next((s for s in self.seats if s.session == session), None)
+        for seat in self.seats:  # a plain loop: asked on every move, where a generator costs more than the search
+            if seat.holder is not None and seat.holder.session == session:
+                return seat
+        return None
 
     def is_member(self, session: str) -> bool:
         """True if `session` holds a seat or watches."""
@@ -469,7 +472,7 @@ class Room:
         out.extend(self.driver.announce(before, moves, notation, tuple(notes), ai_info, request_id))
         if outcome is not None:
             self.send_snapshot(out)  # the final state in full, with the same seq
-        return out.extend(self.ai_turns())
+        return self.ai_turns(out)
 
     def replay(self, notation: str) -> None:
         """Re-apply a stored move while restoring a room (no messages: nobody is connected yet)."""
@@ -488,9 +491,10 @@ class Room:
             return Outbox()
         return self.driver.ai_moved(seat, self._parse(text), info)
 
-    def ai_turns(self) -> Outbox:
-        """Ask for a move from every AI (or stand-in) seat that must move now."""
-        out = Outbox()
+    def ai_turns(self, out: Outbox | None = None) -> Outbox:
+        """Ask for a move from every AI (or stand-in) seat that must move now (added to `out`, if given)."""
+        if out is None:
+            out = Outbox()
         if self.status != RoomStatus.PLAYING:
             return out
         for index in sorted(self.game.to_move(self.state)):

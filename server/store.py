@@ -1,4 +1,4 @@
-"""Persistence in SQLite: rooms, seats, every applied move, and finished games.
+"""Persistence: rooms, seats, every applied move, and finished games, in SQLite (`Store`) or PostgreSQL.
 
 Rooms describe what happened as `Record` values in their outbox; the network layer hands them to
 `Store.write` before it sends the matching broadcast, so a move a player has seen is always on disk.
@@ -7,6 +7,10 @@ restored position is exactly the one that was played — nothing derived is stor
 
 The schema is versioned; `MIGRATIONS[n]` upgrades version n to n+1. A database written by a newer
 gamenight is refused rather than guessed at.
+
+`StoreBackend` is the interface the server uses; `open_store` picks the backend from `--db`: a
+`postgresql://` URL opens `PgStore` (server/store_pg.py, a store every node of a cluster shares; psycopg is
+imported only then), anything else the SQLite file as before.
 """
 
 from __future__ import annotations
@@ -14,12 +18,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -158,6 +163,10 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX games_by_room ON games(room, game_no);
     """,
+    # Fencing for a cluster of nodes sharing the database (docs/architecture.md, "A cluster"): the epoch of the
+    # room's current owner. Claiming a room raises it; a write that holds an older epoch is refused whole, so a
+    # node that lost a room (paused, cut off, its lease expired) can never write over the new owner's moves.
+    7: "ALTER TABLE rooms ADD COLUMN owner_epoch INTEGER NOT NULL DEFAULT 0",
 }
 MAX_LEADERBOARD_OFFSET = 10_000  # a leaderboard page starts at most this far down (the index walk stays bounded)
 MAX_LEADERBOARD_LIMIT = 100
@@ -166,6 +175,16 @@ RECENT_RATED = 10  # rated games a profile lists
 
 class StoreError(RuntimeError):
     """The database cannot be used (e.g. it was written by a newer gamenight)."""
+
+
+class Fenced(StoreError):
+    """A write for a room was refused: another owner claimed the room since this writer's epoch (nothing written)."""
+
+    def __init__(self, code: str, held: int, current: int) -> None:
+        super().__init__(f"room {code} is owned under epoch {current}; this writer holds {held}")
+        self.code = code
+        self.held = held
+        self.current = current
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +361,79 @@ class StoredRoom:
     clocks: list[list[int]] = field(default_factory=list)  # each position's times, from ply 0 (clocked games)
 
 
+class StoreBackend(Protocol):
+    """What the server, `export` and `calibrate` use of a store; `Store` (SQLite) and `PgStore` (PostgreSQL) have it.
+
+    Both keep the same records with the same meaning: `write` is one transaction (all of the batch or none of
+    it), and its `fences` are checked inside that transaction against the epochs `claim_room` raises.
+    """
+
+    def write(self, records: list[Record], fences: Mapping[str, int] | None = None) -> None: ...
+
+    def claim_room(self, code: str) -> int | None: ...
+
+    def open_room(self, code: str) -> StoredRoom | None: ...
+
+    def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]: ...
+
+    def purge_closed(self, before: float) -> int: ...
+
+    def claimed_names(self) -> list[NameClaimed]: ...
+
+    def ratings(self) -> list[StoredRating]: ...
+
+    def tournaments(self, limit: int = 200) -> list[dict[str, Any]]: ...
+
+    def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]: ...
+
+    def profile(self, player: str, viewer: str | None = None) -> tuple[list[StoredRating], list[dict[str, Any]]]: ...
+
+    def list_games(
+        self,
+        player: str | None = None,
+        game: str | None = None,
+        limit: int = 20,
+        viewer: str | None = None,
+        room: str | None = None,
+    ) -> list[dict[str, Any]]: ...
+
+    def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None: ...
+
+    def close(self) -> None: ...
+
+
+PG_SCHEMES = ("postgresql", "postgres")
+
+
+def is_postgres(target: str) -> bool:
+    """Whether `--db` names a PostgreSQL database (a postgresql:// or postgres:// URL) rather than a SQLite file."""
+    return target.split("://", 1)[0].lower() in PG_SCHEMES and "://" in target
+
+
+def open_store(target: str) -> StoreBackend:
+    """The store `--db` names: a `postgresql://` (or `postgres://`) URL opens PostgreSQL, anything else a SQLite
+    file (or ":memory:"). StoreError, one line, if it cannot be used."""
+    if is_postgres(target):
+        from gamenight.server.store_pg import PgStore  # psycopg loads only for a PostgreSQL store
+
+        return PgStore(target)
+    return Store(target)
+
+
+def shown(target: str) -> str:
+    """`--db` as it may be printed or logged: a URL's password replaced by ***."""
+    if not is_postgres(target):
+        return target
+    try:
+        parts = urlsplit(target)
+        if parts.password is None:
+            return target
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    except ValueError:
+        return target.split("://", 1)[0] + "://***"
+
+
 class Store:
     """The server's SQLite database (a file, or ":memory:" for tests)."""
 
@@ -354,6 +446,9 @@ class Store:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
                 self.db.execute("PRAGMA synchronous = NORMAL")
+                # Another process may share the file (the history reader, cluster nodes on one machine): wait for
+                # its write to finish instead of failing at once.
+                self.db.execute("PRAGMA busy_timeout = 2000")
             self._migrate()
         except sqlite3.Error as exc:  # not a database, unreadable, read-only, a folder: one line, not a traceback
             raise StoreError(f"cannot use the database {path}: {exc}") from None
@@ -375,19 +470,44 @@ class Store:
             version += 1
 
     # -- writing ------------------------------------------------------------------------------------------
-    def write(self, records: list[Record]) -> None:
-        """Store a batch of records in one transaction."""
+    def write(self, records: list[Record], fences: Mapping[str, int] | None = None) -> None:
+        """Store a batch of records in one transaction.
+
+        `fences` maps room codes to the owner epoch the writer holds (a cluster node; the single process passes
+        none): if any of those rooms exists with another epoch, the whole batch is refused with `Fenced` and
+        nothing is written. A room not stored yet passes (its `RoomSaved` is in the batch, epoch 0).
+        """
         if not records:
             return
         now = time.time()
         with self._transaction():
+            for code, held in (fences or {}).items():
+                row = self.db.execute("SELECT owner_epoch FROM rooms WHERE code = ?", (code,)).fetchone()
+                if row is not None and row[0] != held:
+                    raise Fenced(code, held, row[0])
             for record in records:
                 self._write_one(record, now)
 
+    def claim_room(self, code: str) -> int | None:
+        """Take a stored, open room over: raise its owner epoch and return the new one (None: no such open room).
+
+        Every write of an earlier owner that names this room in its fences is refused from now on.
+        """
+        with self._transaction():
+            row = self.db.execute(
+                "UPDATE rooms SET owner_epoch = owner_epoch + 1 WHERE code = ? AND closed = 0 RETURNING owner_epoch",
+                (code,),
+            ).fetchone()
+        return None if row is None else int(row[0])
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """Run the block in BEGIN ... COMMIT; if the block or the commit fails, roll back and raise."""
-        self.db.execute("BEGIN")
+        """Run the block in BEGIN IMMEDIATE ... COMMIT; if the block or the commit fails, roll back and raise.
+
+        IMMEDIATE takes the write lock first, so a fence check and the writes after it see the same database even
+        when another process shares the file (a deferred transaction could not upgrade its read to a write).
+        """
+        self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
             self.db.execute("COMMIT")  # with WAL the pages reach the disk here: a full disk fails here
@@ -540,6 +660,23 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return rooms
+
+    def open_room(self, code: str) -> StoredRoom | None:
+        """One open room read back, as `unfinished_rooms` reads each (None if it is closed or unknown).
+
+        A cluster node that claims a room (server/cluster) restores it from this. StoreError if its rows are broken.
+        """
+        try:
+            row = self.db.execute(
+                "SELECT code, game, options, room_options, host_name, private, game_no,"
+                " host_token_hash FROM rooms WHERE code = ? AND closed = 0",
+                (code,),
+            ).fetchone()
+            return None if row is None else self._stored_room(row)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise StoreError(f"room {code} cannot be read back: {type(exc).__name__}: {exc}") from None
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
 
     def _stored_room(self, row: tuple[Any, ...]) -> StoredRoom:
         """One open room's rows read back (ValueError / TypeError if a stored value is broken)."""

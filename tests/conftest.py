@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 
 from gamenight.server.app import GameServer, ServerConfig
 from tests.peer import Peer
+from tests.pg import PgServer, find_bin_dir, unavailable
 
 
 @pytest.fixture
@@ -40,3 +41,26 @@ async def peers(url: str) -> AsyncIterator[Callable[..., Awaitable[Peer]]]:
     yield make
     for peer in opened:
         await peer.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL for the session (tests/pg.py), started on first use; skipped only if it cannot be had."""
+    reason = unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    bin_dir = find_bin_dir()
+    assert bin_dir is not None
+    server = PgServer(bin_dir).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database for one test (dropped after it)."""
+    url = pg_server.new_database()
+    yield url
+    pg_server.drop_database(url)

@@ -143,6 +143,9 @@ def positions_per_ply(depth: int, own: Bitboard = 0, taken: Bitboard = 0) -> lis
 
 # -- states ------------------------------------------------------------------------------------------
 
+_SEATS = (frozenset((0,)), frozenset((1,)))  # `to_move` answers, built once (asked several times a move)
+_NOBODY: frozenset[int] = frozenset()
+
 
 @dataclass(frozen=True, slots=True)
 class ConnectFourState:
@@ -240,7 +243,7 @@ class ConnectFour(Game[ConnectFourState, Column]):
 
     def to_move(self, state: ConnectFourState) -> frozenset[int]:
         """The one seat to move, or nobody once the game is over."""
-        return frozenset() if state.over() else frozenset((state.turn,))
+        return _NOBODY if state.over() else _SEATS[state.turn]
 
     def legal_moves(self, state: ConnectFourState, seat: int) -> list[Column]:
         """The columns that are not full, centre first; empty if it is not `seat`'s turn."""

@@ -10,7 +10,7 @@ the rules: the AI imports them for its search, and `Othello` wraps them in the c
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -86,6 +86,8 @@ _SQUARE_OF: dict[int, dict[str, Square]] = {
     size: {name: sq for sq, name in enumerate(names)} for size, names in _NAMES.items()
 }
 _ANY_SIZE_NAMES = frozenset(_NAMES[max(SIZES)])
+_SEAT = (frozenset((BLACK,)), frozenset((WHITE,)))  # `to_move` answers, built once (asked several times a move)
+_NOBODY: frozenset[int] = frozenset()
 
 
 # -- bitboard helpers (the AI's hot path) ------------------------------------------------------------
@@ -203,6 +205,12 @@ class OthelloState:
 
     `turn` is the seat to move (meaningless once `over`). `passed` is the seat that had to pass right
     after the last move, or None. `last_flips` masks the discs the last move flipped; `ply` counts moves.
+
+    `move_mask` is the mask of the squares the side to move may play, known once per position: `_settle` already
+    computes it to decide passes and the game's end, and the server asks for it on every move (the checks,
+    `legal` for the next mover), so it is kept rather than computed again. It is derived, not part of the
+    position: it takes no part in equality, and a state built any other way (`dataclasses.replace`, a test's
+    constructor call) starts with -1, "not known yet", and computes it on first use.
     """
 
     size: int
@@ -213,10 +221,20 @@ class OthelloState:
     passed: int | None
     last_flips: Bitboard
     ply: int
+    known_moves: Bitboard = field(default=-1, init=False, compare=False, repr=False)
 
     def sides(self) -> tuple[Bitboard, Bitboard]:
         """(discs of the side to move, discs of the other side)."""
         return (self.black, self.white) if self.turn == BLACK else (self.white, self.black)
+
+    @property
+    def move_mask(self) -> Bitboard:
+        """The squares the side to move may play, as a mask (0 once the game is over); computed once per state."""
+        mask = self.known_moves
+        if mask < 0:
+            mask = 0 if self.over else legal_mask(*self.sides(), self.size)
+            object.__setattr__(self, "known_moves", mask)  # a cache of a value derived from the frozen fields
+        return mask
 
     def counts(self) -> tuple[int, int]:
         """(black discs, white discs)."""
@@ -226,11 +244,15 @@ class OthelloState:
 def _settle(size: int, black: Bitboard, white: Bitboard, turn: int, flips: Bitboard, ply: int) -> OthelloState:
     """The state with `turn` due to move, after applying the automatic pass or the game's end."""
     own, opp = (black, white) if turn == BLACK else (white, black)
-    if legal_mask(own, opp, size):
-        return OthelloState(size, black, white, turn, False, None, flips, ply)
-    if legal_mask(opp, own, size):
-        return OthelloState(size, black, white, 1 - turn, False, turn, flips, ply)
-    return OthelloState(size, black, white, turn, True, None, flips, ply)
+    mask = legal_mask(own, opp, size)
+    if mask:
+        state = OthelloState(size, black, white, turn, False, None, flips, ply)
+    elif mask := legal_mask(opp, own, size):
+        state = OthelloState(size, black, white, 1 - turn, False, turn, flips, ply)
+    else:
+        state = OthelloState(size, black, white, turn, True, None, flips, ply)
+    object.__setattr__(state, "known_moves", mask)  # computed here anyway: the position's legal squares
+    return state
 
 
 def state_from_board(board: Sequence[str], turn: int) -> OthelloState:
@@ -292,13 +314,13 @@ class Othello(Game[OthelloState, Square]):
 
     def to_move(self, state: OthelloState) -> frozenset[int]:
         """The one seat to move, or nobody once the game is over."""
-        return frozenset() if state.over else frozenset((state.turn,))
+        return _NOBODY if state.over else _SEAT[state.turn]
 
     def legal_moves(self, state: OthelloState, seat: int) -> list[Square]:
         """The squares `seat` may play, ascending; empty if it is not that seat's turn."""
         if state.over or seat != state.turn:
             return []
-        return list(squares(legal_mask(*state.sides(), state.size)))
+        return list(squares(state.move_mask))
 
     def apply(self, state: OthelloState, moves: Mapping[int, Square]) -> OthelloState:
         """The state after the side to move plays `moves[seat]`, including any pass or end it forces."""
@@ -322,12 +344,11 @@ class Othello(Game[OthelloState, Square]):
             raise IllegalMove(f"a move is a square number, not a {type(sq).__name__}")
         if not 0 <= sq < state.size * state.size:
             raise IllegalMove(f"square {sq} is off the {state.size}x{state.size} board")
-        name = square_name(sq, state.size)
         if (state.black | state.white) >> sq & 1:
-            raise IllegalMove(f"{name} is already taken")
+            raise IllegalMove(f"{square_name(sq, state.size)} is already taken")
         flips = flip_mask(*state.sides(), sq, state.size)
         if not flips:
-            raise IllegalMove(f"{name} does not outflank any {SEAT_NAMES[1 - state.turn]} disc")
+            raise IllegalMove(f"{square_name(sq, state.size)} does not outflank any {SEAT_NAMES[1 - state.turn]} disc")
         return flips
 
     def outcome(self, state: OthelloState) -> Outcome | None:
@@ -360,7 +381,12 @@ class Othello(Game[OthelloState, Square]):
         if state.over or seat != state.turn:
             return []
         names = _NAMES[state.size]
-        return [names[sq] for sq in squares(legal_mask(*state.sides(), state.size))]
+        mask, legal = state.move_mask, []
+        while mask:
+            low = mask & -mask
+            legal.append(names[low.bit_length() - 1])
+            mask ^= low
+        return legal
 
     def view(self, state: OthelloState) -> dict[str, Any]:
         """The board as rows of "." / "B" / "W" (row 0 first), disc counts, the last pass and flips."""
@@ -376,15 +402,22 @@ class Othello(Game[OthelloState, Square]):
         """The squares whose disc changed (the new disc and the flips), the disc counts, the pass and the flips."""
         size, black, white = after.size, after.black, after.white
         changed = (before.black ^ black) | (before.white ^ white)
-        cells: list[list[Any]] = [
-            [sq // size, sq % size, DISC_CHARS[0] if black >> sq & 1 else DISC_CHARS[1] if white >> sq & 1 else "."]
-            for sq in squares(changed)
-        ]
-        keys: dict[str, Any] = {"scores": list(after.counts())}
+        cells: list[list[Any]] = []
+        while changed:
+            low = changed & -changed
+            changed ^= low
+            row, col = divmod(low.bit_length() - 1, size)
+            cells.append([row, col, DISC_CHARS[0] if black & low else DISC_CHARS[1] if white & low else EMPTY_CHAR])
+        keys: dict[str, Any] = {"scores": [black.bit_count(), white.bit_count()]}
         if after.passed != before.passed:
             keys["passed"] = after.passed
         if after.last_flips != before.last_flips:
-            keys["flipped"] = [_NAMES[size][sq] for sq in squares(after.last_flips)]
+            names, flips, flipped = _NAMES[size], after.last_flips, []
+            while flips:
+                low = flips & -flips
+                flipped.append(names[low.bit_length() - 1])
+                flips ^= low
+            keys["flipped"] = flipped
         return ViewChanges(cells, keys)
 
     def transcript(self, moves: list[str]) -> str:

@@ -190,6 +190,10 @@ def rotation_result(black: Bitboard, white: Bitboard) -> Outcome | None:
     return result
 
 
+_SEATS = (frozenset((0,)), frozenset((1,)))  # `to_move` answers, built once (asked several times a move)
+_NOBODY: frozenset[int] = frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class PentagoMove:
     """Place on `cell`, then turn `quadrant` (0-3) clockwise or not; `quadrant` None for a winning placement.
@@ -223,6 +227,9 @@ _ROTATING_MOVES: tuple[tuple[PentagoMove, ...], ...] = tuple(
     tuple(PentagoMove(cell, q, clockwise) for q in range(4) for clockwise in (True, False)) for cell in range(CELLS)
 )
 _BARE_MOVES: tuple[PentagoMove, ...] = tuple(PentagoMove(cell) for cell in range(CELLS))
+# ... and their wire forms, for the legal list the seat to move gets with every move (up to 288 names).
+_ROTATING_NOTATION: tuple[tuple[str, ...], ...] = tuple(tuple(m.notation() for m in ms) for ms in _ROTATING_MOVES)
+_BARE_NOTATION: tuple[str, ...] = tuple(m.notation() for m in _BARE_MOVES)
 
 _EXPECTED = (
     "expected a move like 'b3 tr cw' (cell a1-f6, quadrant tl/tr/bl/br, direction cw/ccw),"
@@ -361,11 +368,26 @@ class Pentago(Game[PentagoState, PentagoMove]):
 
     def to_move(self, state: PentagoState) -> frozenset[int]:
         """The seat whose turn it is, or nobody once the game is over."""
-        return frozenset() if state.result is not None else frozenset((state.turn,))
+        return _NOBODY if state.result is not None else _SEATS[state.turn]
 
     def legal_moves(self, state: PentagoState, seat: int) -> list[PentagoMove]:
         """Every empty cell x 8 rotations (cell, then quadrant, cw first); a winning placement once, bare."""
         return generate_moves(state) if seat == state.turn else []
+
+    def legal_notation(self, state: PentagoState, seat: int) -> list[str]:
+        """The legal moves' wire forms, in `legal_moves` order, from names built once (not a move object each)."""
+        if seat != state.turn or state.result is not None:
+            return []
+        taken = state.black | state.white
+        wins = winning_cells(state.board_of(state.turn), taken)
+        names: list[str] = []
+        for cell in range(CELLS):
+            if not taken >> cell & 1:
+                if wins >> cell & 1:
+                    names.append(_BARE_NOTATION[cell])
+                else:
+                    names.extend(_ROTATING_NOTATION[cell])
+        return names
 
     def apply(self, state: PentagoState, moves: Mapping[int, PentagoMove]) -> PentagoState:
         """The state after the mover's move; IllegalMove if the game is over, wrong seat, or not legal."""

@@ -6,6 +6,7 @@ import configparser
 import pickle
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -538,3 +539,18 @@ def test_square_name_refuses_off_board_squares():
         square_name(-1, 8)
     with pytest.raises(ValueError):
         square_name(64, 8)
+
+
+def test_legal_squares_kept_in_a_state_never_go_stale():
+    """The legal squares a state keeps are those of its own discs, however the state was built."""
+    state = GAME.initial_state({})
+    state = GAME.apply(state, {BLACK: parse_square("f5", 8)})
+    assert state.move_mask == legal_mask(*state.sides(), state.size)
+    # A copy with other discs (dataclasses.replace) and a state built directly work their squares out afresh.
+    swapped = replace(state, black=state.white, white=state.black)
+    assert swapped.move_mask == legal_mask(*swapped.sides(), swapped.size) != state.move_mask
+    built = OthelloState(8, state.black, state.white, WHITE, False, None, 0, 1)
+    assert GAME.legal_notation(built, WHITE) == GAME.legal_notation(state, WHITE) == ["f4", "d6", "f6"]
+    settled = replace(state, last_flips=0)
+    assert built == settled and hash(built) == hash(settled)  # the kept squares are not part of the position
+    assert GAME.legal_moves(replace(state, over=True), WHITE) == []

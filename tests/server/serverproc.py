@@ -12,9 +12,10 @@ NO_ROOM_CAPS = ("--limit", "rooms_per_ip=0", "--limit", "rooms_per_player=0")
 
 
 class ServerProcess:
-    """A server child process on a free loopback port, with a database file that outlives it."""
+    """A server child process on a free loopback port, with a database (a file, or a postgresql:// URL) that
+    outlives it."""
 
-    def __init__(self, db: Path, *extra: str) -> None:
+    def __init__(self, db: Path | str, *extra: str) -> None:
         self.db = db
         self.extra = extra
         self.proc: subprocess.Popen[str] | None = None

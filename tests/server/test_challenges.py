@@ -18,6 +18,7 @@ from gamenight.protocol.messages import (
     ListPlayers,
     LobbyWatch,
     MakeMove,
+    Resign,
 )
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.lobby import Lobby, LobbyLimits
@@ -63,6 +64,22 @@ async def test_a_player_in_a_room_gets_no_presence_pushes(peers):
     listed = await busy.request(ListPlayers)
     assert "rhino" in [p.name for p in listed.players]
     assert not [m for m in busy.inbox + busy.seen if m.type == "player"]
+
+
+async def test_lobby_watchers_see_players_become_busy_and_free_again(peers):
+    """A lobby watcher is told when a player's game starts (playing 1) and when it ends (playing 0)."""
+    watcher: Peer = await peers("zoe")
+    await watcher.request(LobbyWatch, on=True)
+    alice: Peer = await peers("alice")
+    bob: Peer = await peers("bob")
+    room = await alice.request(CreateRoom, game="othello", options={})
+    await alice.request(Join, room=room.room, seat=0)
+    await bob.request(Join, room=room.room, seat=1)
+    assert (await watcher.expect("player", name="alice", playing=1)).online
+    await watcher.expect("player", name="bob", playing=1)
+    await alice.send(Resign(room=room.room))
+    await watcher.expect("player", name="alice", playing=0)
+    await watcher.expect("player", name="bob", playing=0)
 
 
 async def test_accepted_challenge_seats_both_and_the_game_is_played(peers):

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 
+import pytest
+from websockets.frames import Frame, Opcode
 from websockets.protocol import State as ConnectionState
 from websockets.server import ServerProtocol
 
 from gamenight.protocol.messages import Error, Event, MakeMove, Moved, State
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.outgoing import Batcher, Outgoing
+from gamenight.server.outgoing import Batcher, Outgoing, frame, write_frames
 from gamenight.server.store import GameStarted, MoveRecorded, RoomSaved, Store
 from tests.peer import Peer, seat_pair
 
@@ -127,3 +130,29 @@ async def test_the_batcher_runs_once_for_every_poke_of_an_interval():
         batcher.poke()
     await asyncio.wait_for(done.wait(), 60)
     assert runs == [0, 1]
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 400, 65535, 65536, 70000])
+def test_frames_are_the_bytes_websockets_would_send(size):
+    """A message framed once for all its connections is byte for byte what websockets' own send would write."""
+    message = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    assert frame(message) == Frame(Opcode.BINARY, message).serialize(mask=False, extensions=[])
+    connection = _Connection(drains=True)
+    write_frames(connection, [frame(message), frame(b"x")])
+    reference = ServerProtocol(state=ConnectionState.OPEN)
+    reference.send_binary(message)
+    reference.send_binary(b"x")
+    assert connection.transport.written == b"".join(reference.data_to_send())
+
+
+def test_frames_follow_what_websockets_queued_and_are_logged_when_it_logs():
+    """A pong websockets queued goes out before the frames; with frame logging on, the frames go through it."""
+    connection = _Connection(drains=True)
+    connection.protocol.send_pong(b"p")
+    write_frames(connection, [frame(b"one")])
+    assert connection.transport.written == b"\x8a\x01p" + b"\x82\x03one"
+    logged = _Connection(drains=True)
+    logged.protocol.logger = logging.getLogger("test.frames")
+    logged.protocol.debug = True
+    write_frames(logged, [frame(b"two"), frame(b"three")])
+    assert logged.transport.written == b"\x82\x03two\x82\x05three"

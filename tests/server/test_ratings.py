@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import sqlite3
 
 import pytest
 
@@ -137,6 +138,30 @@ async def test_ratings_survive_a_restart_and_carry_into_the_next_game(server_pro
     assert changes["bob"].after == pytest.approx(want_bob.rating, abs=0.05)
     card = await bob.request(Profile, name="bob")
     assert card.ratings[0].games == 2 and card.ratings[0].wins == 2 and len(card.recent) == 2
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_rated_game_that_could_not_be_stored_leaves_the_ratings_as_stored(db_server):
+    """A rated game whose end cannot be written changes nobody's rating: the next game starts from the stored ones."""
+    alice, bob = await claimed_pair(f"ws://127.0.0.1:{db_server.port}")
+    final, _ = await alice_resigns(alice, bob, await rated_game(alice, bob))
+    stored = by_name(final.result.ratings)
+    code = await rated_game(alice, bob)
+    state = await alice.wait(lambda m: m.type == "state" and m.room == code)
+    await alice.send(MakeMove(room=code, move="d", seq=state.seq))
+    await bob.wait(lambda m: m.type == "moved" and m.room == code)
+    holder = sqlite3.connect(db_server.config.db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the database: the game's end cannot be written
+    try:
+        refused = await alice.request(Resign, room=code)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert refused.type == "error" and refused.code == "unavailable"
+    final, _ = await alice_resigns(alice, bob, await rated_game(alice, bob))
+    changes = by_name(final.result.ratings)
+    assert changes["alice"].before == stored["alice"].after and changes["bob"].before == stored["bob"].after
     await alice.close()
     await bob.close()
 
