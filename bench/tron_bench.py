@@ -4,7 +4,7 @@ and how well its endgame filler fills small rooms against an exhaustive search.
 Usage (from the repository root):
     python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2]
     python -m bench.tron_bench fill --positions 200 --ms 100
-    python -m bench.tron_bench speed [--depth 6]
+    python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
@@ -237,25 +237,70 @@ def speed_positions() -> list[TronState]:
     return found
 
 
-def speed(depth: int) -> None:
-    """Search every `speed_positions` position to `depth` plies and print the nodes per CPU second."""
+def speed(depth: int, repeat: int = 1, against: str | None = None) -> None:
+    """Search every `speed_positions` position to `depth` plies and print the nodes per CPU second.
+
+    With `repeat` the whole set is searched that many times and the median is printed; with `against` (the
+    path of another tron_ai.py, e.g. a checkout of main) that module searches the same positions in turn
+    with ours, round by round, so both medians come from the same minutes of a shared machine, and the two
+    must agree on every search's nodes, score and main line.
+    """
+    positions = speed_positions()
+    modules: list[tuple[str, Any]] = [("this", tron_ai)]
+    if against is not None:
+        modules.append(("against", _load_module(against)))
+    rates: dict[str, list[float]] = {name: [] for name, _ in modules}
+    results: dict[str, list[tuple[int, int, tuple[int, ...]]]] = {}
+    nodes = 0
+    for _ in range(repeat):
+        for name, module in modules:
+            nodes, spent, found = _speed_round(module, positions, depth)
+            rates[name].append(nodes / spent)
+            if results.setdefault(name, found) != found:
+                raise SystemExit(f"{name}: a search gave a different result on a repeat")
+    print(f"{len(positions)} contact positions to depth {depth}: {nodes} nodes per round, {repeat} round(s)")
+    for name, _ in modules:
+        print(
+            f"  {name}: median {statistics.median(rates[name]):.0f} nodes per CPU second"
+            f" (rounds: {', '.join(f'{rate:.0f}' for rate in rates[name])})"
+        )
+    if against is not None:
+        same = results["this"] == results["against"]
+        ratio = statistics.median(rates["this"]) / statistics.median(rates["against"])
+        print(f"  this / against: {ratio:.2f}x; the same nodes, scores and main lines: {same}")
+        if not same:
+            raise SystemExit("the two modules searched differently")
+
+
+def _speed_round(module: Any, positions: list[TronState], depth: int) -> tuple[int, float, list[Any]]:
+    """One search of every position with `module`'s voronoi engine: nodes, CPU seconds, (nodes, score, pv)."""
     from gamenight.server.ai.search import Limits, search
 
-    positions = speed_positions()
     nodes = 0
+    found = []
     started = time.process_time()
     for state in positions:
-        grid = tron_ai.grid_of(state)
-        tron_ai._TREES.clear()
-        engine = tron_ai.VoronoiEngine(grid.stride)
+        grid = module.grid_of(state)
+        module._TREES.clear()
+        engine = module.VoronoiEngine(grid.stride)
         root = (grid.open, grid.heads[0], grid.heads[1], 0, 0)
         _, info = search(engine, root, Limits(depth=depth), rng=random.Random(0), tt={})
         nodes += info.nodes
-    spent = time.process_time() - started
-    print(
-        f"{len(positions)} contact positions to depth {depth}: {nodes} nodes in {spent:.2f} s of CPU,"
-        f" {nodes / spent:.0f} nodes/s"
-    )
+        found.append((info.nodes, info.score, info.pv))
+    return nodes, time.process_time() - started, found
+
+
+def _load_module(path: str) -> Any:
+    """Another tron_ai.py loaded under its own name (it imports the rest of gamenight from this checkout)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tron_ai_against", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         "--exact-ms", type=int, help="experiment: EXACT_MS, the proof time per room (0: chamber estimates)"
     )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
+    parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
+    parser.add_argument("--against", help="speed: another tron_ai.py (e.g. main's) timed round by round with ours")
     parser.add_argument(
         "--no-chambers",
         action="store_true",
@@ -309,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.what == "apart":
         apart(args.b, args.games, args.ms, args.search_ms)
     else:
-        speed(args.depth)
+        speed(args.depth, args.repeat, args.against)
     return 0
 
 
