@@ -711,43 +711,32 @@ def _chamber_tree(graph: Mask, stride: int, head: Index, cuts: Mask) -> tuple[li
             mine.append(c)
             links[c].append(p)
         links.append(mine)
-    root = node_of[head]
     disc = [-1] * len(links)
+    root = node_of[head]
     disc[root] = 0
     low_of = [0]
     parent = [-1]
     order = [root]
-    stack_v = [root]
-    stack_k = [0]
-    found = 1
-    while stack_v:  # Tarjan's low-links without recursion; the stacks hold nodes and next links
-        v = stack_v[-1]
-        k = stack_k[-1]
-        vi = disc[v]
-        around = links[v]
-        size = len(around)
-        while k < size:
-            w = around[k]
-            k += 1
+    stack = [(0, iter(links[root]))]
+    while stack:  # Tarjan's low-links without recursion: each level holds its node and the iterator of its links
+        vi, around = stack[-1]
+        pi = parent[vi]
+        for w in around:
             wi = disc[w]
             if wi < 0:
-                disc[w] = found
-                low_of.append(found)
+                wi = disc[w] = len(order)
+                low_of.append(wi)
                 parent.append(vi)
                 order.append(w)
-                found += 1
-                stack_k[-1] = k
-                stack_v.append(w)
-                stack_k.append(0)
+                stack.append((wi, iter(links[w])))
                 break
-            if wi < low_of[vi] and wi != parent[vi]:
+            if wi < low_of[vi] and wi != pi:
                 low_of[vi] = wi
         else:
-            stack_v.pop()
-            stack_k.pop()
-            pi = parent[vi]
+            stack.pop()
             if pi >= 0 and low_of[vi] < low_of[pi]:
                 low_of[pi] = low_of[vi]
+    found = len(order)
     # Chambers in discovery order: a node whose subtree cannot climb above its parent square starts a new one.
     chamber = [0] * found
     above = [-1]
