@@ -2,7 +2,7 @@
 and how well its endgame filler fills small rooms against an exhaustive search.
 
 Usage (from the repository root):
-    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2]
+    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2] [--chains 0]
     python -m bench.tron_bench fill --positions 200 --ms 100
     python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
@@ -325,6 +325,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--exact-ms", type=int, help="experiment: EXACT_MS, the proof time per room (0: chamber estimates)"
     )
+    parser.add_argument(
+        "--chains",
+        type=int,
+        choices=(0, 1),
+        help="level 5's LEVEL5_CHAINS: apart leaves by the parity bound per chain of chambers (1, the default) or not",
+    )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
     parser.add_argument("--against", help="speed: another tron_ai.py (e.g. main's) timed round by round with ours")
@@ -345,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.Level5Engine.parity = True
     if args.close is not None:
         tron_ai.Level5Engine.close = args.close
+    if args.chains is not None:
+        tron_ai.Level5Engine.chains = bool(args.chains)
     if args.exact_ticks is not None:
         tron_ai.Level5Engine.exact_ticks = args.exact_ticks
     if args.exact_ms is not None:

@@ -70,6 +70,9 @@ LEVEL5_CLOSE = -1
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
 scored 76.1% against prev5 over 92 games (75.3% over 184 without), 82.6% against floodfill (79.9%) and 80.4%
 against level 4 (89.1%), 46 games each at 100 ms: not shown better (`bench.tron_bench games --close 2`)."""
+LEVEL5_CHAINS = True
+"""Level 5's apart leaves take the checkerboard bound per chain of chambers (`chain_fill`) rather than over the
+whole region (`chamber_fill`), a tighter upper bound of the longest ride (session 6)."""
 LEVEL5_EXACT_TICKS = 0
 """Within this many ticks of the root, a line on which the riders have come apart ends there for level 5 when
 both longest rides are proven by a short search (`exact_ride`), scored by them instead of being searched on
@@ -360,6 +363,7 @@ def territory_score(
     edge: int = EDGE,
     parity: bool = False,
     close: int = -1,
+    chains: bool = False,
 ) -> int:
     """The first head's score against the second: Voronoi territory in contact, space to fill apart.
 
@@ -367,6 +371,7 @@ def territory_score(
     `chambers` each side's territory counts only along its best chain of chambers (`chamber_value`), an
     open-neighbour link being worth `edge`. Apart, when the chamber estimates are at most `close` squares
     from each other, each side counts the squares of a greedy ride instead (`ride_length`, a lower bound).
+    With `chains` the apart estimate takes the parity bound per chain of chambers (`chain_fill`).
     """
     mine, theirs, touching = _split(free, stride, first, second, first_ahead)
     if touching:
@@ -380,7 +385,8 @@ def territory_score(
     # Apart: the second rider has already made this tick's move when the first is ahead. With `chambers` the
     # room each can fill is its chamber tree capped by the parity bound (dead ends only one at a time).
     if chambers:
-        lead = chamber_fill(free, stride, first) - chamber_fill(free, stride, second) - first_ahead
+        fill = chain_fill if chains else chamber_fill
+        lead = fill(free, stride, first) - fill(free, stride, second) - first_ahead
         if -close <= lead <= close:
             ours, theirs = ride_length(free, stride, first), ride_length(free, stride, second)
             if ours >= 0 and theirs >= 0:
@@ -515,6 +521,7 @@ class Level5Engine(VoronoiEngine):
     edge = LEVEL5_EDGE
     draw_penalty = LEVEL5_DRAW
     close = LEVEL5_CLOSE
+    chains = LEVEL5_CHAINS
     exact_ticks = LEVEL5_EXACT_TICKS
     root_open: int | None = None
     """The root's open-square count, set by the caller: a tick takes two squares, so it dates a position."""
@@ -525,7 +532,17 @@ class Level5Engine(VoronoiEngine):
         """The first head's score against the second (see `territory_score`), close splits apart by rides."""
         draw = -self.draw_penalty if first_is_us else self.draw_penalty
         return territory_score(
-            self.stride, free, first, second, first_ahead, draw, self.chambers, self.edge, self.parity, self.close
+            self.stride,
+            free,
+            first,
+            second,
+            first_ahead,
+            draw,
+            self.chambers,
+            self.edge,
+            self.parity,
+            self.close,
+            self.chains,
         )
 
     def terminal(self, pos: Position) -> int | None:
@@ -785,6 +802,31 @@ def chamber_fill(free: Mask, stride: int, head: Index) -> int:
     for c in range(len(sizes) - 1, 0, -1):
         best_below[above[c]] = max(best_below[above[c]], sizes[c] + best_below[c])
     return min(sizes[0] + best_below[0], parity_fill(region, head))
+
+
+def chain_fill(free: Mask, stride: int, head: Index) -> int:
+    """`chamber_fill` with the checkerboard bound taken per chain of chambers, not over the whole region: a ride
+    goes down one chain from the head and alternates colours within it, so it is at most the best chain's own
+    parity bound (at most `chamber_fill`, still never below the longest ride)."""
+    region = flood(free, stride, head)
+    if not region:
+        return 0
+    graph = region | 1 << head
+    masks, above = _chamber_tree(graph, stride, head, local_cuts(graph, stride))
+    same_mask = colour_mask(region.bit_length() + 2)
+    if head & 1:
+        same_mask <<= 1
+    same = [(mask & same_mask).bit_count() for mask in masks]
+    other = [mask.bit_count() - s for mask, s in zip(masks, same, strict=True)]
+    best = 2 * min(other[0], same[0]) + (other[0] > same[0])
+    for c in range(1, len(masks)):  # a chamber's parent comes before it: totals down each chain in one pass
+        up = above[c]
+        same[c] += same[up]
+        other[c] += other[up]
+        bound = 2 * min(other[c], same[c]) + (other[c] > same[c])
+        if bound > best:
+            best = bound
+    return best
 
 
 def ride_length(free: Mask, stride: int, head: Index) -> int:

@@ -453,7 +453,8 @@ CLOSE_SPLIT = """
 
 def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> None:
     """With the close-split experiment on (`Level5Engine.close` 2), level 5 counts greedy rides: 4 squares of a
-    pocket the chamber bound puts at 5, against a 5-square corridor, is a loss; off (the default) a draw."""
+    pocket the chamber bound puts at 5, against a 5-square corridor, is a loss; with neither it nor the chain
+    parity bound (session 6's default) a draw."""
     grid = grid_of(state_from(CLOSE_SPLIT))
     ours, theirs = grid.heads
     assert (
@@ -461,10 +462,41 @@ def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> No
     )
     assert tron_ai.ride_length(grid.open, grid.stride, ours) == 4
     engine = tron_ai.Level5Engine(grid.stride)
+    engine.chains = False
     assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.LEVEL5_DRAW
     engine.close = 2
     assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.APART - tron_ai.APART_CELL
     assert tron_ai.VoronoiEngine(grid.stride).score(grid.open, ours, theirs, False, True) == 0
+
+
+def test_level5_sees_a_pocket_by_its_own_chain_parity() -> None:
+    """Level 5's apart leaves (the default since session 6) count the pocket by the colours of its own chain of
+    chambers: 4 squares, not the 5 the region's bound allows, so the close split is a loss by one square."""
+    grid = grid_of(state_from(CLOSE_SPLIT))
+    ours, theirs = grid.heads
+    assert tron_ai.chain_fill(grid.open, grid.stride, ours) == 4
+    assert tron_ai.chain_fill(grid.open, grid.stride, theirs) == 5
+    engine = tron_ai.Level5Engine(grid.stride)
+    assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.APART - tron_ai.APART_CELL
+
+
+def test_chain_parity_bound_is_between_the_longest_ride_and_the_chamber_bound() -> None:
+    """The per-chain parity bound stays an upper bound of the longest ride (so a won split is never scored lost)
+    and is never looser than the chamber bound; on some rooms it is tighter."""
+    rng = random.Random(33)
+    checked = tighter = 0
+    while checked < 150:
+        grid = grid_of(small_room(rng))
+        head = grid.heads[0]
+        region = tron_ai.flood(grid.open, grid.stride, head)
+        if not 4 <= region.bit_count() <= 24:
+            continue
+        chain = tron_ai.chain_fill(region, grid.stride, head)
+        chamber = tron_ai.chamber_fill(region, grid.stride, head)
+        assert longest_ride(region, grid.stride, head, {}) <= chain <= chamber
+        tighter += chain < chamber
+        checked += 1
+    assert tighter >= 5
 
 
 def test_exact_ride_is_the_longest_ride_of_small_rooms(monkeypatch: pytest.MonkeyPatch) -> None:
