@@ -135,6 +135,7 @@ def fill(positions: int, ms: int, seed: int) -> None:
     done = optimal = 0
     found_ms: list[float] = []
     short: list[tuple[int, int, int]] = []
+    over = {"chamber_fill": 0, "chain_fill": 0}
     while done < positions:
         state = small_room(rng)
         grid = tron_ai.grid_of(state)
@@ -143,6 +144,8 @@ def fill(positions: int, ms: int, seed: int) -> None:
             continue
         done += 1
         best = longest_ride(region, grid.stride, grid.heads[0], {})
+        over["chamber_fill"] += tron_ai.chamber_fill(region, grid.stride, grid.heads[0]) > best
+        over["chain_fill"] += tron_ai.chain_fill(region, grid.stride, grid.heads[0]) > best
         started = time.perf_counter()
         search = tron_ai.fill_search(region, grid.stride, grid.heads[0], started + ms / 1000)
         spent = (time.perf_counter() - started) * 1000
@@ -158,6 +161,7 @@ def fill(positions: int, ms: int, seed: int) -> None:
     )
     for squares, best, got in short:
         print(f"  short: {squares} squares, longest {best}, found {got}")
+    print(f"  upper bounds above the longest ride (rooms of {positions}): {over}")
 
 
 def first_apart(b: str, index: int, ms: int, maps: tuple[str, ...]) -> TronState | None:
@@ -180,7 +184,8 @@ def apart(b: str, count: int, ms: int, search_ms: int) -> None:
     maps = match_maps()
     over: dict[int, int] = {}
     under: dict[int, int] = {}
-    wrong = {"chamber_fill": 0, "ride_length": 0}
+    wrong = {"chamber_fill": 0, "chain_fill": 0, "ride_length": 0}
+    chain_over: dict[int, int] = {}
     splits = riders = unproven = 0
     for index in range(count):
         state = first_apart(b, index, ms, maps)
@@ -190,22 +195,26 @@ def apart(b: str, count: int, ms: int, search_ms: int) -> None:
         found = []
         for head in grid.heads:
             bound = tron_ai.chamber_fill(grid.open, grid.stride, head)
+            chain = tron_ai.chain_fill(grid.open, grid.stride, head)
             ride = tron_ai.ride_length(grid.open, grid.stride, head)
             search = tron_ai.fill_search(grid.open, grid.stride, head, time.perf_counter() + search_ms / 1000)
             longest = max(len(search.best), ride)
             unproven += not search.proven
             over[bound - longest] = over.get(bound - longest, 0) + 1
+            chain_over[chain - longest] = chain_over.get(chain - longest, 0) + 1
             if ride >= 0:
                 under[longest - ride] = under.get(longest - ride, 0) + 1
-            found.append((bound, ride, longest))
+            found.append((bound, ride, longest, chain))
             riders += 1
         splits += 1
         truth = _sign(found[0][2] - found[1][2])
         wrong["chamber_fill"] += _sign(found[0][0] - found[1][0]) != truth
         wrong["ride_length"] += _sign(found[0][1] - found[1][1]) != truth
-        print(f"  {maps[(index // 2) % len(maps)]} tick {state.tick}: (estimate, ride, longest) {found}")
+        wrong["chain_fill"] += _sign(found[0][3] - found[1][3]) != truth
+        print(f"  {maps[(index // 2) % len(maps)]} tick {state.tick}: (estimate, ride, longest, chain) {found}")
     print(f"{splits} separations, {riders} riders ({unproven} longest rides not proven in {search_ms} ms)")
     print("  chamber_fill - longest: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(over.items())))
+    print("  chain_fill - longest: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(chain_over.items())))
     print("  longest - ride_length: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(under.items())))
     print(f"  the split's sign wrong: {wrong}")
 
