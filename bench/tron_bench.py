@@ -2,7 +2,7 @@
 and how well its endgame filler fills small rooms against an exhaustive search.
 
 Usage (from the repository root):
-    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2] [--chains 0]
+    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2] [--chains 1]
     python -m bench.tron_bench fill --positions 200 --ms 100
     python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "--chains",
         type=int,
         choices=(0, 1),
-        help="level 5's LEVEL5_CHAINS: apart leaves by the parity bound per chain of chambers (1, the default) or not",
+        help="experiment: level 5's LEVEL5_CHAINS, apart leaves by the parity bound per chain of chambers (1)",
     )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")

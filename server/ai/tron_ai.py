@@ -70,9 +70,11 @@ LEVEL5_CLOSE = -1
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
 scored 76.1% against prev5 over 92 games (75.3% over 184 without), 82.6% against floodfill (79.9%) and 80.4%
 against level 4 (89.1%), 46 games each at 100 ms: not shown better (`bench.tron_bench games --close 2`)."""
-LEVEL5_CHAINS = True
-"""Level 5's apart leaves take the checkerboard bound per chain of chambers (`chain_fill`) rather than over the
-whole region (`chamber_fill`), a tighter upper bound of the longest ride (session 6)."""
+LEVEL5_CHAINS = False
+"""Level 5's apart leaves take the checkerboard bound per chain of chambers (`chain_fill`, a tighter upper bound
+of the longest ride) rather than over the whole region (`chamber_fill`). Off: on (session 6, 100 ms against
+prev5, run side by side with main's level 5 and this one without it on one loaded machine) it scored 68.8% over
+138 games against 72.7% without and 73.2% for main's: not shown better (`bench.tron_bench games --chains 1`)."""
 LEVEL5_EXACT_TICKS = 0
 """Within this many ticks of the root, a line on which the riders have come apart ends there for level 5 when
 both longest rides are proven by a short search (`exact_ride`), scored by them instead of being searched on

@@ -453,8 +453,7 @@ CLOSE_SPLIT = """
 
 def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> None:
     """With the close-split experiment on (`Level5Engine.close` 2), level 5 counts greedy rides: 4 squares of a
-    pocket the chamber bound puts at 5, against a 5-square corridor, is a loss; with neither it nor the chain
-    parity bound (session 6's default) a draw."""
+    pocket the chamber bound puts at 5, against a 5-square corridor, is a loss; off (the default) a draw."""
     grid = grid_of(state_from(CLOSE_SPLIT))
     ours, theirs = grid.heads
     assert (
@@ -462,21 +461,22 @@ def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> No
     )
     assert tron_ai.ride_length(grid.open, grid.stride, ours) == 4
     engine = tron_ai.Level5Engine(grid.stride)
-    engine.chains = False
     assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.LEVEL5_DRAW
     engine.close = 2
     assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.APART - tron_ai.APART_CELL
     assert tron_ai.VoronoiEngine(grid.stride).score(grid.open, ours, theirs, False, True) == 0
 
 
-def test_level5_sees_a_pocket_by_its_own_chain_parity() -> None:
-    """Level 5's apart leaves (the default since session 6) count the pocket by the colours of its own chain of
-    chambers: 4 squares, not the 5 the region's bound allows, so the close split is a loss by one square."""
+def test_chain_parity_option_sees_a_pocket_by_its_own_chain() -> None:
+    """With the chain-parity experiment on (`Level5Engine.chains`), level 5's apart leaves count the pocket by
+    the colours of its own chain of chambers: 4 squares, not the 5 the region's bound allows, so the close split
+    is a loss by one square."""
     grid = grid_of(state_from(CLOSE_SPLIT))
     ours, theirs = grid.heads
     assert tron_ai.chain_fill(grid.open, grid.stride, ours) == 4
     assert tron_ai.chain_fill(grid.open, grid.stride, theirs) == 5
     engine = tron_ai.Level5Engine(grid.stride)
+    engine.chains = True
     assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.APART - tron_ai.APART_CELL
 
 
