@@ -74,7 +74,8 @@ LEVEL5_CHAINS = False
 """Level 5's apart leaves take the checkerboard bound per chain of chambers (`chain_fill`, a tighter upper bound
 of the longest ride) rather than over the whole region (`chamber_fill`). Off: on (session 6, 100 ms against
 prev5, run side by side with main's level 5 and this one without it on one loaded machine) it scored 68.8% over
-138 games against 70.3% without and 73.2% for main's: not shown better (`bench.tron_bench games --chains 1`)."""
+138 games against 70.3% without and 73.2% for main's in the same runs: not shown better
+(`bench.tron_bench games --chains 1`)."""
 LEVEL5_EXACT_TICKS = 0
 """Within this many ticks of the root, a line on which the riders have come apart ends there for level 5 when
 both longest rides are proven by a short search (`exact_ride`), scored by them instead of being searched on
