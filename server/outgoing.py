@@ -34,6 +34,14 @@ MAX_BACKLOG = 1 << 20
 a minute of a busy Tron room is ~150 KiB, so only a client that stopped reading gets near it."""
 
 
+class Relay:
+    """A connection another node of a cluster holds: frames for it are handed to `relay` (server/cluster/node.py)."""
+
+    def relay(self, frames: list[bytes]) -> None:
+        """Pass the frames on, in order."""
+        raise NotImplementedError
+
+
 def write_frames(connection: ServerConnection, frames: list[bytes]) -> int:
     """Send binary messages to one connection with a single transport write; returns the bytes still unsent.
 
@@ -42,6 +50,9 @@ def write_frames(connection: ServerConnection, frames: list[bytes]) -> int:
     not wait for a slow reader: the frames join the transport's buffer. A connection that is closing is
     skipped (0).
     """
+    if isinstance(connection, Relay):
+        connection.relay(frames)
+        return 0
     protocol = connection.protocol
     if protocol.state is not State.OPEN:
         return 0
@@ -78,6 +89,8 @@ class Outgoing:
         self.max_backlog = max_backlog
         self.decisions: list[Decision] = []
         self.failure: str | None = None  # why the last write to the store failed; None once one succeeds
+        # In a cluster: the owner epochs a batch's rooms are written under (server/cluster; Store.write's fences).
+        self.fences: Callable[[list[Record]], dict[str, int]] | None = None
         self._handle: asyncio.Handle | None = None
 
     def add(
@@ -144,7 +157,8 @@ class Outgoing:
         if not groups:
             return {}
         try:
-            self.store.write([record for _, records in groups for record in records])
+            batch = [record for _, records in groups for record in records]
+            self.store.write(batch, self.fences(batch) if self.fences is not None else None)
             self.failure = None
             return {}
         except Exception as exc:
@@ -153,7 +167,7 @@ class Outgoing:
         lost: dict[int, Exception] = {}
         for index, records in groups:
             try:
-                self.store.write(records)
+                self.store.write(records, self.fences(records) if self.fences is not None else None)
             except Exception as exc:
                 lost[index] = exc
         if len(lost) < len(groups):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cluster.redisproc import REDIS_SERVER, RedisProcess
+from tests.server.serverproc import NO_ROOM_CAPS, ServerProcess
 
 
 @pytest.fixture
@@ -21,3 +22,21 @@ def redis_server(tmp_path: Path) -> Iterator[RedisProcess]:
         yield proc
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def cluster(redis_server: RedisProcess, tmp_path: Path) -> Iterator[Callable[[str], ServerProcess]]:
+    """Starts node processes (`--cluster` on the test's Redis, one shared SQLite file); kills what still runs after."""
+    started: list[ServerProcess] = []
+
+    def node(node_id: str, *extra: str) -> ServerProcess:
+        proc = ServerProcess(
+            tmp_path / "games.db", "--cluster", redis_server.url, "--node-id", node_id, *NO_ROOM_CAPS, *extra
+        ).start()
+        started.append(proc)
+        return proc
+
+    yield node
+    for proc in started:
+        if proc.proc is not None and proc.proc.poll() is None:
+            proc.kill()
