@@ -312,7 +312,8 @@ class GameServer:
         if failure is not None:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"unhealthy: cannot store games: {failure}\n")
         skipped = "".join(f"not restored: room {code}: {reason}\n" for code, reason in self.lobby.skipped)
-        return connection.respond(HTTPStatus.OK, "ok\n" + skipped)
+        cluster = self.cluster.health() if self.cluster is not None else ""
+        return connection.respond(HTTPStatus.OK, "ok\n" + skipped + cluster)
 
     # -- connections -----------------------------------------------------------------------------------
     async def handler(self, ws: ServerConnection) -> None:

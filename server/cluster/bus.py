@@ -30,6 +30,7 @@ DOWN_ERRORS = (RedisConnectionError, RedisTimeoutError, ConnectionError, Timeout
 MIN_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
 MAX_QUEUED = 20_000
+HOLD_S = 10.0  # a publish nobody was subscribed to receive is tried again this long (a node reconnecting)
 
 Call = Callable[[], Awaitable[Any]]
 
@@ -63,11 +64,17 @@ class Bus:
         self._queue: deque[Call] = deque()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._held: dict[str, deque[bytes]] = {}  # channel -> publishes no subscriber received yet, in order
+        self._held_since: dict[str, float] = {}
 
     def start(self) -> None:
         """Start listening and sending (returns at once)."""
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._listen()), loop.create_task(self._send())]
+        self._tasks = [
+            loop.create_task(self._listen()),
+            loop.create_task(self._send()),
+            loop.create_task(self._retry()),
+        ]
 
     async def stop(self) -> None:
         """Stop both tasks (what is still queued is not sent)."""
@@ -77,9 +84,42 @@ class Bus:
         self._tasks = []
 
     # -- sending ------------------------------------------------------------------------------------------
-    def publish(self, channel: str, data: bytes) -> None:
-        """Queue one publish (sent after everything queued before it)."""
-        self.call(lambda: self.redis.publish(channel, data), droppable=True)
+    def publish(self, channel: str, data: bytes, reach: bool = False) -> None:
+        """Queue one publish (sent after everything queued before it).
+
+        With `reach`, a publish no subscriber received (the node on that channel is reconnecting) is held and
+        tried again, with everything after it for that channel, for up to HOLD_S (then dropped and counted).
+        """
+        self.call(lambda: self._publish(channel, data, reach), droppable=True)
+
+    async def _publish(self, channel: str, data: bytes, reach: bool) -> None:
+        held = self._held.get(channel)
+        if reach and held is not None:
+            held.append(data)
+            return
+        receivers = await self.redis.publish(channel, data)
+        if reach and not receivers:
+            self._held[channel] = deque([data])
+            self._held_since[channel] = asyncio.get_running_loop().time()
+
+    async def _retry(self) -> None:
+        """Try held publishes again, in order per channel, until someone receives them or HOLD_S passes."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(0.05)
+            for channel in list(self._held):
+                held = self._held[channel]
+                try:
+                    while held and await self.redis.publish(channel, held[0]):
+                        held.popleft()
+                except DOWN_ERRORS:
+                    continue
+                if not held:
+                    del self._held[channel], self._held_since[channel]
+                elif loop.time() - self._held_since[channel] > HOLD_S:
+                    self.dropped += len(held)
+                    log.warning("dropped %d messages for %s: nobody subscribed for %.0f s", len(held), channel, HOLD_S)
+                    del self._held[channel], self._held_since[channel]
 
     def call(self, call: Call, droppable: bool = False) -> None:
         """Queue any Redis work (a coroutine factory); it runs after everything queued before it."""

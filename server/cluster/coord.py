@@ -135,7 +135,10 @@ return 1
 _RENEW = """
 local lost = {}
 for i, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then redis.call('PEXPIRE', key, ARGV[2]) else lost[#lost + 1] = i end
+  local v = redis.call('GET', key)
+  if v == ARGV[1] then redis.call('PEXPIRE', key, ARGV[2])
+  elseif not v then redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+  else lost[#lost + 1] = i end
 end
 return lost
 """
@@ -159,7 +162,11 @@ class Leases:
         return bool(await self._acquire(keys=[self.keys.lease(code)], args=[self.node, self.ttl_ms]))
 
     async def renew(self, codes: list[str]) -> list[str]:
-        """Extend this node's leases of `codes`; returns the codes whose lease is not this node's any more."""
+        """Extend this node's leases of `codes`; returns the codes whose lease another node holds now.
+
+        A lease nobody holds (Redis restarted empty) is taken again: if another node claimed the room meanwhile,
+        the store's epoch refuses this node's next write of it all the same (and the room is let go then).
+        """
         if not codes:
             return []
         lost = await self._renew(keys=[self.keys.lease(c) for c in codes], args=[self.node, self.ttl_ms])

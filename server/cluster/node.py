@@ -96,7 +96,7 @@ class RemoteSession(Relay):
     def relay(self, frames: list[bytes]) -> None:
         """Publish the frames to the edge, which writes them to the session's socket in one go."""
         header = {"t": "f", "s": self.session, "o": self.node.id}
-        self.node.bus.publish(self.node.keys.inbox(self.edge), pack(header, join_frames(frames)))
+        self.node.bus.publish(self.node.keys.inbox(self.edge), pack(header, join_frames(frames)), reach=True)
 
     async def ping(self) -> None:
         """The edge measures its own connections' lag (the server's lag probe skips relays)."""
@@ -128,6 +128,7 @@ class ClusterNode:
         self.remotes: dict[str, RemoteSession] = {}  # sessions connected elsewhere that use rooms owned here
         self.routes: dict[str, set[str]] = {}  # sessions connected here -> rooms of other nodes they used
         self.claiming: set[str] = set()
+        self.vanished: dict[str, float] = {}  # rooms missing from the directory re-read after a reconnect -> when
         self.claims = 0  # rooms taken over from dead nodes (or found ownerless at start)
         self._ready = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -164,6 +165,12 @@ class ClusterNode:
             log.warning("could not leave the cluster cleanly; others take this node's rooms when its keys expire")
         await self.bus.stop()
         await self.redis.aclose()
+
+    def health(self) -> str:
+        """Lines for /healthz: this node, whether Redis is reachable, the live nodes it knows, its rooms."""
+        live = " ".join(sorted(self.registry.live))
+        redis = "connected" if self.bus.connected else "reconnecting"
+        return f"node {self.id}: redis {redis}; live nodes: {live}; rooms owned: {len(self.epochs)}\n"
 
     # -- the edge: requests from this node's connections ----------------------------------------------------
     async def receive(self, ws: ServerConnection, session: str | None, frame: Any) -> str | None:
@@ -210,8 +217,11 @@ class ClusterNode:
                 return self.id
             owner = self.directory.owner(code)
             if owner is None:
-                return None
-            if owner != self.id and owner in self.registry.live:
+                since = self.vanished.get(code)
+                if since is None or loop.time() - since > OWNER_WAIT_S:
+                    return None  # no such room (closed, or never was)
+                # Gone from the directory with Redis's restart: its owner is about to publish it again.
+            elif owner != self.id and owner in self.registry.live:
                 return owner
             if loop.time() > deadline:
                 return ""
@@ -392,7 +402,11 @@ class ClusterNode:
                     self._drop(code, "its lease was taken while redis was away")
             for code in list(self.epochs):
                 await self.directory.put(code, self._summary(code))
+        known = set(self.directory.entries)
         await self.directory.load()
+        now = asyncio.get_running_loop().time()
+        self.vanished = {c: t for c, t in self.vanished.items() if now - t <= OWNER_WAIT_S}
+        self.vanished.update(dict.fromkeys(known - set(self.directory.entries), now))
         self._ready.set()
         if again:
             self._snapshots(set(self.remotes))

@@ -72,6 +72,8 @@ async def test_lease_belongs_to_its_node(redis_server: RedisProcess) -> None:
         assert await a.release("ROOM1")
         assert await b.acquire("ROOM1")
         assert await a.renew(["ROOM1"]) == ["ROOM1"]
+        assert await a.renew(["LOST1"]) == []  # nobody held it (Redis restarted empty): taken again
+        assert await b.holder("LOST1") == "a"
     finally:
         await redis.aclose()
 

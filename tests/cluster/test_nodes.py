@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 from collections.abc import Callable
 
-from gamenight.protocol.messages import CreateRoom, Join, ListRooms, LobbyWatch
+from gamenight.protocol.messages import CreateRoom, Join, LobbyWatch
 from gamenight.protocol.vocab import Role
 from gamenight.server.cluster.bus import connect
 from gamenight.server.cluster.coord import Keys
@@ -51,7 +52,7 @@ async def test_new_rooms_go_to_the_emptiest_node_and_lobby_pushes_reach_every_no
     await watcher.request(LobbyWatch, on=True)
     first = (await alice.request(CreateRoom, game="connect4", options={})).room
     await eventually(lambda: listed(watcher, first), "the first room listed on n2")
-    await eventually(lambda: _counts(alice, 1), "n1's heartbeat counting its room")
+    await eventually(lambda: knows(nodes[0], "n2"), "n1 to see n2 alive")
     second = (await alice.request(CreateRoom, game="othello", options={})).room
     pushed = await watcher.wait(lambda m: m.type == "lobby" and any(r.room == second for r in m.rooms))
     assert pushed.rooms
@@ -76,7 +77,8 @@ async def owner(redis_server: RedisProcess, code: str) -> str | None:
     return None if raw is None else str(json.loads(raw)["owner"])
 
 
-async def _counts(peer: Peer, rooms: int) -> bool:
-    """True once the node's lobby lists `rooms` rooms (a stand-in for 'the cluster has seen them')."""
-    reply = await peer.request(ListRooms)
-    return reply.total >= rooms
+async def knows(node: ServerProcess, other: str) -> bool:
+    """True once the node's /healthz lists `other` among the live nodes."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/healthz", timeout=5) as reply:
+        body = reply.read().decode()
+    return other in body.split("live nodes:", 1)[1].split(";", 1)[0].split()
