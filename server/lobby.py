@@ -278,6 +278,7 @@ class Lobby:
         self.remote: dict[str, RoomSummary] = {}
         self.cluster_changes: dict[str, None] | None = None
         self.code_taken: Callable[[str], bool] | None = None
+        self.challenge_tag = ""  # in a cluster: the prefix of this node's challenge ids (an answer finds its node)
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
@@ -829,7 +830,7 @@ class Lobby:
         self._may_challenge(client, game.name, to, targets)
         options = {**game_options, **room_options}
         challenge = Challenge(
-            secrets.token_hex(6),
+            self.challenge_tag + secrets.token_hex(6),
             client.session,
             targets,
             to,
@@ -855,7 +856,7 @@ class Lobby:
         self._may_challenge(client, room.game.name, to, targets)
         summary = room.summary()
         challenge = Challenge(
-            secrets.token_hex(6),
+            self.challenge_tag + secrets.token_hex(6),
             client.session,
             targets,
             to,
@@ -1086,12 +1087,22 @@ class Lobby:
         self._listing = self._by_game = None
         self.lobby_changes[code] = None
 
-    def attach(self, session: str, name: str, token_hash: str, bot: bool, claimed: bool, ip: str) -> Client:
-        """A person connected to another node sends requests for this node's rooms: their session, marked remote
-        (counted online at their own node, not here)."""
+    def attach(
+        self,
+        session: str,
+        name: str,
+        token_hash: str,
+        bot: bool,
+        claimed: bool,
+        ip: str,
+        accepts: tuple[str, ...] | None = None,
+    ) -> Client:
+        """A person connected to another node (present in the cluster, or sending requests for this node's rooms):
+        their session here, marked remote (counted online at their own node, not here)."""
         client = self.clients.get(session)
         if client is None:
             client = Client(session, name, token_hash, ip=ip, claimed=claimed, bot=bot, remote=True)
+            client.accepts = tuple(a for a in accepts or () if a in GAMES)
             self.clients[session] = client
             self.by_token[token_hash] = client
             return client
@@ -1099,6 +1110,8 @@ class Lobby:
             self._online(-1)  # it was connected here; now it is at another node
         client.connected, client.remote, client.ip = True, True, ip
         client.bot = client.bot or bot
+        if accepts is not None:
+            client.accepts = tuple(a for a in accepts if a in GAMES)
         return client
 
     def adopt(self, token_hash: str, name: str, claimed: bool, bot: bool) -> None:

@@ -59,6 +59,21 @@ class Keys:
     def token(self, token_hash: str) -> str:
         return f"{self.prefix}token:{token_hash}"
 
+    @property
+    def boot(self) -> str:
+        """A random marker the first node sets: a new one means Redis restarted empty."""
+        return f"{self.prefix}boot"
+
+    @property
+    def claims(self) -> str:
+        """The hash name key -> the first claim of that name (arbiter of two claims on two nodes at once)."""
+        return f"{self.prefix}claims"
+
+    @property
+    def online(self) -> str:
+        """The hash session -> who and where, of every session connected to a node."""
+        return f"{self.prefix}online"
+
     def where(self, session: str) -> str:
         return f"{self.prefix}where:{session}"
 

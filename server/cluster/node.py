@@ -17,7 +17,9 @@ and let go here, none of that decision's frames sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -30,10 +32,12 @@ from websockets.asyncio.server import ServerConnection
 from gamenight.protocol import ErrorCode, ProtocolError, decode
 from gamenight.protocol.messages import (
     Abort,
+    Accept,
     AddAi,
     Chat,
     CreateRoom,
     CreateTournament,
+    Decline,
     Error,
     Hello,
     Invite,
@@ -51,12 +55,13 @@ from gamenight.protocol.messages import (
 )
 from gamenight.protocol.vocab import RoomSummary
 from gamenight.server.cluster.bus import DOWN_ERRORS, Bus, connect
-from gamenight.server.cluster.coord import BEAT_S, Directory, Entry, Keys, Leases, Registry, place
+from gamenight.server.cluster.coord import BEAT_S, NODE_TTL_MS, Directory, Entry, Keys, Leases, Registry, place
 from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack
-from gamenight.server.lobby import Client, hash_token
+from gamenight.server.lobby import Client, Lobby, hash_token
 from gamenight.server.outbox import Outbox
 from gamenight.server.outgoing import Relay, write_frames
-from gamenight.server.store import Fenced, Record, StoreError
+from gamenight.server.store import Fenced, NameClaimed, Record, StoreError
+from gamenight.server.text import clean_name, name_key
 
 if TYPE_CHECKING:
     from gamenight.server.app import GameServer
@@ -84,6 +89,11 @@ OWNER_WAIT_S = 15.0  # a request for a room whose owner died waits this long for
 READY_TIMEOUT_S = 10.0  # a node that cannot reach Redis at start-up gives up after this long
 TOKEN_TTL_S = 7 * 24 * 3600  # how long another node accepts a resume token this node gave out
 WHERE_TTL_S = 24 * 3600  # how long a session's edge is remembered (a hint: a wrong one is corrected)
+_UNLIST = """
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and cjson.decode(v)['e'] == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
 MOVING_TEXT = "room {code} is moving to another server node; try again in a moment"
 
 
@@ -128,6 +138,9 @@ class ClusterNode:
         self.remotes: dict[str, RemoteSession] = {}  # sessions connected elsewhere that use rooms owned here
         self.routes: dict[str, set[str]] = {}  # sessions connected here -> rooms of other nodes they used
         self.claiming: set[str] = set()
+        self.boot: bytes | str | None = None  # Redis's boot marker as last read (it changes when Redis restarts empty)
+        self.settle_until = 0.0  # no takeovers before this (loop time): after a Redis restart, nodes re-register
+        self.dead: set[str] = set()  # nodes whose key expired, until their rooms and sessions are cleared
         self.vanished: dict[str, float] = {}  # rooms missing from the directory re-read after a reconnect -> when
         self.claims = 0  # rooms taken over from dead nodes (or found ownerless at start)
         self._ready = asyncio.Event()
@@ -135,6 +148,9 @@ class ClusterNode:
         self.lobby.cluster_changes = {}
         self.lobby.code_taken = lambda code: code in self.directory.entries
         server.outgoing.fences = self._fences
+        self.tag = _tag(self.id)
+        self.lobby.challenge_tag = self.tag + "-"
+        self._unlist = self.redis.register_script(_UNLIST)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -147,6 +163,7 @@ class ClusterNode:
             await self.bus.stop()
             raise OSError(f"cannot reach redis at {self.url}") from None
         await self._beat()
+        await self._present()
         await self._adopt_orphans()
         self._tasks.append(asyncio.get_running_loop().create_task(self._beats()))
         log.info("node %s joined the cluster (%d rooms known)", self.id, len(self.directory.entries))
@@ -182,6 +199,8 @@ class ClusterNode:
         if session is None:
             if isinstance(msg, Hello) and msg.resume is not None:
                 await self._known_token(msg.resume)
+            elif isinstance(msg, Hello) and msg.key is not None:
+                await self._claim_name(msg)
             return self.server._handle(ws, session, msg)
         if isinstance(msg, CreateTournament):
             error = Error(code=ErrorCode.NOT_ALLOWED, message="tournaments are not run by a cluster yet", id=msg.id)
@@ -193,6 +212,11 @@ class ClusterNode:
                 self._forward(target, session, msg, frame)
                 return session
             return self.server._handle(ws, session, msg)
+        if isinstance(msg, Accept | Decline) and not msg.challenge.startswith(self.lobby.challenge_tag):
+            holder = next((n for n in self.registry.live if _tag(n) + "-" == msg.challenge[:7]), None)
+            if holder is not None and holder != self.id:
+                self._forward(holder, session, msg, frame)
+                return session
         if not isinstance(msg, ROOM_REQUESTS):
             return self.server._handle(ws, session, msg)
         code = msg.room.strip().upper()
@@ -231,9 +255,8 @@ class ClusterNode:
         """Publish a request to the owner, with who sent it (the owner trusts its nodes, not the client)."""
         client = self.lobby.clients[session]
         body = frame if isinstance(frame, bytes) else _encode(msg)
-        self.bus.publish(
-            self.keys.inbox(owner), pack({"t": "m", "e": self.id, "s": session, **_identity(client)}, body)
-        )
+        header = {"t": "m", "e": self.id, "s": session, **_identity(client)}
+        self.bus.publish(self.keys.inbox(owner), pack(header, body), reach=True)
 
     def welcomed(self, client: Client, resumed: bool) -> None:
         """A hello succeeded here: the token works on every node, and owners holding its seats attach them here."""
@@ -243,26 +266,54 @@ class ClusterNode:
             self.bus.publish(self.keys.inbox(old.edge), pack({"t": "x", "s": client.session, "o": self.id}))
         identity = json.dumps({"name": client.name, "claimed": client.claimed, "bot": client.bot})
         token_key, where_key = self.keys.token(client.token_hash), self.keys.where(client.session)
+        header = {"t": "h", "e": self.id, "s": client.session, **_identity(client, self.lobby)}
+        online = json.dumps(header)
 
         async def note() -> None:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.set(token_key, identity, ex=TOKEN_TTL_S)
                 pipe.set(where_key, self.id, ex=WHERE_TTL_S)
+                pipe.hset(self.keys.online, client.session, online)
                 await pipe.execute()
 
         self.bus.call(note)
-        if resumed:
-            header = {"t": "h", "e": self.id, "s": client.session, **_identity(client)}
-            self.bus.publish(self.keys.everyone, pack(header))
+        self.bus.publish(self.keys.everyone, pack(header))
 
     def disconnected(self, session: str) -> None:
         """A connection here closed: the owners of rooms it used elsewhere apply their seat policies."""
         self.routes.pop(session, None)
         self.bus.publish(self.keys.everyone, pack({"t": "g", "e": self.id, "s": session}))
+        self.bus.call(functools.partial(self._offline, session))
+
+    async def _offline(self, session: str) -> None:
+        await self._unlist(keys=[self.keys.online], args=[session, self.id])
 
     def routed(self, session: str) -> bool:
         """True if the session uses rooms of other nodes (its connection is then never idle-closed)."""
         return bool(self.routes.get(session))
+
+    async def _claim_name(self, msg: Hello) -> None:
+        """Before a hello with a key: the name's claim as the cluster knows it (the store, then Redis as the
+        arbiter of two first claims at once), so every node holds a name for the same key."""
+        name = clean_name(msg.name)
+        key = name_key(name)
+        if key in self.lobby.claims or msg.key is None:
+            return
+        if self.server.store is not None:
+            with contextlib.suppress(StoreError):  # unreadable now: Redis still arbitrates
+                self.lobby.load_claims(self.server.store.claimed_names())
+        if key in self.lobby.claims:
+            return
+        mine = json.dumps({"name": name, "key_hash": hash_token(msg.key), "bot": msg.bot})
+        try:
+            if await self.redis.hsetnx(self.keys.claims, key, mine):
+                return  # this hello claims it: the lobby makes and stores the claim as usual
+            raw = await self.redis.hget(self.keys.claims, key)
+        except DOWN_ERRORS:
+            return
+        if raw is not None:
+            first = json.loads(raw)
+            self.lobby.load_claims([NameClaimed(key, str(first["name"]), str(first["key_hash"]), bool(first["bot"]))])
 
     async def _known_token(self, token: str) -> None:
         """A resume token this node does not know: if another node gave it out, the session becomes known here."""
@@ -344,6 +395,10 @@ class ClusterNode:
                 self.server._close(cast(ServerConnection, current), 1000, "resumed on another connection")
             )
         self.server.connections[session] = cast(ServerConnection, remote)
+        accepts = identity.get("a")
+        claim_hash, name = identity.get("k"), str(identity.get("n", "player"))
+        if isinstance(claim_hash, str) and name_key(name) not in self.lobby.claims:  # claimed on another node
+            self.lobby.load_claims([NameClaimed(name_key(name), name, claim_hash, bool(identity.get("b")))])
         self.lobby.attach(
             session,
             str(identity.get("n", "player")),
@@ -351,17 +406,18 @@ class ClusterNode:
             bool(identity.get("b")),
             bool(identity.get("c")),
             str(identity.get("ip", "")),
+            tuple(str(g) for g in accepts) if isinstance(accepts, list) else None,
         )
         return remote
 
     def _back(self, header: dict[str, Any]) -> None:
-        """A session resumed on another node: the seats it holds in rooms owned here go to it there."""
+        """A session said hello on another node: present here too (players, challenges), and the seats it holds
+        in rooms owned here go to it there."""
         session, edge = str(header.get("s")), str(header.get("e"))
-        client = self.lobby.clients.get(session)
-        if client is None or not client.rooms:
-            return
         self._attach(session, edge, header)
-        self.server.deliver(self.lobby.reattach(session, time.monotonic()))
+        client = self.lobby.clients.get(session)
+        if client is not None and client.rooms:
+            self.server.deliver(self.lobby.reattach(session, time.monotonic()))
 
     def _gone(self, session: str, edge: str) -> None:
         """A session's connection at `edge` closed: as a disconnect here (if it still lives there)."""
@@ -396,6 +452,7 @@ class ClusterNode:
         everyone in this node's rooms gets a fresh snapshot: frames published while Redis was away may be lost.
         """
         if again:
+            self.settle_until = asyncio.get_running_loop().time() + NODE_TTL_MS / 1000
             await self._beat()
             for code in list(self.epochs):
                 if not await self.leases.acquire(code):
@@ -503,7 +560,18 @@ class ClusterNode:
         for code in await self.leases.renew(list(self.epochs)):
             if code in self.epochs:
                 self._drop(code, "its lease is another node's")
-        await self.registry.refresh()
+        _, self.dead = await self.registry.refresh()
+        await self._boot_marker()
+
+    async def _boot_marker(self) -> None:
+        """Notice that Redis restarted empty (its boot marker is new): every node's key went with it, so nobody
+        counts as dead until the nodes have had a heartbeat's TTL to register again."""
+        await self.redis.set(self.keys.boot, secrets.token_hex(8), nx=True)
+        marker = await self.redis.get(self.keys.boot)
+        if marker != self.boot:
+            if self.boot is not None:
+                self.settle_until = asyncio.get_running_loop().time() + NODE_TTL_MS / 1000
+            self.boot = marker
 
     async def _beats(self) -> None:
         """Every BEAT_S: heartbeat, leases, and the takeover of rooms whose owner is dead."""
@@ -519,14 +587,34 @@ class ClusterNode:
 
     async def _failover(self) -> None:
         """Sessions forwarded from dead nodes are disconnected; rooms of dead owners are claimed (lease first)."""
+        if asyncio.get_running_loop().time() < self.settle_until or not self.bus.connected:
+            return  # Redis restarted a moment ago (or is away): a missing key says nothing about its node yet
         live = self.registry.live
         for session, remote in list(self.remotes.items()):
             if remote.edge not in live:
                 self._gone(session, remote.edge)
-        orphans = [code for code, entry in self.directory.entries.items() if entry.owner not in live]
-        for code in orphans:
-            if (entry := self.directory.entries.get(code)) and entry.owner != self.id:
-                await self._claim(code)
+        others = [code for code, entry in self.directory.entries.items() if entry.owner != self.id]
+        leases = await self.redis.mget([self.keys.lease(code) for code in others]) if others else []
+        for code, lease in zip(others, leases, strict=True):
+            entry = self.directory.entries.get(code)
+            if entry is not None and entry.owner != self.id and (entry.owner not in live or lease is None):
+                await self._claim(code)  # its owner is dead, or let it go: whoever takes the lease first runs it
+        owners = {entry.owner for entry in self.directory.entries.values()}
+        for node in self.dead - owners:  # every room of the dead node is someone's now: forget the node
+            for listed, raw in (await self.redis.hgetall(self.keys.online)).items():
+                if json.loads(raw).get("e") == node:
+                    await self.redis.hdel(self.keys.online, listed)
+            await self.registry.forget(node)
+
+    async def _present(self) -> None:
+        """At start: everyone connected to the other live nodes is present here (players, challenges)."""
+        for session, raw in (await self.redis.hgetall(self.keys.online)).items():
+            try:
+                header = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(header, dict) and header.get("e") in self.registry.live and header.get("e") != self.id:
+                self._attach(session.decode() if isinstance(session, bytes) else str(session), str(header["e"]), header)
 
     async def _adopt_orphans(self) -> None:
         """At start: rooms open in the store that no node lists (the whole cluster was down) are claimed."""
@@ -599,9 +687,24 @@ class ClusterNode:
             self.server.deliver(self.lobby.reattach(session, time.monotonic()))
 
 
-def _identity(client: Client) -> dict[str, Any]:
-    """Who a session is, as forwarded to an owner (short keys: it rides on every forwarded request)."""
-    return {"n": client.name, "h": client.token_hash, "b": client.bot, "c": client.claimed, "ip": client.ip}
+def _tag(node: str) -> str:
+    """A node's tag: the prefix of the challenge ids it gives out (answers are forwarded to it)."""
+    return hashlib.sha256(node.encode()).hexdigest()[:6]
+
+
+def _identity(client: Client, lobby: Lobby | None = None) -> dict[str, Any]:
+    """Who a session is, as forwarded to an owner (short keys: it rides on every forwarded request); with the
+    lobby, also the hash of the key that claimed its name (other nodes then know the claim)."""
+    claim = lobby.claims.get(name_key(client.name)) if lobby is not None and client.claimed else None
+    extra = {"k": claim.key_hash} if claim is not None else {}
+    return extra | {
+        "n": client.name,
+        "h": client.token_hash,
+        "b": client.bot,
+        "c": client.claimed,
+        "ip": client.ip,
+        "a": list(client.accepts),
+    }
 
 
 def _encode(msg: Message) -> bytes:

@@ -24,6 +24,10 @@ def redis_server(tmp_path: Path) -> Iterator[RedisProcess]:
         proc.stop()
 
 
+LOG = ("--log-level", os.environ["GAMENIGHT_NODE_LOG"]) if os.environ.get("GAMENIGHT_NODE_LOG") else ()
+"""GAMENIGHT_NODE_LOG=info (or debug) shows what the nodes log, when a cluster test needs looking into."""
+
+
 @pytest.fixture
 def cluster(redis_server: RedisProcess, tmp_path: Path) -> Iterator[Callable[[str], ServerProcess]]:
     """Starts node processes (`--cluster` on the test's Redis, one shared SQLite file); kills what still runs after."""
@@ -31,7 +35,7 @@ def cluster(redis_server: RedisProcess, tmp_path: Path) -> Iterator[Callable[[st
 
     def node(node_id: str, *extra: str) -> ServerProcess:
         proc = ServerProcess(
-            tmp_path / "games.db", "--cluster", redis_server.url, "--node-id", node_id, *NO_ROOM_CAPS, *extra
+            tmp_path / "games.db", "--cluster", redis_server.url, "--node-id", node_id, *NO_ROOM_CAPS, *LOG, *extra
         ).start()
         started.append(proc)
         return proc

@@ -194,7 +194,8 @@ async def test_bus_reconnects_and_rereads_the_directory(redis_server: RedisProce
 
 
 async def test_sender_waits_for_redis_and_keeps_order(redis_server: RedisProcess) -> None:
-    """Publishes queued while Redis is down go out, in order, once it is back (nothing queued is lost)."""
+    """Publishes queued while Redis is down go out, in order, once it is back and their receiver has subscribed
+    again (nothing queued is lost)."""
     redis, reader = connect(redis_server.url), connect(redis_server.url)
     keys = Keys()
     received: list[bytes] = []
@@ -203,7 +204,7 @@ async def test_sender_waits_for_redis_and_keeps_order(redis_server: RedisProcess
         bus.start()
         redis_server.stop()
         for number in range(5):
-            bus.publish(keys.inbox("z"), str(number).encode())
+            bus.publish(keys.inbox("z"), str(number).encode(), reach=True)
         await asyncio.sleep(0.3)  # the sender meets the dead Redis and backs off (not a timing assertion)
         redis_server.start()
         pubsub = reader.pubsub(ignore_subscribe_messages=True)
