@@ -151,6 +151,21 @@ class ClusterNode:
         self.tag = _tag(self.id)
         self.lobby.challenge_tag = self.tag + "-"
         self._unlist = self.redis.register_script(_UNLIST)
+        self._rate_from_the_store()
+
+    def _rate_from_the_store(self) -> None:
+        """Rated games on any node see every node's results: the ratings are read again from the shared store
+        just before a game is rated (each node's book was loaded at its start; others rated games since)."""
+        book, store = self.lobby.ratings, self.server.store
+        original = book.rate
+
+        def rate(room: Any, result: Any) -> Any:
+            if store is not None:
+                with contextlib.suppress(StoreError):
+                    book.load(store.ratings())
+            return original(room, result)
+
+        book.rate = rate  # type: ignore[method-assign]
 
     # -- lifecycle ----------------------------------------------------------------------------------------
     async def start(self) -> None:
