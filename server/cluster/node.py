@@ -608,6 +608,9 @@ class ClusterNode:
         for session, remote in list(self.remotes.items()):
             if remote.edge not in live:
                 self._gone(session, remote.edge)
+        stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in self.epochs]
+        for code in stale:
+            await self._claim(code)  # listed as this node's by a previous run under the same --node-id
         others = [code for code, entry in self.directory.entries.items() if entry.owner != self.id]
         leases = await self.redis.mget([self.keys.lease(code) for code in others]) if others else []
         for code, lease in zip(others, leases, strict=True):

@@ -101,3 +101,28 @@ async def test_redis_restart_mid_game_loses_nothing(cluster: Callable[..., Serve
     await eventually(lambda: listed(bob, code), "the room listed again on n2 after the restart")
     for peer in (alice, bob):
         await peer.close()
+
+
+async def test_node_restarted_under_its_old_id_gets_its_rooms_run_again(cluster: Callable[..., ServerProcess]):
+    """A node killed and started again at once under the same --node-id (before its lease expired): its rooms are
+    run again (by it or another node) and the players finish the game."""
+    nodes = [cluster("n1"), cluster("n2")]
+    alice = await Peer.connect(nodes[0].url, "alice")
+    bob = await Peer.connect(nodes[1].url, "bob")
+    code = (await alice.request(CreateRoom, game="othello", options={})).room
+    await alice.request(Join, room=code, seat=0)
+    await eventually(lambda: listed(bob, code), "the room listed on n2")
+    await bob.request(Join, room=code, seat=1)
+    state = await play_out({0: alice, 1: bob}, code, await alice.at(code, 1), [], moves=4)
+    seen = list(state.moves)
+    token = alice.welcome.token
+    nodes[0].kill()
+    await alice.close()
+    again = cluster("n1")
+    alice = await resume(again.url, "alice", token)
+    back = await alice.wait(lambda m: m.type == "state" and m.room == code)
+    assert back.moves == seen
+    final = await play_out({0: alice, 1: bob}, code, back, [])
+    assert final.status == "finished" and final.moves[:4] == seen
+    for peer in (alice, bob):
+        await peer.close()
