@@ -108,11 +108,15 @@ class Bus:
         while True:
             await asyncio.sleep(0.05)
             for channel in list(self._held):
-                held = self._held[channel]
+                held = self._held.get(channel)
+                if held is None:
+                    continue  # handed over meanwhile (`take_held`)
                 try:
                     while held and await self.redis.publish(channel, held[0]):
                         held.popleft()
                 except DOWN_ERRORS:
+                    continue
+                if self._held.get(channel) is not held:
                     continue
                 if not held:
                     del self._held[channel], self._held_since[channel]
@@ -128,6 +132,16 @@ class Bus:
             return
         self._queue.append(call)
         self._wake.set()
+
+    def held_channels(self) -> list[str]:
+        """The channels with publishes held (nobody subscribed to them when they were sent)."""
+        return list(self._held)
+
+    def take_held(self, channel: str) -> list[bytes]:
+        """Stop retrying the publishes held for `channel` (its node is dead) and hand them over, in order."""
+        held = self._held.pop(channel, None)
+        self._held_since.pop(channel, None)
+        return list(held) if held else []
 
     def pending(self) -> int:
         """Items waiting to be sent."""

@@ -271,7 +271,29 @@ class ClusterNode:
         client = self.lobby.clients[session]
         body = frame if isinstance(frame, bytes) else _encode(msg)
         header = {"t": "m", "e": self.id, "s": session, **_identity(client)}
+        if isinstance(msg, ROOM_REQUESTS):
+            header["r"] = msg.room.strip().upper()
+        elif isinstance(msg, CreateRoom):
+            header["r"] = ""
         self.bus.publish(self.keys.inbox(owner), pack(header, body), reach=True)
+
+    async def _reroute(self, data: bytes) -> None:
+        """A request held for a node that died before it was subscribed to receive it (so never carried out):
+        sent on to the room's new owner (or, for a new room, to the node placement picks now)."""
+        header, body = unpack(data)
+        session, code = str(header.get("s")), header.get("r")
+        ws = self.server.connections.get(session)
+        if ws is None or isinstance(ws, Relay) or not isinstance(code, str):
+            return  # the client left, or a challenge answer (its challenge died with the node)
+        try:
+            msg = decode(body)
+        except ProtocolError:
+            return
+        target = place(self.registry.live, self.id, len(self.lobby.rooms)) if not code else await self._owner(code)
+        if target == self.id:
+            self.server._handle(ws, session, msg)
+        elif target:
+            self.bus.publish(self.keys.inbox(target), data, reach=True)
 
     def welcomed(self, client: Client, resumed: bool) -> None:
         """A hello succeeded here: the token works on every node, and owners holding its seats attach them here."""
@@ -617,6 +639,13 @@ class ClusterNode:
             entry = self.directory.entries.get(code)
             if entry is not None and entry.owner != self.id and (entry.owner not in live or lease is None):
                 await self._claim(code)  # its owner is dead, or let it go: whoever takes the lease first runs it
+        inbox = self.keys.inbox("")
+        for channel in self.bus.held_channels():  # requests held for a dead node go to the new owners
+            if not channel.startswith(inbox) or channel[len(inbox) :] in live:
+                continue
+            for data in self.bus.take_held(channel):  # (frames held for a dead edge are dropped)
+                if data.startswith(b'{"t":"m"'):
+                    self.server._spawn(self._reroute(data))
         owners = {entry.owner for entry in self.directory.entries.values()}
         for node in self.dead - owners:  # every room of the dead node is someone's now: forget the node
             for listed, raw in (await self.redis.hgetall(self.keys.online)).items():

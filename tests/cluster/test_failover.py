@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gamenight.protocol.messages import CreateRoom, Join
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove
 from tests.cluster.helpers import HANG_S, eventually, listed, play_out
 from tests.cluster.redisproc import RedisProcess
 from tests.peer import Peer
@@ -124,5 +124,29 @@ async def test_node_restarted_under_its_old_id_gets_its_rooms_run_again(cluster:
     assert back.moves == seen
     final = await play_out({0: alice, 1: bob}, code, back, [])
     assert final.status == "finished" and final.moves[:4] == seen
+    for peer in (alice, bob):
+        await peer.close()
+
+
+async def test_a_move_sent_as_the_owner_dies_is_played_by_the_new_owner(cluster: Callable[..., ServerProcess]):
+    """The player to move sends its move (once) right after the room's owner was killed, before anyone noticed:
+    the edge holds it, and once another node owns the room the move is played there; both players see it."""
+    nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
+    host = await Peer.connect(nodes[0].url, "host")
+    code = (await host.request(CreateRoom, game="othello", options={})).room
+    alice = await Peer.connect(nodes[1].url, "alice")
+    bob = await Peer.connect(nodes[2].url, "bob")
+    for peer, seat_no in ((alice, 0), (bob, 1)):
+        await eventually(lambda peer=peer: listed(peer, code), "the room listed")
+        assert (await peer.request(Join, room=code, seat=seat_no)).type == "joined"
+    state = await play_out({0: alice, 1: bob}, code, await alice.at(code, 1), [], moves=2)
+    mover = alice if state.to_move == [0] else bob
+    move = (await mover.at(code, state.seq)).legal[0]
+    nodes[0].kill()
+    await mover.send(MakeMove(room=code, move=move, seq=state.seq))
+    for peer in (alice, bob):
+        after = await peer.wait(lambda m: m.type == "state" and m.room == code and m.seq > state.seq)
+        assert after.moves == [*state.moves, move]
+    await host.close()
     for peer in (alice, bob):
         await peer.close()
