@@ -214,6 +214,9 @@ class ClusterNode:
         if session is None:
             if isinstance(msg, Hello) and msg.resume is not None:
                 await self._known_token(msg.resume)
+                here = self.lobby.by_token.get(hash_token(msg.resume))
+                if here is not None and here.remote:  # present here as another node's: it connects here now
+                    here.connected = here.remote = False
             elif isinstance(msg, Hello) and msg.key is not None:
                 await self._claim_name(msg)
             return self.server._handle(ws, session, msg)
