@@ -35,6 +35,7 @@ def test_a_lone_server_never_imports_redis() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_a_node_without_redis_says_so(tmp_path) -> None:
     """A node whose Redis cannot be reached exits with a one-line reason instead of serving alone."""
     from tests.cluster.redisproc import free_port

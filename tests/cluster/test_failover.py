@@ -103,6 +103,7 @@ async def test_redis_restart_mid_game_loses_nothing(cluster: Callable[..., Serve
         await peer.close()
 
 
+@pytest.mark.slow
 async def test_node_restarted_under_its_old_id_gets_its_rooms_run_again(cluster: Callable[..., ServerProcess]):
     """A node killed and started again at once under the same --node-id (before its lease expired): its rooms are
     run again (by it or another node) and the players finish the game."""
