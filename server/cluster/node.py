@@ -516,6 +516,7 @@ class ClusterNode:
             self._drop(code, f"node {after.owner} owns it now")
         if after is None or after.owner == self.id:
             self.lobby.remote_room(code, None)
+            self._poke()
             return
         summary = None
         if after.summary is not None:
@@ -524,6 +525,12 @@ class ClusterNode:
             except Exception:
                 log.warning("a broken summary of room %s in the directory; not listed", code)
         self.lobby.remote_room(code, summary)
+        self._poke()
+
+    def _poke(self) -> None:
+        """The lobby's watchers here get the change in their next `lobby` push."""
+        if self.lobby.lobby_pending() and not self.server._closing:
+            self.server.lobby_pushes.poke()
 
     def publish_changes(self) -> None:
         """After a decision: publish the directory entries of this node's rooms that changed (in bus order)."""

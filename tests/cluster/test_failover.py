@@ -28,8 +28,9 @@ async def resume(url: str, name: str, token: str) -> Peer:
 
 
 async def test_owner_killed_mid_clocked_othello(cluster: Callable[..., ServerProcess]) -> None:
-    """SIGKILL the node that owns a clocked Othello room mid-game: another node takes it over, both players resume
-    through other nodes with their tokens, the board holds every move they saw, and the game is played out."""
+    """SIGKILL the node that owns a clocked Othello room mid-game, and drop the other player's connection during the
+    handover: another node takes the room over, both players resume through another node with their tokens, the
+    board holds every move they saw, and the game is played out."""
     nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
     alice = await Peer.connect(nodes[0].url, "alice")
     bob = await Peer.connect(nodes[1].url, "bob")
@@ -39,14 +40,16 @@ async def test_owner_killed_mid_clocked_othello(cluster: Callable[..., ServerPro
     assert (await bob.request(Join, room=code, seat=1)).type == "joined"
     state = await play_out({0: alice, 1: bob}, code, await alice.at(code, 1), [], moves=8)
     seen = list(state.moves)
-    token = alice.welcome.token
+    token, bob_token = alice.welcome.token, bob.welcome.token
     nodes[0].kill()  # alice's node and the room's owner
     await alice.close()
+    await bob.close()  # bob's connection drops too, mid-handover; he comes back through another node
     alice = await resume(nodes[2].url, "alice", token)
+    bob = await resume(nodes[2].url, "bob", bob_token)
     back = await alice.wait(lambda m: m.type == "state" and m.room == code)
     assert back.moves == seen
     assert back.clock is not None
-    bob_view = await bob.at(code, back.seq)
+    bob_view = await bob.wait(lambda m: m.type == "state" and m.room == code)
     assert bob_view.moves == seen and bob_view.view == back.view
     final = await play_out({0: alice, 1: bob}, code, back, [])
     assert final.status == "finished" and final.moves[: len(seen)] == seen
