@@ -13,7 +13,7 @@ from gamenight.protocol.messages import CreateRoom, Join, MakeMove
 from tests.client.conftest import create_room_via_form, wait_for
 from tests.cluster.helpers import eventually
 from tests.cluster.redisproc import RedisProcess
-from tests.cluster.test_nodes import knows, owner
+from tests.cluster.test_cluster_nodes import knows, owner
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 
