@@ -456,8 +456,11 @@ class ClusterNode:
         session, edge = str(header.get("s")), str(header.get("e"))
         self._attach(session, edge, header)
         client = self.lobby.clients.get(session)
-        if client is not None and client.rooms:
-            self.server.deliver(self.lobby.reattach(session, time.monotonic()))
+        if client is None:
+            return
+        out = self.lobby.reattach(session, time.monotonic()) if client.rooms else Outbox()
+        self.lobby._push_player(client.name, out)  # this node's lobby watchers see the arrival
+        self.server.deliver(out)
 
     def _gone(self, session: str, edge: str) -> None:
         """A session's connection at `edge` closed: as a disconnect here (if it still lives there)."""

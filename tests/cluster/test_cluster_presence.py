@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gamenight.protocol.messages import Accept, ChallengeRequest, ListPlayers, MakeMove
+from gamenight.protocol.messages import Accept, ChallengeRequest, ListPlayers, LobbyWatch, MakeMove
 from tests.cluster.helpers import eventually
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
@@ -19,10 +19,14 @@ async def online(peer: Peer, name: str) -> bool:
 
 
 async def test_challenge_from_node_a_reaches_a_bot_on_node_c(cluster: Callable[..., ServerProcess]) -> None:
-    """A player on n1 sees a bot connected to n3 online, challenges it, the bot accepts, and they play."""
+    """A player on n1 watching the lobby is told when a bot connects to n3, sees it online, challenges it, the bot
+    accepts, and they play."""
     nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
-    rhino = await Peer.connect(nodes[2].url, "rhino", key=KEY + "rhino", bot=True, accepts=["othello"])
     alice = await Peer.connect(nodes[0].url, "alice")
+    await alice.request(LobbyWatch, on=True)
+    rhino = await Peer.connect(nodes[2].url, "rhino", key=KEY + "rhino", bot=True, accepts=["othello"])
+    arrived = await alice.wait(lambda m: m.type == "player" and m.name == "rhino" and m.online)
+    assert arrived.bot
     carol = await Peer.connect(nodes[1].url, "carol")
     await eventually(lambda: online(alice, "rhino"), "the bot on n3 online as seen from n1")
     await eventually(lambda: online(rhino, "alice"), "alice on n1 online as seen from n3")
