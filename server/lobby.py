@@ -278,6 +278,7 @@ class Lobby:
         self.remote: dict[str, RoomSummary] = {}
         self.cluster_changes: dict[str, None] | None = None
         self.code_taken: Callable[[str], bool] | None = None
+        self.online_elsewhere = 0  # in a cluster: sessions connected to the other nodes (from their heartbeats)
         self.challenge_tag = ""  # in a cluster: the prefix of this node's challenge ids (an answer finds its node)
 
     # -- sessions --------------------------------------------------------------------------------------
@@ -1348,7 +1349,7 @@ class Lobby:
             for summary in self.listing():
                 by_status = self._by_game.setdefault(summary.game, {})
                 by_status[summary.status] = by_status.get(summary.status, 0) + 1
-        return LobbyCounts(rooms=len(self.listing()), online=self.online, games=self._by_game)
+        return LobbyCounts(rooms=len(self.listing()), online=self.online + self.online_elsewhere, games=self._by_game)
 
     def _online(self, change: int) -> None:
         """A session connected (+1) or disconnected (-1): the counts change."""

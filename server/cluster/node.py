@@ -610,7 +610,11 @@ class ClusterNode:
         for code in await self.leases.renew(list(self.epochs)):
             if code in self.epochs:
                 self._drop(code, "its lease is another node's")
-        _, self.dead = await self.registry.refresh()
+        live, self.dead = await self.registry.refresh()
+        elsewhere = sum(info.connections for node, info in live.items() if node != self.id)
+        if elsewhere != self.lobby.online_elsewhere:
+            self.lobby.online_elsewhere, self.lobby.counts_changed = elsewhere, True
+            self._poke()
         await self._boot_marker()
 
     async def _boot_marker(self) -> None:

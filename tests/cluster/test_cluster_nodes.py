@@ -18,11 +18,13 @@ from tests.server.serverproc import ServerProcess
 
 async def test_three_nodes_play_one_room(cluster: Callable[..., ServerProcess]) -> None:
     """Players on two nodes and a spectator on a third create, list, join, play Othello to the end and watch it:
-    everyone sees the same moves and the same final board, and every node's lobby lists the room."""
+    everyone sees the same moves and the same final board, every node's lobby lists the room, and each node counts
+    the people online on all three."""
     nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
     alice = await Peer.connect(nodes[0].url, "alice")
     bob = await Peer.connect(nodes[1].url, "bob")
     carol = await Peer.connect(nodes[2].url, "carol")
+    await eventually(lambda: online_count(carol, 3), "n3 counting everyone online on the three nodes")
     created = await alice.request(CreateRoom, game="othello", options={})
     code = created.room
     for peer in (bob, carol, alice):
@@ -75,6 +77,12 @@ async def owner(redis_server: RedisProcess, code: str) -> str | None:
     finally:
         await redis.aclose()
     return None if raw is None else str(json.loads(raw)["owner"])
+
+
+async def online_count(peer: Peer, at_least: int) -> bool:
+    """True once the peer's node counts at least `at_least` people online (its own and the other nodes')."""
+    reply = await peer.request(LobbyWatch, on=False)
+    return reply.counts.online >= at_least
 
 
 async def knows(node: ServerProcess, other: str) -> bool:
