@@ -178,6 +178,7 @@ class ClusterNode:
             await self.bus.stop()
             raise OSError(f"cannot reach redis at {self.url}") from None
         await self._beat()
+        await self._fresh_start()
         await self._present()
         await self._adopt_orphans()
         self._tasks.append(asyncio.get_running_loop().create_task(self._beats()))
@@ -394,6 +395,10 @@ class ClusterNode:
             self._gone(str(header.get("s")), str(header.get("e")))
         elif kind == "r":
             self._resync(str(header.get("e")))
+        elif kind == "z":  # a node (re)started: nobody is connected to it yet
+            edge = str(header.get("e"))
+            for session in [s for s, r in self.remotes.items() if r.edge == edge]:
+                self._gone(session, edge)
 
     def _frames_for(self, header: dict[str, Any], body: bytes) -> None:
         """Frames an owner sends to a session connected here: written to its socket (or the owner learns it left)."""
@@ -669,6 +674,14 @@ class ClusterNode:
                 if json.loads(raw).get("e") == node:
                     await self.redis.hdel(self.keys.online, listed)
             await self.registry.forget(node)
+
+    async def _fresh_start(self) -> None:
+        """A node starting under the id of an earlier run: the sessions that run had are gone, here and elsewhere."""
+        for session, raw in (await self.redis.hgetall(self.keys.online)).items():
+            with contextlib.suppress(ValueError, AttributeError):
+                if json.loads(raw).get("e") == self.id:
+                    await self.redis.hdel(self.keys.online, session)
+        self.bus.publish(self.keys.everyone, pack({"t": "z", "e": self.id}))
 
     async def _present(self) -> None:
         """At start: everyone connected to the other live nodes is present here (players, challenges)."""
