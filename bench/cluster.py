@@ -2,10 +2,12 @@
 
     python bench/cluster.py [--pairs 40] [--seconds 8] [--nodes 1,2,3] [--repeat 3]   # throughput
     python bench/cluster.py --failover [--kills 20]                                 # kill -9 -> next move
+    ... [--store postgresql]   # the nodes (and the lone server) on a temporary PostgreSQL instead of a SQLite file
 
 Throughput: `--pairs` rooms of Othello, each played by two clients making random legal moves as fast as the server
 answers, for a warm-up then `--seconds`. "lone" is `gamenight-server` without --cluster; "cluster N" is N node
-processes with one redis-server and one SQLite file, the two players of a room on different nodes (from 2 nodes on,
+processes with one redis-server and one SQLite file (`--store postgresql`: one database on a PostgreSQL server the
+benchmark starts as the tests do, tests/pg.py, fsync on), the two players of a room on different nodes (from 2 nodes on,
 every room has a forwarded player: the cluster path). The configurations run interleaved, `--repeat` times, and
 the medians are printed: moves per second and the mover's move -> `moved` round trip (p50/p99).
 
@@ -99,7 +101,7 @@ class Redis:
 class Node:
     """A gamenight-server process (a cluster node with `redis`, else a lone server)."""
 
-    def __init__(self, db: Path, redis: str | None = None, node_id: str | None = None) -> None:
+    def __init__(self, db: Path | str, redis: str | None = None, node_id: str | None = None) -> None:
         self.db, self.redis, self.node_id = db, redis, node_id
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
@@ -255,10 +257,8 @@ def throughput(args: argparse.Namespace) -> None:
             with tempfile.TemporaryDirectory() as folder:
                 redis = Redis(Path(folder)) if config != "lone" else None
                 count = 1 if config == "lone" else int(config.split()[1])
-                nodes = [
-                    Node(Path(folder) / "games.db", redis.url if redis else None, f"n{k + 1}").start()
-                    for k in range(count)
-                ]
+                db = args.new_db(folder)
+                nodes = [Node(db, redis.url if redis else None, f"n{k + 1}").start() for k in range(count)]
                 try:
                     figures = asyncio.run(throughput_once([n.url for n in nodes], args.pairs, 2.0, args.seconds))
                 finally:
@@ -334,7 +334,8 @@ def failover(args: argparse.Namespace) -> None:
     samples: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
         redis = Redis(Path(folder))
-        nodes = [Node(Path(folder) / "games.db", redis.url, f"n{k + 1}").start() for k in range(3)]
+        db = args.new_db(folder)
+        nodes = [Node(db, redis.url, f"n{k + 1}").start() for k in range(3)]
         try:
             for round_ in range(args.kills):
                 took, killed = asyncio.run(failover_once(nodes, redis.url, round_))
@@ -360,11 +361,27 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--failover", action="store_true")
     parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     args = parser.parse_args()
-    if args.failover:
-        failover(args)
+    pg = None
+    if args.store == "postgresql":
+        from tests.pg import PgServer, find_bin_dir
+
+        bin_dir = find_bin_dir()
+        if bin_dir is None:
+            sys.exit("bench/cluster.py: no initdb/postgres found; run with --store sqlite")
+        pg = PgServer(bin_dir, fsync=True).start()
+        args.new_db = lambda folder: pg.new_database()
     else:
-        throughput(args)
+        args.new_db = lambda folder: Path(folder) / "games.db"
+    try:
+        if args.failover:
+            failover(args)
+        else:
+            throughput(args)
+    finally:
+        if pg is not None:
+            pg.stop()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Fixtures of the cluster tests: a real redis-server (skipped with a reason only if the binary is missing)."""
+"""Fixtures of the cluster tests: a real redis-server and a real PostgreSQL (each skipped with a reason only if its
+binaries are missing), and the nodes."""
 
 from __future__ import annotations
 
@@ -29,13 +30,23 @@ LOG = ("--log-level", os.environ["GAMENIGHT_NODE_LOG"]) if os.environ.get("GAMEN
 
 
 @pytest.fixture
-def cluster(redis_server: RedisProcess, tmp_path: Path) -> Iterator[Callable[[str], ServerProcess]]:
-    """Starts node processes (`--cluster` on the test's Redis, one shared SQLite file); kills what still runs after."""
+def cluster_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The database the nodes share: a new PostgreSQL database (the cluster's store), or with the parameter
+    "sqlite" one SQLite file (nodes on one machine may share one)."""
+    if getattr(request, "param", "postgresql") == "sqlite":
+        return str(tmp_path / "games.db")
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture
+def cluster(redis_server: RedisProcess, cluster_db: str) -> Iterator[Callable[[str], ServerProcess]]:
+    """Starts node processes (`--cluster` on the test's Redis, one shared database); kills what still runs after."""
     started: list[ServerProcess] = []
 
     def node(node_id: str, *extra: str) -> ServerProcess:
         proc = ServerProcess(
-            tmp_path / "games.db", "--cluster", redis_server.url, "--node-id", node_id, *NO_ROOM_CAPS, *LOG, *extra
+            cluster_db, "--cluster", redis_server.url, "--node-id", node_id, *NO_ROOM_CAPS, *LOG, *extra
         ).start()
         started.append(proc)
         return proc

@@ -6,6 +6,8 @@ import json
 import urllib.request
 from collections.abc import Callable
 
+import pytest
+
 from gamenight.protocol.messages import CreateRoom, Join, LobbyWatch
 from gamenight.protocol.vocab import Role
 from gamenight.server.cluster.bus import connect
@@ -16,6 +18,7 @@ from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 
 
+@pytest.mark.parametrize("cluster_db", ["postgresql", "sqlite"], indirect=True)
 async def test_three_nodes_play_one_room(cluster: Callable[..., ServerProcess]) -> None:
     """Players on two nodes and a spectator on a third create, list, join, play Othello to the end and watch it:
     everyone sees the same moves and the same final board, every node's lobby lists the room, and each node counts
