@@ -3,6 +3,7 @@
     python bench/load.py [--connections 1000] [--game othello] [--seconds 10] [--workers 1] [--baseline]
                          [--raw-baseline] [--tron-rooms K --tick-ms T] [--ai-rooms K] [--repeat R] [--json] [--url ws://...]
     python bench/load.py --memory [--connections 1000] [--rooms 200]
+    python bench/load.py --cluster N [--connections 200] ...   # N node processes, one redis-server (issue 17)
 
 Starts `python -m gamenight.server --port 0 --db :memory: --metrics` (unless --url is given), opens the connections
 from `--workers` processes (each its own asyncio loop and websockets clients), pairs them into rooms and
@@ -28,7 +29,9 @@ import multiprocessing
 import os
 import random
 import resource
+import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -114,6 +117,7 @@ class Plan:
     seed: int = 0
     check: bool = True  # consistency checks (meaningless against the echo server)
     deadline: float = 0.0  # time.monotonic() by which the worker must be gone
+    urls: tuple[str, ...] = ()  # a cluster's nodes: connection i goes to urls[i % len(urls)] (a room's two differ)
 
 
 # -- what clients record ----------------------------------------------------------------------------------
@@ -619,9 +623,8 @@ class Worker:
     async def open(self, kind: type[Player], index: int, gate: asyncio.Semaphore) -> Player:
         """One connection, greeted, with its reader running."""
         async with gate:
-            ws = await connect(
-                self.plan.url, max_size=2**20, compression=None, open_timeout=SETUP_TIMEOUT_S, ping_interval=None
-            )
+            url = self.plan.urls[index % len(self.plan.urls)] if self.plan.urls else self.plan.url
+            ws = await connect(url, max_size=2**20, compression=None, open_timeout=SETUP_TIMEOUT_S, ping_interval=None)
             player = kind(ws, self.window, self.tally, self.plan.rate, random.Random(self.rng.random()))
             self.readers.append(asyncio.get_running_loop().create_task(player.read()))
             await player.request(Hello, protocol=PROTOCOL_VERSION, name=f"load{os.getpid() % 1000}-{index}")
@@ -736,6 +739,8 @@ class Target:
     url: str
     proc: subprocess.Popen[str] | None = None
     has_metrics: bool = True
+    urls: tuple[str, ...] = ()  # a cluster: every node's URL (the figures are the first node's, `url`)
+    others: list[subprocess.Popen[Any]] = field(default_factory=list)  # a cluster's other nodes and its redis
 
     @property
     def http(self) -> str:
@@ -757,15 +762,16 @@ class Target:
         return snapshot.get("pid") if snapshot else None
 
     def stop(self) -> None:
-        """SIGTERM, then SIGKILL if it lingers."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(STOP_GRACE_S)
+        """SIGTERM, then SIGKILL if it lingers (every process of a cluster, Redis last)."""
+        for proc in [self.proc, *self.others]:
+            if proc is None or proc.poll() is not None:
+                continue
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(STOP_GRACE_S)
 
 
 NO_CAPS = tuple(
@@ -800,6 +806,42 @@ def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memor
             command += ["--ai-workers", str(ai_workers)]
     proc, url = launch(command)
     return Target(url, proc, has_metrics=kind == "game")
+
+
+def start_cluster(nodes: int, ai_workers: int | None, db: str, folder: str) -> Target:
+    """A cluster on this machine: a redis-server on a free port and `nodes` node processes sharing `db`."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    redis_server = shutil.which("redis-server") or "/usr/bin/redis-server"
+    redis = subprocess.Popen(
+        [redis_server, "--port", str(port), "--bind", "127.0.0.1", "--dir", folder, "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    procs: list[subprocess.Popen[Any]] = [redis]
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+        urls = []
+        for k in range(nodes):
+            command = [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--metrics"]
+            command += ["--log-level", "warning", *NO_CAPS, "--cluster", f"redis://127.0.0.1:{port}/0"]
+            command += ["--node-id", f"n{k + 1}"] + (["--ai-workers", str(ai_workers)] if ai_workers else [])
+            proc, url = launch(command)
+            procs.insert(len(procs) - 1, proc)  # nodes stop before Redis
+            urls.append(url)
+    except BaseException:
+        for proc in procs:
+            proc.kill()
+        raise
+    return Target(urls[0], procs[0], urls=tuple(urls), others=procs[1:])
 
 
 def launch(command: list[str]) -> tuple[subprocess.Popen[str], str]:
@@ -868,7 +910,7 @@ class Load:
     seconds: float = 10.0
     seed: int = 0
 
-    def plans(self, url: str, check: bool, deadline: float) -> list[Plan]:
+    def plans(self, url: str, check: bool, deadline: float, urls: tuple[str, ...] = ()) -> list[Plan]:
         """Split the load over the workers; a room's players always share a worker."""
 
         def share(total: int, k: int) -> int:
@@ -889,6 +931,7 @@ class Load:
                 seed=self.seed * 1000 + k,
                 check=check,
                 deadline=deadline,
+                urls=urls,
             )
             for k in range(self.workers)
         ]
@@ -905,7 +948,7 @@ class Run:
         self.load = load
         self.target = target
         self.deadline = time.monotonic() + load.budget_s()
-        self.plans = load.plans(target.url, check, self.deadline)
+        self.plans = load.plans(target.url, check, self.deadline, target.urls)
         self.context = multiprocessing.get_context("spawn")
         self.workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
 
@@ -1047,14 +1090,21 @@ def _server_figures(before: dict[str, Any], after: dict[str, Any], seconds: floa
     return figures
 
 
-def run_against(kind: str, load: Load, url: str | None, ai_workers: int | None, db: str | None) -> dict[str, Any]:
+def run_against(
+    kind: str, load: Load, url: str | None, ai_workers: int | None, db: str | None, cluster: int = 0
+) -> dict[str, Any]:
     """Start the target (unless given), run the load, always stop what was started.
 
     The game server stores into `db`; None means a fresh SQLite file in a temporary folder, as a real server
-    keeps its games (":memory:" leaves out the cost of the file).
+    keeps its games (":memory:" leaves out the cost of the file). With `cluster`, the game server is that many
+    node processes sharing one redis-server and the database file.
     """
     with tempfile.TemporaryDirectory(prefix="gamenight-load-") as folder:
-        target = Target(url) if url else start_target(kind, load.game, ai_workers, db or str(Path(folder) / "load.db"))
+        database = db or str(Path(folder) / "load.db")
+        if cluster and kind == "game" and not url:
+            target = start_cluster(cluster, ai_workers, database, folder)
+        else:
+            target = Target(url) if url else start_target(kind, load.game, ai_workers, database)
         try:
             return Run(load, target, check=kind == "game").execute()
         finally:
@@ -1150,6 +1200,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--db",
         help="the server's database (default: a new SQLite file in a temporary folder; ':memory:' leaves the file out)",
     )
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the game server as N cluster nodes (one redis-server, one SQLite file); a room's two players are"
+        " on different nodes; the server figures are the first node's (see also bench/cluster.py)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one machine-readable line")
     args = parser.parse_args(argv)
@@ -1170,6 +1228,8 @@ def _check_bounds(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("--workers must be 1-16 and --repeat 1-20")
     if args.url and not args.url.startswith(("ws://127.0.0.1:", "ws://localhost:", "ws://[::1]:")):
         parser.error("--url must be a loopback ws:// address")
+    if args.cluster and (args.url or args.memory or not 1 <= args.cluster <= 5 or args.db == ":memory:"):
+        parser.error("--cluster takes 1-5 nodes sharing a database file, without --url, --memory or --db :memory:")
     if (args.baseline or args.raw_baseline) and args.url:
         parser.error("--baseline and --raw-baseline start the servers themselves; leave out --url")
 
@@ -1219,7 +1279,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
             entry["raw"] = run_against("raw", echo_load, None, None, None)
         if args.baseline:
             entry["echo"] = run_against("echo", echo_load, None, None, None)
-        entry["game"] = run_against("game", load, args.url, args.ai_workers, args.db)
+        entry["game"] = run_against("game", load, args.url, args.ai_workers, args.db, args.cluster)
         if args.raw_baseline and entry["raw"]["moves_per_s"]:
             entry["raw_ratio"] = round(entry["game"]["moves_per_s"] / entry["raw"]["moves_per_s"], 3)
         if args.baseline and entry["echo"]["moves_per_s"]:

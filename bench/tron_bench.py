@@ -2,9 +2,9 @@
 and how well its endgame filler fills small rooms against an exhaustive search.
 
 Usage (from the repository root):
-    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2]
+    python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2] [--chains 1]
     python -m bench.tron_bench fill --positions 200 --ms 100
-    python -m bench.tron_bench speed [--depth 6]
+    python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
@@ -135,6 +135,7 @@ def fill(positions: int, ms: int, seed: int) -> None:
     done = optimal = 0
     found_ms: list[float] = []
     short: list[tuple[int, int, int]] = []
+    over = {"chamber_fill": 0, "chain_fill": 0}
     while done < positions:
         state = small_room(rng)
         grid = tron_ai.grid_of(state)
@@ -143,6 +144,8 @@ def fill(positions: int, ms: int, seed: int) -> None:
             continue
         done += 1
         best = longest_ride(region, grid.stride, grid.heads[0], {})
+        over["chamber_fill"] += tron_ai.chamber_fill(region, grid.stride, grid.heads[0]) > best
+        over["chain_fill"] += tron_ai.chain_fill(region, grid.stride, grid.heads[0]) > best
         started = time.perf_counter()
         search = tron_ai.fill_search(region, grid.stride, grid.heads[0], started + ms / 1000)
         spent = (time.perf_counter() - started) * 1000
@@ -158,6 +161,7 @@ def fill(positions: int, ms: int, seed: int) -> None:
     )
     for squares, best, got in short:
         print(f"  short: {squares} squares, longest {best}, found {got}")
+    print(f"  upper bounds above the longest ride (rooms of {positions}): {over}")
 
 
 def first_apart(b: str, index: int, ms: int, maps: tuple[str, ...]) -> TronState | None:
@@ -180,7 +184,8 @@ def apart(b: str, count: int, ms: int, search_ms: int) -> None:
     maps = match_maps()
     over: dict[int, int] = {}
     under: dict[int, int] = {}
-    wrong = {"chamber_fill": 0, "ride_length": 0}
+    wrong = {"chamber_fill": 0, "chain_fill": 0, "ride_length": 0}
+    chain_over: dict[int, int] = {}
     splits = riders = unproven = 0
     for index in range(count):
         state = first_apart(b, index, ms, maps)
@@ -190,22 +195,26 @@ def apart(b: str, count: int, ms: int, search_ms: int) -> None:
         found = []
         for head in grid.heads:
             bound = tron_ai.chamber_fill(grid.open, grid.stride, head)
+            chain = tron_ai.chain_fill(grid.open, grid.stride, head)
             ride = tron_ai.ride_length(grid.open, grid.stride, head)
             search = tron_ai.fill_search(grid.open, grid.stride, head, time.perf_counter() + search_ms / 1000)
             longest = max(len(search.best), ride)
             unproven += not search.proven
             over[bound - longest] = over.get(bound - longest, 0) + 1
+            chain_over[chain - longest] = chain_over.get(chain - longest, 0) + 1
             if ride >= 0:
                 under[longest - ride] = under.get(longest - ride, 0) + 1
-            found.append((bound, ride, longest))
+            found.append((bound, ride, longest, chain))
             riders += 1
         splits += 1
         truth = _sign(found[0][2] - found[1][2])
         wrong["chamber_fill"] += _sign(found[0][0] - found[1][0]) != truth
         wrong["ride_length"] += _sign(found[0][1] - found[1][1]) != truth
-        print(f"  {maps[(index // 2) % len(maps)]} tick {state.tick}: (estimate, ride, longest) {found}")
+        wrong["chain_fill"] += _sign(found[0][3] - found[1][3]) != truth
+        print(f"  {maps[(index // 2) % len(maps)]} tick {state.tick}: (estimate, ride, longest, chain) {found}")
     print(f"{splits} separations, {riders} riders ({unproven} longest rides not proven in {search_ms} ms)")
     print("  chamber_fill - longest: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(over.items())))
+    print("  chain_fill - longest: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(chain_over.items())))
     print("  longest - ride_length: " + ", ".join(f"{k:+d}: {v}" for k, v in sorted(under.items())))
     print(f"  the split's sign wrong: {wrong}")
 
@@ -237,25 +246,70 @@ def speed_positions() -> list[TronState]:
     return found
 
 
-def speed(depth: int) -> None:
-    """Search every `speed_positions` position to `depth` plies and print the nodes per CPU second."""
+def speed(depth: int, repeat: int = 1, against: str | None = None) -> None:
+    """Search every `speed_positions` position to `depth` plies and print the nodes per CPU second.
+
+    With `repeat` the whole set is searched that many times and the median is printed; with `against` (the
+    path of another tron_ai.py, e.g. a checkout of main) that module searches the same positions in turn
+    with ours, round by round, so both medians come from the same minutes of a shared machine, and the two
+    must agree on every search's nodes, score and main line.
+    """
+    positions = speed_positions()
+    modules: list[tuple[str, Any]] = [("this", tron_ai)]
+    if against is not None:
+        modules.append(("against", _load_module(against)))
+    rates: dict[str, list[float]] = {name: [] for name, _ in modules}
+    results: dict[str, list[tuple[int, int, tuple[int, ...]]]] = {}
+    nodes = 0
+    for _ in range(repeat):
+        for name, module in modules:
+            nodes, spent, found = _speed_round(module, positions, depth)
+            rates[name].append(nodes / spent)
+            if results.setdefault(name, found) != found:
+                raise SystemExit(f"{name}: a search gave a different result on a repeat")
+    print(f"{len(positions)} contact positions to depth {depth}: {nodes} nodes per round, {repeat} round(s)")
+    for name, _ in modules:
+        print(
+            f"  {name}: median {statistics.median(rates[name]):.0f} nodes per CPU second"
+            f" (rounds: {', '.join(f'{rate:.0f}' for rate in rates[name])})"
+        )
+    if against is not None:
+        same = results["this"] == results["against"]
+        ratio = statistics.median(rates["this"]) / statistics.median(rates["against"])
+        print(f"  this / against: {ratio:.2f}x; the same nodes, scores and main lines: {same}")
+        if not same:
+            raise SystemExit("the two modules searched differently")
+
+
+def _speed_round(module: Any, positions: list[TronState], depth: int) -> tuple[int, float, list[Any]]:
+    """One search of every position with `module`'s voronoi engine: nodes, CPU seconds, (nodes, score, pv)."""
     from gamenight.server.ai.search import Limits, search
 
-    positions = speed_positions()
     nodes = 0
+    found = []
     started = time.process_time()
     for state in positions:
-        grid = tron_ai.grid_of(state)
-        tron_ai._TREES.clear()
-        engine = tron_ai.VoronoiEngine(grid.stride)
+        grid = module.grid_of(state)
+        module._TREES.clear()
+        engine = module.VoronoiEngine(grid.stride)
         root = (grid.open, grid.heads[0], grid.heads[1], 0, 0)
         _, info = search(engine, root, Limits(depth=depth), rng=random.Random(0), tt={})
         nodes += info.nodes
-    spent = time.process_time() - started
-    print(
-        f"{len(positions)} contact positions to depth {depth}: {nodes} nodes in {spent:.2f} s of CPU,"
-        f" {nodes / spent:.0f} nodes/s"
-    )
+        found.append((info.nodes, info.score, info.pv))
+    return nodes, time.process_time() - started, found
+
+
+def _load_module(path: str) -> Any:
+    """Another tron_ai.py loaded under its own name (it imports the rest of gamenight from this checkout)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tron_ai_against", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,7 +334,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--exact-ms", type=int, help="experiment: EXACT_MS, the proof time per room (0: chamber estimates)"
     )
+    parser.add_argument(
+        "--chains",
+        type=int,
+        choices=(0, 1),
+        help="experiment: level 5's LEVEL5_CHAINS, apart leaves by the parity bound per chain of chambers (1)",
+    )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
+    parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
+    parser.add_argument("--against", help="speed: another tron_ai.py (e.g. main's) timed round by round with ours")
     parser.add_argument(
         "--no-chambers",
         action="store_true",
@@ -298,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.Level5Engine.parity = True
     if args.close is not None:
         tron_ai.Level5Engine.close = args.close
+    if args.chains is not None:
+        tron_ai.Level5Engine.chains = bool(args.chains)
     if args.exact_ticks is not None:
         tron_ai.Level5Engine.exact_ticks = args.exact_ticks
     if args.exact_ms is not None:
@@ -309,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.what == "apart":
         apart(args.b, args.games, args.ms, args.search_ms)
     else:
-        speed(args.depth)
+        speed(args.depth, args.repeat, args.against)
     return 0
 
 

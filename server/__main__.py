@@ -1,6 +1,7 @@
 """`gamenight-server` / `python -m gamenight.server`: run the game server, or export a finished game.
 
 gamenight-server [--host H] [--port P] [--db PATH|URL] [--certfile C --keyfile K] [--ai-workers N]
+gamenight-server --cluster redis://HOST:PORT [--node-id ID] [--public-url ws://...] --db PATH|URL  (a cluster node)
 gamenight-server export GAME_ID [--db PATH|URL]
 gamenight-server [--db PATH|URL] calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100]
 """
@@ -89,7 +90,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="serve GET /metrics (JSON: tick lateness, event-loop lag, RSS, CPU) for benchmarks",
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="REDIS_URL",
+        help="run as one node of a cluster sharing this Redis (e.g. redis://host:6379) and the --db of every node"
+        " (docs/cluster.md); needs the `cluster` extra (pip install 'gamenight[cluster]')",
+    )
+    parser.add_argument("--node-id", help="this node's name in the cluster (default: host, process id, random)")
+    parser.add_argument(
+        "--public-url", help="how clients reach this node, as other nodes show it (default ws://host:port)"
+    )
     args = parser.parse_args(argv)
+    if (args.node_id or args.public_url) and not args.cluster:
+        parser.error("--node-id and --public-url go with --cluster")
     if bool(args.certfile) != bool(args.keyfile):
         parser.error("--certfile and --keyfile go together")
     return args
@@ -210,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
             certfile=args.certfile,
             keyfile=args.keyfile,
             metrics=args.metrics,
+            cluster=args.cluster,
+            node_id=args.node_id,
+            public_url=args.public_url,
         )
         config = apply_limits(config, args.limit)
         asyncio.run(serve_until_signalled(config))

@@ -25,7 +25,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPool
 from dataclasses import dataclass, field
 from functools import partial
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -51,6 +51,9 @@ from gamenight.server.store import (
     TournamentSaved,
     open_store,
 )
+
+if TYPE_CHECKING:
+    from gamenight.server.cluster.node import ClusterNode
 
 log = logging.getLogger("gamenight.server")
 
@@ -96,6 +99,9 @@ class ServerConfig:
     spectator_batch_ms: int = 200  # a spectator gets its room's traffic at most once this often (0: each at once)
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
     frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
+    cluster: str | None = None  # redis:// URL: run as one node of a cluster (server/cluster); None: a lone server
+    node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
+    public_url: str | None = None  # how clients reach this node (default: ws://host:port)
 
 
 class TokenBucket:
@@ -210,17 +216,23 @@ class GameServer:
         self._ai_by_room: dict[str, int] = {}  # room -> its searches on the workers now
         self._ai_waiters: list[tuple[bool, int, str, asyncio.Future[None]]] = []  # (all-AI?, order, room, wakes it)
         self._ai_order = itertools.count()
+        self.cluster: ClusterNode | None = None  # set by `start` with `config.cluster` (server/cluster/node.py)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
         """Start listening; returns the websockets server (its sockets tell the bound port)."""
+        if self.config.cluster is not None:
+            from gamenight.server.cluster.node import ClusterNode  # redis loads only for a cluster
+
+            self.cluster = ClusterNode(self, self.config.cluster)
         if self.store is not None:
             self.lobby.load_claims(self.store.claimed_names())
             self.lobby.load_ratings(self.store.ratings())
-            for tournament in self.lobby.load_tournaments(self.store.tournaments()):
-                log.error("could not restore tournament %s; it stays in the database", tournament)
-            stored = self.store.unfinished_rooms(self.lobby.skipped)
-            self.deliver(self.lobby.restore(stored, time.monotonic()))
+            if self.cluster is None:  # a cluster's rooms are each restored by the node that claims it
+                for tournament in self.lobby.load_tournaments(self.store.tournaments()):
+                    log.error("could not restore tournament %s; it stays in the database", tournament)
+                stored = self.store.unfinished_rooms(self.lobby.skipped)
+                self.deliver(self.lobby.restore(stored, time.monotonic()))
             for code, reason in self.lobby.skipped:
                 log.error("could not restore room %s (%s); it stays in the database, closed to players", code, reason)
         self._server = await serve(
@@ -239,6 +251,8 @@ class GameServer:
             close_timeout=CLOSE_TIMEOUT_S,
             ssl=self._tls(),
         )
+        if self.cluster is not None:
+            await self.cluster.start()
         self._spawn(self._sweeper())
         self._spawn(self._lag_prober())
         self._spawn(self._warm_ai())
@@ -268,6 +282,8 @@ class GameServer:
             task.cancel()
         await asyncio.gather(*self.tasks, *self.clocks.values(), return_exceptions=True)
         self.outgoing.flush()  # what the last disconnects decided, stored
+        if self.cluster is not None:
+            await self.cluster.stop()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self._history_pool is not None:
@@ -311,7 +327,8 @@ class GameServer:
         if failure is not None:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"unhealthy: cannot store games: {failure}\n")
         skipped = "".join(f"not restored: room {code}: {reason}\n" for code, reason in self.lobby.skipped)
-        return connection.respond(HTTPStatus.OK, "ok\n" + skipped)
+        cluster = self.cluster.health() if self.cluster is not None else ""
+        return connection.respond(HTTPStatus.OK, "ok\n" + skipped + cluster)
 
     # -- connections -----------------------------------------------------------------------------------
     async def handler(self, ws: ServerConnection) -> None:
@@ -350,7 +367,10 @@ class GameServer:
                         ),
                     )
                     continue
-                session = self._receive(ws, session, frame)
+                if self.cluster is None:
+                    session = self._receive(ws, session, frame)
+                else:
+                    session = await self.cluster.receive(ws, session, frame)
                 if (waiting := self._history_asked.pop(ws, None)) is not None:
                     await waiting  # this connection's next request waits for its history answer (order kept)
         except TimeoutError:
@@ -366,6 +386,8 @@ class GameServer:
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
                 self.deliver(self.lobby.disconnect(session, time.monotonic()))
+                if self.cluster is not None:
+                    self.cluster.disconnected(session)
 
     async def _address_turn(self, ip: str) -> None:
         """Wait until the address's shared message budget allows one more message.
@@ -385,6 +407,8 @@ class GameServer:
     def _in_a_room(self, session: str) -> bool:
         """True while a session sits or watches somewhere (those connections are never idle-closed)."""
         client = self.lobby.clients.get(session)
+        if self.cluster is not None and self.cluster.routed(session):
+            return True  # it plays or watches on another node
         return client is not None and bool(client.rooms)
 
     def _receive(self, ws: ServerConnection, session: str | None, frame: Any) -> str | None:
@@ -394,6 +418,10 @@ class GameServer:
         except ProtocolError as exc:
             self._reply_error(ws, ErrorCode.BAD_MESSAGE, str(exc), exc.request_id)
             return session
+        return self._handle(ws, session, msg)
+
+    def _handle(self, ws: ServerConnection, session: str | None, msg: Message) -> str | None:
+        """Handle one decoded message; returns the connection's session (set by a successful hello)."""
         try:
             if session is None:
                 return self._hello(ws, msg)
@@ -469,6 +497,8 @@ class GameServer:
         self.connections[client.session] = ws
         log.info("hello from %s (session %s)", client.name, client.session)
         self.deliver(out, (ws, client.session, msg.id))
+        if self.cluster is not None:
+            self.cluster.welcomed(client, msg.resume is not None)
         return client.session
 
     def _reply_error(
@@ -530,8 +560,10 @@ class GameServer:
             ahead = [ws for s in plan.ahead if (ws := connections.get(s)) is not None]
             if held or ahead:
                 stored = partial(self._hold, held, ahead)  # run by the flush, once the records are stored
+        if self.cluster is not None:
+            self.cluster.publish_changes()  # queued on the bus before these frames: a new room is routable first
         if out.records:
-            self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester), stored)
+            self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester, exc), stored)
         elif frames or stored is not None:
             self.outgoing.add((), frames, stored=stored)
         if self._closing:
@@ -593,12 +625,20 @@ class GameServer:
         if self.lobby.lobby_pending() and not self._closing:
             self.lobby_pushes.poke()
 
-    def _lost(self, records: list[Record], requester: tuple[ServerConnection, str, int | None] | None) -> None:
+    def _lost(
+        self,
+        records: list[Record],
+        requester: tuple[ServerConnection, str, int | None] | None,
+        exc: Exception | None = None,
+    ) -> None:
         """A decision's records are not on disk: its rooms stop, and whoever asked for it learns why.
 
         A name claim that is not on disk is forgotten; the hello that made it was not welcomed, so its connection
-        gets `unavailable` and is closed (it may say hello again on a new one).
+        gets `unavailable` and is closed (it may say hello again on a new one). In a cluster, records refused
+        because another node claimed their room (`Fenced`) only make this node let the room go.
         """
+        if self.cluster is not None and self.cluster.fenced(records, exc):
+            return
         claims = [record for record in records if isinstance(record, NameClaimed)]
         for claim in claims:
             self.lobby.claim_lost(claim)

@@ -19,6 +19,7 @@ import hmac
 import itertools
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -151,6 +152,7 @@ class Client:
     claimed: bool = False  # the name is claimed by this person's key
     bot: bool = False  # a program playing (hello `bot: true`, or a name claimed as a bot)
     accepts: tuple[str, ...] = ()  # the games it takes challenges for (hello `accepts`)
+    remote: bool = False  # connected to another node of a cluster, which forwards its requests (server/cluster)
 
     @property
     def member(self) -> Member:
@@ -271,6 +273,14 @@ class Lobby:
         self.ratings = RatingBook()  # every rating (server/rated.py), loaded at start-up; rooms rate through it
         self.pools = pools(GAMES.values())  # the leaderboards: each game, and "<game>-ffa" for 3-4 seats
         self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
+        # In a cluster (server/cluster): rooms other nodes own, as their directory entries list them; the codes of
+        # this node's rooms changed since the node last published them (None: not in a cluster); and whether a
+        # code is in use anywhere in the cluster (new codes avoid those too).
+        self.remote: dict[str, RoomSummary] = {}
+        self.cluster_changes: dict[str, None] | None = None
+        self.code_taken: Callable[[str], bool] | None = None
+        self.online_elsewhere = 0  # in a cluster: sessions connected to the other nodes (from their heartbeats)
+        self.challenge_tag = ""  # in a cluster: the prefix of this node's challenge ids (an answer finds its node)
 
     # -- sessions --------------------------------------------------------------------------------------
     def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
@@ -407,9 +417,9 @@ class Lobby:
         client = self.clients.get(session)
         if client is None:
             return out
-        if client.connected:
+        if client.connected and not client.remote:
             self._online(-1)
-        client.connected = False
+        client.connected = client.remote = False
         self.watchers.discard(session)
         self._drop_challenges(client, out)
         self._push_player(client.name, out)
@@ -654,7 +664,7 @@ class Lobby:
         """A fresh room code that no open room uses."""
         while True:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            if code not in self.rooms and code not in self.offline:
+            if code not in self.rooms and code not in self.offline and not (self.code_taken and self.code_taken(code)):
                 return code
 
     def _may_host(self, client: Client, private: bool) -> None:
@@ -822,7 +832,7 @@ class Lobby:
         self._may_challenge(client, game.name, to, targets)
         options = {**game_options, **room_options}
         challenge = Challenge(
-            secrets.token_hex(6),
+            self.challenge_tag + secrets.token_hex(6),
             client.session,
             targets,
             to,
@@ -848,7 +858,7 @@ class Lobby:
         self._may_challenge(client, room.game.name, to, targets)
         summary = room.summary()
         challenge = Challenge(
-            secrets.token_hex(6),
+            self.challenge_tag + secrets.token_hex(6),
             client.session,
             targets,
             to,
@@ -1068,6 +1078,78 @@ class Lobby:
         self.chat.pop((code, True), None)
         self.chat.pop((code, False), None)
 
+    # -- a cluster of nodes (server/cluster) ----------------------------------------------------------------------
+    def remote_room(self, code: str, summary: RoomSummary | None) -> None:
+        """Another node's listed room appeared, changed (`summary`) or left the listing (None)."""
+        if summary is None:
+            if self.remote.pop(code, None) is None:
+                return
+        else:
+            self.remote[code] = summary
+        self._listing = self._by_game = None
+        self.lobby_changes[code] = None
+
+    def attach(
+        self,
+        session: str,
+        name: str,
+        token_hash: str,
+        bot: bool,
+        claimed: bool,
+        ip: str,
+        accepts: tuple[str, ...] | None = None,
+    ) -> Client:
+        """A person connected to another node (present in the cluster, or sending requests for this node's rooms):
+        their session here, marked remote (counted online at their own node, not here)."""
+        client = self.clients.get(session)
+        if client is None:
+            client = Client(session, name, token_hash, ip=ip, claimed=claimed, bot=bot, remote=True)
+            client.accepts = tuple(a for a in accepts or () if a in GAMES)
+            self.clients[session] = client
+            self.by_token[token_hash] = client
+            return client
+        if client.connected and not client.remote:
+            self._online(-1)  # it was connected here; now it is at another node
+        client.connected, client.remote, client.ip = True, True, ip
+        client.bot = client.bot or bot
+        if accepts is not None:
+            client.accepts = tuple(a for a in accepts if a in GAMES)
+        return client
+
+    def adopt(self, token_hash: str, name: str, claimed: bool, bot: bool) -> None:
+        """A resume token another node of the cluster gave out: known here from now on (the resume then goes on
+        as for a token of this node; the seats it holds are on the nodes that own their rooms)."""
+        if token_hash not in self.by_token:
+            client = Client(session_of(token_hash), name, token_hash, connected=False, claimed=claimed, bot=bot)
+            self.clients[client.session] = client
+            self.by_token[token_hash] = client
+
+    def reattach(self, session: str, now: float) -> Outbox:
+        """A person is back (on any node): hand them every seat they hold here, each with the full state."""
+        out = Outbox()
+        client = self.clients.get(session)
+        for code in sorted(client.rooms) if client else ():
+            room = self._at(self.rooms.get(code), now)
+            if room is not None:
+                out.extend(self._after(room, room.reconnect(session), now))
+        return out
+
+    def drop_room(self, code: str) -> None:
+        """Another node owns this room now: forget it here, writing nothing (its new owner goes on with it)."""
+        room = self.rooms.pop(code, None)
+        if room is None:
+            return
+        self._forget_room(code)
+        self._summaries.pop(code, None)
+        self._listing = self._by_game = None
+        self.lobby_changes[code] = None
+        for session in {s.session for s in room.seats if s.session} | room.spectators:
+            client = self.clients.get(session)
+            if client is not None:
+                client.rooms.discard(code)
+                if not client.connected and not client.rooms:
+                    self._forget(client)
+
     # -- restart ------------------------------------------------------------------------------------------------
     def restore(self, stored: list[StoredRoom], now: float) -> Outbox:
         """Rebuild the rooms a previous run left open (each room restores itself; the lobby keeps the sessions).
@@ -1222,6 +1304,8 @@ class Lobby:
             self._summaries.pop(room.code, None)
             self._listing = self._by_game = None
             self.lobby_changes[room.code] = None
+        if self.cluster_changes is not None:
+            self.cluster_changes[room.code] = None
         audience = room.audience()
         if audience:
             out.send(audience, RoomInfo.of(self._summary(room)))
@@ -1266,6 +1350,11 @@ class Lobby:
                 key=lambda room: LISTING_ORDER.get(room.status, 3),
             )
             self._listing = [self._summary(room) for room in rooms]
+            if self.remote:  # a cluster: every node lists every node's rooms, in the same order
+                self._listing = sorted(
+                    self._listing + [s for code, s in self.remote.items() if code not in self.rooms],
+                    key=lambda summary: LISTING_ORDER.get(summary.status, 3),
+                )
         return self._listing
 
     def counts(self) -> LobbyCounts:
@@ -1275,7 +1364,7 @@ class Lobby:
             for summary in self.listing():
                 by_status = self._by_game.setdefault(summary.game, {})
                 by_status[summary.status] = by_status.get(summary.status, 0) + 1
-        return LobbyCounts(rooms=len(self.listing()), online=self.online, games=self._by_game)
+        return LobbyCounts(rooms=len(self.listing()), online=self.online + self.online_elsewhere, games=self._by_game)
 
     def _online(self, change: int) -> None:
         """A session connected (+1) or disconnected (-1): the counts change."""
@@ -1325,6 +1414,8 @@ class Lobby:
             room = self.rooms.get(code)
             if room is not None and self.offered(room):
                 rooms.append(self._summary(room))
+            elif room is None and code in self.remote:
+                rooms.append(self.remote[code])
             else:
                 gone.append(code)
         return set(self.watchers), LobbyUpdate(rooms=rooms, gone=gone, counts=self.counts())

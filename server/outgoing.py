@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -34,6 +35,14 @@ log = logging.getLogger("gamenight.server")
 MAX_BACKLOG = 1 << 20
 """Bytes written to a connection but not yet taken by the network beyond which it counts as not reading:
 a minute of a busy Tron room is ~150 KiB, so only a client that stopped reading gets near it."""
+
+
+class Relay(ABC):
+    """A connection another node of a cluster holds: frames for it are handed to `relay` (server/cluster/node.py)."""
+
+    @abstractmethod
+    def relay(self, frames: list[bytes]) -> None:
+        """Pass the frames (already framed, see `frame`) on, in order."""
 
 
 def frame(message: bytes) -> bytes:
@@ -58,6 +67,9 @@ def write_frames(connection: ServerConnection, frames: list[bytes]) -> int:
     Anything websockets itself still has to send goes first; with its frame logging on (debug), the frames go
     through websockets so that they are logged.
     """
+    if isinstance(connection, Relay):
+        connection.relay(frames)
+        return 0
     protocol = connection.protocol
     if protocol.state is not State.OPEN:
         return 0
@@ -108,6 +120,8 @@ class Outgoing:
         self.max_backlog = max_backlog
         self.decisions: list[Decision] = []
         self.failure: str | None = None  # why the last write to the store failed; None once one succeeds
+        # In a cluster: the owner epochs a batch's rooms are written under (server/cluster; Store.write's fences).
+        self.fences: Callable[[list[Record]], dict[str, int]] | None = None
         self._handle: asyncio.Handle | None = None
 
     def add(
@@ -190,7 +204,8 @@ class Outgoing:
         if not groups:
             return {}
         try:
-            self.store.write([record for _, records in groups for record in records])
+            batch = [record for _, records in groups for record in records]
+            self.store.write(batch, self.fences(batch) if self.fences is not None else None)
             self.failure = None
             return {}
         except Exception as exc:
@@ -199,7 +214,7 @@ class Outgoing:
         lost: dict[int, Exception] = {}
         for index, records in groups:
             try:
-                self.store.write(records)
+                self.store.write(records, self.fences(records) if self.fences is not None else None)
             except Exception as exc:
                 lost[index] = exc
         if len(lost) < len(groups):

@@ -70,6 +70,12 @@ LEVEL5_CLOSE = -1
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
 scored 76.1% against prev5 over 92 games (75.3% over 184 without), 82.6% against floodfill (79.9%) and 80.4%
 against level 4 (89.1%), 46 games each at 100 ms: not shown better (`bench.tron_bench games --close 2`)."""
+LEVEL5_CHAINS = False
+"""Level 5's apart leaves take the checkerboard bound per chain of chambers (`chain_fill`, a tighter upper bound
+of the longest ride) rather than over the whole region (`chamber_fill`). Off: on (session 6, 100 ms against
+prev5, run side by side with main's level 5 and this one without it on one loaded machine) it scored 68.8% over
+138 games against 70.3% without and 73.2% for main's in the same runs: not shown better
+(`bench.tron_bench games --chains 1`)."""
 LEVEL5_EXACT_TICKS = 0
 """Within this many ticks of the root, a line on which the riders have come apart ends there for level 5 when
 both longest rides are proven by a short search (`exact_ride`), scored by them instead of being searched on
@@ -245,28 +251,41 @@ def voronoi(free: Mask, stride: int, first: Index, second: Index, first_ahead: b
     With `first_ahead` the first head expands one layer alone before the two expand together: the second
     has already made this tick's move (its head is its target square, not open in `free`).
     """
+    return Territory(*_split(free, stride, first, second, first_ahead))
+
+
+def _split(free: Mask, stride: int, first: Index, second: Index, first_ahead: bool) -> tuple[Mask, Mask, bool]:
+    """`voronoi` as a plain tuple (first's squares, second's, touching): the evaluation's hot path.
+
+    Only the second side's squares and the squares both reach at once are gathered layer by layer; the
+    first side's are what was taken and is neither, at the end. Once the second front dies out, the first
+    floods on alone.
+    """
     front_a, front_b = 1 << first, 1 << second
-    mine = theirs = 0
-    touching = False
+    start = free
+    theirs = both_ways = 0
     if first_ahead:
-        front_a = mine = spread(front_a, stride) & free
+        front_a = (front_a << 1 | front_a >> 1 | front_a << stride | front_a >> stride) & free
         free ^= front_a
-    while front_a or front_b:
+    while front_b:
         # spread() written out: this loop is most of the AI's time.
         new_a = (front_a << 1 | front_a >> 1 | front_a << stride | front_a >> stride) & free
         new_b = (front_b << 1 | front_b >> 1 | front_b << stride | front_b >> stride) & free
+        free ^= new_a | new_b
         both = new_a & new_b
         if both:
-            touching = True
+            both_ways |= both
             new_a ^= both
             new_b ^= both
-        free &= ~(new_a | new_b | both)
-        mine |= new_a
         theirs |= new_b
         front_a, front_b = new_a, new_b
-    if not touching:
-        touching = bool(spread(mine, stride) & theirs)
-    return Territory(mine, theirs, touching)
+    while front_a:
+        front_a = (front_a << 1 | front_a >> 1 | front_a << stride | front_a >> stride) & free
+        free ^= front_a
+    mine = start ^ free ^ theirs ^ both_ways
+    if both_ways:
+        return mine, theirs, True
+    return mine, theirs, bool((mine << 1 | mine >> 1 | mine << stride | mine >> stride) & theirs)
 
 
 # -- the two-player engine -----------------------------------------------------------------------------------
@@ -347,6 +366,7 @@ def territory_score(
     edge: int = EDGE,
     parity: bool = False,
     close: int = -1,
+    chains: bool = False,
 ) -> int:
     """The first head's score against the second: Voronoi territory in contact, space to fill apart.
 
@@ -354,26 +374,28 @@ def territory_score(
     `chambers` each side's territory counts only along its best chain of chambers (`chamber_value`), an
     open-neighbour link being worth `edge`. Apart, when the chamber estimates are at most `close` squares
     from each other, each side counts the squares of a greedy ride instead (`ride_length`, a lower bound).
+    With `chains` the apart estimate takes the parity bound per chain of chambers (`chain_fill`).
     """
-    split = voronoi(free, stride, first, second, first_ahead)
-    if split.touching:
+    mine, theirs, touching = _split(free, stride, first, second, first_ahead)
+    if touching:
         if chambers:
-            return chamber_value(split.first, free, stride, first, edge, parity) - chamber_value(
-                split.second, free, stride, second, edge, parity
+            return chamber_value(mine, free, stride, first, edge, parity) - chamber_value(
+                theirs, free, stride, second, edge, parity
             )
-        cells = split.first.bit_count() - split.second.bit_count()
-        edges = degree_sum(split.first, free, stride) - degree_sum(split.second, free, stride)
+        cells = mine.bit_count() - theirs.bit_count()
+        edges = degree_sum(mine, free, stride) - degree_sum(theirs, free, stride)
         return CELL * cells + EDGE * edges
     # Apart: the second rider has already made this tick's move when the first is ahead. With `chambers` the
     # room each can fill is its chamber tree capped by the parity bound (dead ends only one at a time).
     if chambers:
-        lead = chamber_fill(free, stride, first) - chamber_fill(free, stride, second) - first_ahead
+        fill = chain_fill if chains else chamber_fill
+        lead = fill(free, stride, first) - fill(free, stride, second) - first_ahead
         if -close <= lead <= close:
             ours, theirs = ride_length(free, stride, first), ride_length(free, stride, second)
             if ours >= 0 and theirs >= 0:
                 lead = ours - theirs - first_ahead
     else:
-        lead = parity_fill(split.first, first) - parity_fill(split.second, second) - first_ahead
+        lead = parity_fill(mine, first) - parity_fill(theirs, second) - first_ahead
     if lead == 0:
         return draw
     return (APART if lead > 0 else -APART) + APART_CELL * lead
@@ -502,6 +524,7 @@ class Level5Engine(VoronoiEngine):
     edge = LEVEL5_EDGE
     draw_penalty = LEVEL5_DRAW
     close = LEVEL5_CLOSE
+    chains = LEVEL5_CHAINS
     exact_ticks = LEVEL5_EXACT_TICKS
     root_open: int | None = None
     """The root's open-square count, set by the caller: a tick takes two squares, so it dates a position."""
@@ -512,7 +535,17 @@ class Level5Engine(VoronoiEngine):
         """The first head's score against the second (see `territory_score`), close splits apart by rides."""
         draw = -self.draw_penalty if first_is_us else self.draw_penalty
         return territory_score(
-            self.stride, free, first, second, first_ahead, draw, self.chambers, self.edge, self.parity, self.close
+            self.stride,
+            free,
+            first,
+            second,
+            first_ahead,
+            draw,
+            self.chambers,
+            self.edge,
+            self.parity,
+            self.close,
+            self.chains,
         )
 
     def terminal(self, pos: Position) -> int | None:
@@ -667,81 +700,72 @@ def _chamber_tree(graph: Mask, stride: int, head: Index, cuts: Mask) -> tuple[li
     piece is no single square, it cuts nothing). Three times faster than the same search square by square.
     """
     cuts = cuts & graph | 1 << head
-    rest = graph & ~cuts
+    rest = graph ^ cuts
     pieces = []
     while rest:
-        piece = front = rest & -rest
+        front = rest & -rest
+        before = rest
         rest ^= front
         while front:
             front = (front << 1 | front >> 1 | front << stride | front >> stride) & rest
             rest ^= front
-            piece |= front
-        pieces.append(piece)
+        pieces.append(before ^ rest)
     squares = _bits(cuts)
     count = len(squares)
     node_of = {square: n for n, square in enumerate(squares)}
-    links: list[list[int]] = [[] for _ in range(count + len(pieces))]
-    steps = (-stride, 1, stride, -1)
     get = node_of.get
-    for n, square in enumerate(squares):
-        mine = links[n]
-        for step in steps:
-            m = get(square + step)
+    links: list[list[int]] = []
+    for square in squares:
+        mine = []
+        for m in (get(square - stride), get(square + 1), get(square + stride), get(square - 1)):
             if m is not None:
                 mine.append(m)
+        links.append(mine)
     for p, piece in enumerate(pieces, count):
         border = (piece << 1 | piece >> 1 | piece << stride | piece >> stride) & cuts
-        mine = links[p]
-        for square in _bits(border):
-            c = node_of[square]
+        mine = []
+        while border:
+            low = border & -border
+            border ^= low
+            c = node_of[low.bit_length() - 1]
             mine.append(c)
             links[c].append(p)
-    root = node_of[head]
+        links.append(mine)
     disc = [-1] * len(links)
+    root = node_of[head]
     disc[root] = 0
-    low = [0]
+    low_of = [0]
     parent = [-1]
     order = [root]
-    stack_v = [root]
-    stack_k = [0]
-    while stack_v:  # Tarjan's low-links without recursion; the stacks hold nodes and next links
-        v = stack_v[-1]
-        k = stack_k[-1]
-        vi = disc[v]
-        around = links[v]
-        descended = False
-        while k < len(around):
-            w = around[k]
-            k += 1
+    stack = [(0, iter(links[root]))]
+    while stack:  # Tarjan's low-links without recursion: each level holds its node and the iterator of its links
+        vi, around = stack[-1]
+        pi = parent[vi]
+        for w in around:
             wi = disc[w]
             if wi < 0:
-                wi = len(order)
-                disc[w] = wi
-                low.append(wi)
+                wi = disc[w] = len(order)
+                low_of.append(wi)
                 parent.append(vi)
                 order.append(w)
-                stack_k[-1] = k
-                stack_v.append(w)
-                stack_k.append(0)
-                descended = True
+                stack.append((wi, iter(links[w])))
                 break
-            if wi < low[vi] and wi != parent[vi]:
-                low[vi] = wi
-        if not descended:
-            stack_v.pop()
-            stack_k.pop()
-            pi = parent[vi]
-            if pi >= 0 and low[vi] < low[pi]:
-                low[pi] = low[vi]
+            if wi < low_of[vi] and wi != pi:
+                low_of[vi] = wi
+        else:
+            stack.pop()
+            if pi >= 0 and low_of[vi] < low_of[pi]:
+                low_of[pi] = low_of[vi]
+    found = len(order)
     # Chambers in discovery order: a node whose subtree cannot climb above its parent square starts a new one.
-    chamber = [0] * len(order)
+    chamber = [0] * found
     above = [-1]
     masks = [0]
-    for wi in range(1, len(order)):
+    for wi in range(1, found):
         pi = parent[wi]
         w = order[wi]
         mask = 1 << squares[w] if w < count else pieces[w - count]
-        if low[wi] >= pi and order[pi] < count:
+        if low_of[wi] >= pi and order[pi] < count:
             chamber[wi] = len(masks)
             above.append(chamber[pi])
             masks.append(mask)
@@ -752,13 +776,12 @@ def _chamber_tree(graph: Mask, stride: int, head: Index, cuts: Mask) -> tuple[li
 
 
 def _bits(mask: Mask) -> list[Index]:
-    """The indices of the set bits of `mask`, lowest first."""
-    text = bin(mask)[:1:-1]
+    """The indices of the set bits of `mask`, lowest first (few: cut squares)."""
     found = []
-    at = text.find("1")
-    while at >= 0:
-        found.append(at)
-        at = text.find("1", at + 1)
+    while mask:
+        low = mask & -mask
+        found.append(low.bit_length() - 1)
+        mask ^= low
     return found
 
 
@@ -782,6 +805,31 @@ def chamber_fill(free: Mask, stride: int, head: Index) -> int:
     for c in range(len(sizes) - 1, 0, -1):
         best_below[above[c]] = max(best_below[above[c]], sizes[c] + best_below[c])
     return min(sizes[0] + best_below[0], parity_fill(region, head))
+
+
+def chain_fill(free: Mask, stride: int, head: Index) -> int:
+    """`chamber_fill` with the checkerboard bound taken per chain of chambers, not over the whole region: a ride
+    goes down one chain from the head and alternates colours within it, so it is at most the best chain's own
+    parity bound (at most `chamber_fill`, still never below the longest ride)."""
+    region = flood(free, stride, head)
+    if not region:
+        return 0
+    graph = region | 1 << head
+    masks, above = _chamber_tree(graph, stride, head, local_cuts(graph, stride))
+    same_mask = colour_mask(region.bit_length() + 2)
+    if head & 1:
+        same_mask <<= 1
+    same = [(mask & same_mask).bit_count() for mask in masks]
+    other = [mask.bit_count() - s for mask, s in zip(masks, same, strict=True)]
+    best = 2 * min(other[0], same[0]) + (other[0] > same[0])
+    for c in range(1, len(masks)):  # a chamber's parent comes before it: totals down each chain in one pass
+        up = above[c]
+        same[c] += same[up]
+        other[c] += other[up]
+        bound = 2 * min(other[c], same[c]) + (other[c] > same[c])
+        if bound > best:
+            best = bound
+    return best
 
 
 def ride_length(free: Mask, stride: int, head: Index) -> int:

@@ -467,6 +467,38 @@ def test_close_split_option_scores_a_close_split_by_the_rides_that_exist() -> No
     assert tron_ai.VoronoiEngine(grid.stride).score(grid.open, ours, theirs, False, True) == 0
 
 
+def test_chain_parity_option_sees_a_pocket_by_its_own_chain() -> None:
+    """With the chain-parity experiment on (`Level5Engine.chains`), level 5's apart leaves count the pocket by
+    the colours of its own chain of chambers: 4 squares, not the 5 the region's bound allows, so the close split
+    is a loss by one square."""
+    grid = grid_of(state_from(CLOSE_SPLIT))
+    ours, theirs = grid.heads
+    assert tron_ai.chain_fill(grid.open, grid.stride, ours) == 4
+    assert tron_ai.chain_fill(grid.open, grid.stride, theirs) == 5
+    engine = tron_ai.Level5Engine(grid.stride)
+    engine.chains = True
+    assert engine.score(grid.open, ours, theirs, False, True) == -tron_ai.APART - tron_ai.APART_CELL
+
+
+def test_chain_parity_bound_is_between_the_longest_ride_and_the_chamber_bound() -> None:
+    """The per-chain parity bound stays an upper bound of the longest ride (so a won split is never scored lost)
+    and is never looser than the chamber bound; on some rooms it is tighter."""
+    rng = random.Random(33)
+    checked = tighter = 0
+    while checked < 150:
+        grid = grid_of(small_room(rng))
+        head = grid.heads[0]
+        region = tron_ai.flood(grid.open, grid.stride, head)
+        if not 4 <= region.bit_count() <= 24:
+            continue
+        chain = tron_ai.chain_fill(region, grid.stride, head)
+        chamber = tron_ai.chamber_fill(region, grid.stride, head)
+        assert longest_ride(region, grid.stride, head, {}) <= chain <= chamber
+        tighter += chain < chamber
+        checked += 1
+    assert tighter >= 5
+
+
 def test_exact_ride_is_the_longest_ride_of_small_rooms(monkeypatch: pytest.MonkeyPatch) -> None:
     """The room level 5 counts for a rider at a separation near the root is the longest ride there is
     (checked exhaustively on rooms of 8-28 squares) once its search has the time to prove it, and nothing
@@ -717,3 +749,126 @@ def test_quick_move_is_safe() -> None:
             if safe_directions(state, seat):
                 assert is_open(state, target(state, seat, move))
     assert quick_move(state_from(SPLIT_APART), 0) == SOUTH
+
+
+# -- the speed work of session 6 changes nothing: reference versions of the evaluation's two hot loops ---------
+
+
+def _reference_voronoi(free: int, stride: int, first: int, second: int, first_ahead: bool) -> tuple[int, int, bool]:
+    """`voronoi` as it was before session 6 (both sides' squares gathered layer by layer)."""
+    spread = tron_ai.spread
+    front_a, front_b = 1 << first, 1 << second
+    mine = theirs = 0
+    touching = False
+    if first_ahead:
+        front_a = mine = spread(front_a, stride) & free
+        free ^= front_a
+    while front_a or front_b:
+        new_a = spread(front_a, stride) & free
+        new_b = spread(front_b, stride) & free
+        both = new_a & new_b
+        if both:
+            touching = True
+            new_a ^= both
+            new_b ^= both
+        free &= ~(new_a | new_b | both)
+        mine |= new_a
+        theirs |= new_b
+        front_a, front_b = new_a, new_b
+    if not touching:
+        touching = bool(spread(mine, stride) & theirs)
+    return mine, theirs, touching
+
+
+def _reference_chamber_tree(graph: int, stride: int, head: int, cuts: int) -> tuple[list[int], list[int]]:
+    """`_chamber_tree` as it was before session 6 (pieces, then Tarjan's low-links with index stacks)."""
+    cuts = cuts & graph | 1 << head
+    rest = graph & ~cuts
+    pieces = []
+    while rest:
+        piece = front = rest & -rest
+        rest ^= front
+        while front:
+            front = tron_ai.spread(front, stride) & rest
+            rest ^= front
+            piece |= front
+        pieces.append(piece)
+    squares = [i for i in range(cuts.bit_length()) if cuts >> i & 1]
+    count = len(squares)
+    node_of = {square: n for n, square in enumerate(squares)}
+    links: list[list[int]] = [[] for _ in range(count + len(pieces))]
+    for n, square in enumerate(squares):
+        for step in (-stride, 1, stride, -1):
+            if square + step in node_of:
+                links[n].append(node_of[square + step])
+    for p, piece in enumerate(pieces, count):
+        border = tron_ai.spread(piece, stride) & cuts
+        for square in [i for i in range(border.bit_length()) if border >> i & 1]:
+            links[p].append(node_of[square])
+            links[node_of[square]].append(p)
+    root = node_of[head]
+    disc = [-1] * len(links)
+    disc[root] = 0
+    low, parent, order = [0], [-1], [root]
+    stack_v, stack_k = [root], [0]
+    while stack_v:
+        v, k = stack_v[-1], stack_k[-1]
+        vi = disc[v]
+        descended = False
+        while k < len(links[v]):
+            w = links[v][k]
+            k += 1
+            if disc[w] < 0:
+                disc[w] = len(order)
+                low.append(len(order))
+                parent.append(vi)
+                order.append(w)
+                stack_k[-1] = k
+                stack_v.append(w)
+                stack_k.append(0)
+                descended = True
+                break
+            if disc[w] < low[vi] and disc[w] != parent[vi]:
+                low[vi] = disc[w]
+        if not descended:
+            stack_v.pop()
+            stack_k.pop()
+            if parent[vi] >= 0 and low[vi] < low[parent[vi]]:
+                low[parent[vi]] = low[vi]
+    chamber = [0] * len(order)
+    above, masks = [-1], [0]
+    for wi in range(1, len(order)):
+        pi, w = parent[wi], order[wi]
+        mask = 1 << squares[w] if w < count else pieces[w - count]
+        if low[wi] >= pi and order[pi] < count:
+            chamber[wi] = len(masks)
+            above.append(chamber[pi])
+            masks.append(mask)
+        else:
+            chamber[wi] = chamber[pi]
+            masks[chamber[wi]] |= mask
+    return masks, above
+
+
+def test_faster_voronoi_and_chamber_trees_give_the_same_results_as_before() -> None:
+    """Session 6's faster evaluation splits every random position's board and cuts every territory into
+    chambers exactly as the earlier code did, so level 5 searches the same nodes and plays the same moves at a
+    fixed depth (only sooner)."""
+    trees = 0
+    for state in random_positions(150, 61):
+        grid = grid_of(state)
+        stride, (a, b) = grid.stride, grid.heads
+        cases = [(grid.open, a, b, False), (grid.open, b, a, False)]
+        for d in grid.open_moves(1):  # the first head ahead: the second has moved onto its target
+            cases.append((grid.open ^ 1 << (b + grid.steps[d]), a, b + grid.steps[d], True))
+        for free, first, second, ahead in cases:
+            split = tron_ai.voronoi(free, stride, first, second, ahead)
+            assert (split.first, split.second, split.touching) == _reference_voronoi(free, stride, first, second, ahead)
+            for territory, head in ((split.first, first), (split.second, second)):
+                graph = territory | 1 << head
+                cuts = tron_ai.local_cuts(graph, stride)
+                if territory & cuts:
+                    expected = _reference_chamber_tree(graph, stride, head, cuts)
+                    assert tron_ai._chamber_tree(graph, stride, head, cuts) == expected
+                    trees += 1
+    assert trees > 300

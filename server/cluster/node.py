@@ -1,0 +1,791 @@
+"""One node of a cluster: a `GameServer` whose rooms may live on other nodes (docs/architecture.md, "A cluster").
+
+The node holding a client's websocket is its edge; the node running a room is its owner. A request naming a room
+owned elsewhere is forwarded, as it came, to the owner's channel with the session's identity; the owner keeps a
+`RemoteSession` for that session (a `Relay` in the server's connections), so its lobby and rooms treat it as any
+other connection, and the frames it is sent (after their records are stored, as always) are published back to
+the edge, which writes them to the socket. Rooms owned here take the single server's path unchanged.
+
+This node also: publishes its rooms in the directory (deltas of `Lobby.cluster_changes`, after every decision)
+and mirrors everyone's (listed ones join the lobby's listing), renews its room leases and its node key every
+second, claims the rooms of nodes whose key expired (lease, then `Store.claim_room`, then `Store.open_room` and
+the lobby's restore path), and re-attaches the sessions holding seats there. Every write of a room carries the
+epoch this node claimed it under (`Outgoing.fences`): a room someone else claimed meanwhile is refused (`Fenced`)
+and let go here, none of that decision's frames sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import os
+import secrets
+import time
+from typing import TYPE_CHECKING, Any, cast
+
+from websockets.asyncio.server import ServerConnection
+
+from gamenight.protocol import ErrorCode, ProtocolError, decode
+from gamenight.protocol.messages import (
+    Abort,
+    Accept,
+    AddAi,
+    Chat,
+    CreateRoom,
+    CreateTournament,
+    Decline,
+    Error,
+    Hello,
+    Invite,
+    Join,
+    Leave,
+    MakeMove,
+    Message,
+    MoreTime,
+    Rematch,
+    RemoveAi,
+    Resign,
+    Sync,
+    Takeback,
+    TakebackDecline,
+)
+from gamenight.protocol.vocab import RoomSummary
+from gamenight.server.cluster.bus import DOWN_ERRORS, Bus, connect
+from gamenight.server.cluster.coord import BEAT_S, NODE_TTL_MS, Directory, Entry, Keys, Leases, Registry, place
+from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack
+from gamenight.server.lobby import Client, Lobby, hash_token
+from gamenight.server.outbox import Outbox
+from gamenight.server.outgoing import Relay, write_frames
+from gamenight.server.store import Fenced, NameClaimed, Record, StoreError
+from gamenight.server.text import clean_name, name_key
+
+if TYPE_CHECKING:
+    from gamenight.server.app import GameServer
+
+log = logging.getLogger("gamenight.server.cluster")
+
+ROOM_REQUESTS = (
+    Join,
+    Leave,
+    MakeMove,
+    Chat,
+    Resign,
+    Rematch,
+    MoreTime,
+    Takeback,
+    TakebackDecline,
+    Abort,
+    AddAi,
+    RemoveAi,
+    Sync,
+    Invite,
+)
+"""Requests about one room: carried out by the room's owner, wherever the client is connected."""
+OWNER_WAIT_S = 15.0  # a request for a room whose owner died waits this long for the new owner, then `unavailable`
+READY_TIMEOUT_S = 10.0  # a node that cannot reach Redis at start-up gives up after this long
+TOKEN_TTL_S = 7 * 24 * 3600  # how long another node accepts a resume token this node gave out
+WHERE_TTL_S = 24 * 3600  # how long a session's edge is remembered (a hint: a wrong one is corrected)
+_UNLIST = """
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and cjson.decode(v)['e'] == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
+MOVING_TEXT = "room {code} is moving to another server node; try again in a moment"
+
+
+class RemoteSession(Relay):
+    """A session connected to another node (its edge), as this owner's server sees it: frames go to the edge."""
+
+    def __init__(self, node: ClusterNode, edge: str, session: str) -> None:
+        self.node, self.edge, self.session = node, edge, session
+
+    def relay(self, frames: list[bytes]) -> None:
+        """Publish the frames to the edge, which writes them to the session's socket in one go."""
+        header = {"t": "f", "s": self.session, "o": self.node.id}
+        self.node.bus.publish(self.node.keys.inbox(self.edge), pack(header, join_frames(frames)), reach=True)
+
+    async def ping(self) -> None:
+        """The edge measures its own connections' lag (the server's lag probe skips relays)."""
+        raise RuntimeError("a remote session is not pinged by its owner")
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """The session resumed on another connection: the edge closes the old socket."""
+        header = {"t": "x", "s": self.session, "o": self.node.id, "reason": reason}
+        self.node.bus.publish(self.node.keys.inbox(self.edge), pack(header))
+
+
+class ClusterNode:
+    """A server's part in a cluster: routing, relays, directory, leases, heartbeat and failover."""
+
+    def __init__(self, server: GameServer, url: str) -> None:
+        self.server = server
+        self.lobby = server.lobby
+        config = server.config
+        self.id = config.node_id or f"{config.host}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.keys = Keys()
+        self.redis = connect(url)
+        self.url = url
+        self.registry = Registry(self.redis, self.keys, self.id, "")
+        self.leases = Leases(self.redis, self.keys, self.id)
+        self.directory = Directory(self.redis, self.keys, self.id, self._directory_changed)
+        channels = [self.keys.inbox(self.id), self.keys.directory, self.keys.everyone]
+        self.bus = Bus(self.redis, channels, self._on_message, self._on_connected)
+        self.epochs: dict[str, int] = {}  # rooms this node owns -> the store epoch it writes them under
+        self.remotes: dict[str, RemoteSession] = {}  # sessions connected elsewhere that use rooms owned here
+        self.routes: dict[str, set[str]] = {}  # sessions connected here -> rooms of other nodes they used
+        self.claiming: set[str] = set()
+        self.boot: bytes | str | None = None  # Redis's boot marker as last read (it changes when Redis restarts empty)
+        self.settle_until = 0.0  # no takeovers before this (loop time): after a Redis restart, nodes re-register
+        self.dead: set[str] = set()  # nodes whose key expired, until their rooms and sessions are cleared
+        self.vanished: dict[str, float] = {}  # rooms missing from the directory re-read after a reconnect -> when
+        self.claims = 0  # rooms taken over from dead nodes (or found ownerless at start)
+        self._ready = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.lobby.cluster_changes = {}
+        self.lobby.code_taken = lambda code: code in self.directory.entries
+        server.outgoing.fences = self._fences
+        self.tag = _tag(self.id)
+        self.lobby.challenge_tag = self.tag + "-"
+        self._unlist = self.redis.register_script(_UNLIST)
+        self._rate_from_the_store()
+
+    def _rate_from_the_store(self) -> None:
+        """Rated games on any node see every node's results: the ratings are read again from the shared store
+        just before a game is rated (each node's book was loaded at its start; others rated games since)."""
+        book, store = self.lobby.ratings, self.server.store
+        original = book.rate
+
+        def rate(room: Any, result: Any) -> Any:
+            if store is not None:
+                with contextlib.suppress(StoreError):
+                    book.load(store.ratings())
+            return original(room, result)
+
+        book.rate = rate  # type: ignore[method-assign]
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Join the cluster: subscribe, read the directory, beat once, take the rooms nobody owns."""
+        self.registry.url = self.server.config.public_url or f"ws://{self.server.config.host}:{self.server.port}"
+        self.bus.start()
+        try:
+            await asyncio.wait_for(self._ready.wait(), READY_TIMEOUT_S)
+        except TimeoutError:
+            await self.bus.stop()
+            raise OSError(f"cannot reach redis at {self.url}") from None
+        await self._beat()
+        await self._fresh_start()
+        await self._present()
+        await self._adopt_orphans()
+        self._tasks.append(asyncio.get_running_loop().create_task(self._beats()))
+        log.info("node %s joined the cluster (%d rooms known)", self.id, len(self.directory.entries))
+
+    async def stop(self) -> None:
+        """Leave cleanly: what is queued goes out, leases and the node key go now (others take the rooms at once)."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        try:
+            await asyncio.wait_for(self.bus.drain(), 2.0)
+            for code in list(self.epochs):
+                await self.leases.release(code)
+            await self.registry.leave()
+        except (*DOWN_ERRORS, TimeoutError):
+            log.warning("could not leave the cluster cleanly; others take this node's rooms when its keys expire")
+        await self.bus.stop()
+        await self.redis.aclose()
+
+    def health(self) -> str:
+        """Lines for /healthz: this node, whether Redis is reachable, the live nodes it knows, its rooms."""
+        live = " ".join(sorted(self.registry.live))
+        redis = "connected" if self.bus.connected else "reconnecting"
+        return f"node {self.id}: redis {redis}; live nodes: {live}; rooms owned: {len(self.epochs)}\n"
+
+    # -- the edge: requests from this node's connections ----------------------------------------------------
+    async def receive(self, ws: ServerConnection, session: str | None, frame: Any) -> str | None:
+        """Handle one frame from a connection here: forwarded to the owner when it names a room owned elsewhere."""
+        try:
+            msg = decode(frame)
+        except ProtocolError:
+            return self.server._receive(ws, session, frame)  # the usual error reply
+        if session is None:
+            if isinstance(msg, Hello) and msg.resume is not None:
+                await self._known_token(msg.resume)
+                here = self.lobby.by_token.get(hash_token(msg.resume))
+                if here is not None and here.remote:  # present here as another node's: it connects here now
+                    here.connected = here.remote = False
+            elif isinstance(msg, Hello) and msg.key is not None:
+                await self._claim_name(msg)
+            return self.server._handle(ws, session, msg)
+        if isinstance(msg, CreateTournament):
+            error = Error(code=ErrorCode.NOT_ALLOWED, message="tournaments are not run by a cluster yet", id=msg.id)
+            self.server.outgoing.add_frame([ws], _encode(error))
+            return session
+        if isinstance(msg, CreateRoom):
+            target = place(self.registry.live, self.id, len(self.lobby.rooms))
+            if target != self.id:
+                self._forward(target, session, msg, frame)
+                return session
+            return self.server._handle(ws, session, msg)
+        if isinstance(msg, Accept | Decline) and not msg.challenge.startswith(self.lobby.challenge_tag):
+            holder = next((n for n in self.registry.live if _tag(n) + "-" == msg.challenge[:7]), None)
+            if holder is not None and holder != self.id:
+                self._forward(holder, session, msg, frame)
+                return session
+        if not isinstance(msg, ROOM_REQUESTS):
+            return self.server._handle(ws, session, msg)
+        code = msg.room.strip().upper()
+        owner = await self._owner(code)
+        if owner is None or owner == self.id:
+            return self.server._handle(ws, session, msg)
+        if owner == "":
+            error = Error(code=ErrorCode.UNAVAILABLE, message=MOVING_TEXT.format(code=code), id=msg.id, room=code)
+            self.server.outgoing.add_frame([ws], _encode(error))
+            return session
+        self.routes.setdefault(session, set()).add(code)
+        self._forward(owner, session, msg, frame)
+        return session
+
+    async def _owner(self, code: str) -> str | None:
+        """Who runs the room now: this node, another live node, None (no such room), "" (its owner died and
+        nobody took it over within OWNER_WAIT_S). Waits while the room is being taken over."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OWNER_WAIT_S
+        while True:
+            if code in self.lobby.rooms:
+                return self.id
+            owner = self.directory.owner(code)
+            if owner is None:
+                since = self.vanished.get(code)
+                if since is None or loop.time() - since > OWNER_WAIT_S:
+                    return None  # no such room (closed, or never was)
+                # Gone from the directory with Redis's restart: its owner is about to publish it again.
+            elif owner != self.id and owner in self.registry.live:
+                return owner
+            if loop.time() > deadline:
+                return ""
+            await asyncio.sleep(0.05)
+
+    def _forward(self, owner: str, session: str, msg: Message, frame: Any) -> None:
+        """Publish a request to the owner, with who sent it (the owner trusts its nodes, not the client)."""
+        client = self.lobby.clients[session]
+        body = frame if isinstance(frame, bytes) else _encode(msg)
+        header = {"t": "m", "e": self.id, "s": session, **_identity(client)}
+        if isinstance(msg, ROOM_REQUESTS):
+            header["r"] = msg.room.strip().upper()
+        elif isinstance(msg, CreateRoom):
+            header["r"] = ""
+        self.bus.publish(self.keys.inbox(owner), pack(header, body), reach=True)
+
+    async def _reroute(self, data: bytes) -> None:
+        """A request held for a node that died before it was subscribed to receive it (so never carried out):
+        sent on to the room's new owner (or, for a new room, to the node placement picks now)."""
+        header, body = unpack(data)
+        session, code = str(header.get("s")), header.get("r")
+        ws = self.server.connections.get(session)
+        if ws is None or isinstance(ws, Relay) or not isinstance(code, str):
+            return  # the client left, or a challenge answer (its challenge died with the node)
+        try:
+            msg = decode(body)
+        except ProtocolError:
+            return
+        target = place(self.registry.live, self.id, len(self.lobby.rooms)) if not code else await self._owner(code)
+        if target == self.id:
+            self.server._handle(ws, session, msg)
+        elif target:
+            self.bus.publish(self.keys.inbox(target), data, reach=True)
+
+    def welcomed(self, client: Client, resumed: bool) -> None:
+        """A hello succeeded here: the token works on every node, and owners holding its seats attach them here."""
+        client.remote = False
+        old = self.remotes.pop(client.session, None)
+        if old is not None:
+            self.bus.publish(self.keys.inbox(old.edge), pack({"t": "x", "s": client.session, "o": self.id}))
+        identity = json.dumps({"name": client.name, "claimed": client.claimed, "bot": client.bot})
+        token_key, where_key = self.keys.token(client.token_hash), self.keys.where(client.session)
+        header = {"t": "h", "e": self.id, "s": client.session, **_identity(client, self.lobby)}
+        online = json.dumps(header)
+
+        async def note() -> None:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.set(token_key, identity, ex=TOKEN_TTL_S)
+                pipe.set(where_key, self.id, ex=WHERE_TTL_S)
+                pipe.hset(self.keys.online, client.session, online)
+                await pipe.execute()
+
+        self.bus.call(note)
+        self.bus.publish(self.keys.everyone, pack(header))
+
+    def disconnected(self, session: str) -> None:
+        """A connection here closed: the owners of rooms it used elsewhere apply their seat policies."""
+        self.routes.pop(session, None)
+        self.bus.publish(self.keys.everyone, pack({"t": "g", "e": self.id, "s": session}))
+        self.bus.call(functools.partial(self._offline, session))
+
+    async def _offline(self, session: str) -> None:
+        await self._unlist(keys=[self.keys.online], args=[session, self.id])
+
+    def routed(self, session: str) -> bool:
+        """True if the session uses rooms of other nodes (its connection is then never idle-closed)."""
+        return bool(self.routes.get(session))
+
+    async def _claim_name(self, msg: Hello) -> None:
+        """Before a hello with a key: the name's claim as the cluster knows it (the store, then Redis as the
+        arbiter of two first claims at once), so every node holds a name for the same key."""
+        name = clean_name(msg.name)
+        key = name_key(name)
+        if key in self.lobby.claims or msg.key is None:
+            return
+        if self.server.store is not None:
+            with contextlib.suppress(StoreError):  # unreadable now: Redis still arbitrates
+                self.lobby.load_claims(self.server.store.claimed_names())
+        if key in self.lobby.claims:
+            return
+        mine = json.dumps({"name": name, "key_hash": hash_token(msg.key), "bot": msg.bot})
+        try:
+            if await self.redis.hsetnx(self.keys.claims, key, mine):
+                return  # this hello claims it: the lobby makes and stores the claim as usual
+            raw = await self.redis.hget(self.keys.claims, key)
+        except DOWN_ERRORS:
+            return
+        if raw is not None:
+            first = json.loads(raw)
+            self.lobby.load_claims([NameClaimed(key, str(first["name"]), str(first["key_hash"]), bool(first["bot"]))])
+
+    async def _known_token(self, token: str) -> None:
+        """A resume token this node does not know: if another node gave it out, the session becomes known here."""
+        token_hash = hash_token(token)
+        if token_hash in self.lobby.by_token:
+            return
+        try:
+            raw = await self.redis.get(self.keys.token(token_hash))
+        except DOWN_ERRORS:
+            return  # answered as an unknown token; the client may try again
+        if raw is None:
+            return
+        try:
+            identity = json.loads(raw)
+            self.lobby.adopt(token_hash, str(identity["name"]), bool(identity["claimed"]), bool(identity["bot"]))
+        except (ValueError, KeyError, TypeError):
+            log.warning("a broken token record in redis; ignored")
+
+    # -- the bus ------------------------------------------------------------------------------------------------
+    def _on_message(self, channel: str, data: bytes) -> None:
+        """One message from Redis (on the bus listener's task, in the order Redis delivered them)."""
+        if channel == self.keys.directory:
+            self.directory.apply(data)
+            return
+        header, body = unpack(data)
+        kind = header.get("t")
+        if kind == "f":
+            self._frames_for(header, body)
+        elif kind == "m":
+            self._request(header, body)
+        elif kind == "x":
+            self._kicked(header)
+        elif header.get("e") == self.id:
+            return  # this node's own broadcast
+        elif kind == "h":
+            self._back(header)
+        elif kind == "g":
+            self._gone(str(header.get("s")), str(header.get("e")))
+        elif kind == "r":
+            self._resync(str(header.get("e")))
+        elif kind == "z":  # a node (re)started: nobody is connected to it yet
+            edge = str(header.get("e"))
+            for session in [s for s, r in self.remotes.items() if r.edge == edge]:
+                self._gone(session, edge)
+
+    def _frames_for(self, header: dict[str, Any], body: bytes) -> None:
+        """Frames an owner sends to a session connected here: written to its socket (or the owner learns it left)."""
+        session = str(header.get("s"))
+        ws = self.server.connections.get(session)
+        if ws is None or isinstance(ws, Relay):
+            owner = str(header.get("o"))
+            self.bus.publish(self.keys.inbox(owner), pack({"t": "g", "e": self.id, "s": session}))
+            return
+        unsent = write_frames(ws, split_frames(body))
+        backlog = self.server.config.frame_limits.max_backlog
+        if backlog and unsent > backlog:
+            self.server._not_reading(ws)
+
+    def _kicked(self, header: dict[str, Any]) -> None:
+        """The session resumed on another node: its connection here closes, as on a single server."""
+        ws = self.server.connections.get(str(header.get("s")))
+        if ws is not None and not isinstance(ws, Relay):
+            self.server._spawn(self.server._close(ws, 1000, "resumed on another connection"))
+
+    def _request(self, header: dict[str, Any], body: bytes) -> None:
+        """A request an edge forwarded for a room owned here (or a new room placed here)."""
+        session, edge = str(header.get("s")), str(header.get("e"))
+        remote = self._attach(session, edge, header)
+        try:
+            msg = decode(body)
+        except ProtocolError:
+            return  # the edge decoded it already; a node of another version: nothing sensible to answer
+        self.server._handle(cast(ServerConnection, remote), session, msg)
+
+    def _attach(self, session: str, edge: str, identity: dict[str, Any]) -> RemoteSession:
+        """The session (connected at `edge`) as this node's server knows it: a relay in its connections."""
+        remote = self.remotes.get(session)
+        if remote is None or remote.edge != edge:
+            remote = self.remotes[session] = RemoteSession(self, edge, session)
+        current: object = self.server.connections.get(session)
+        if current is not None and current is not remote:
+            self.server._spawn(
+                self.server._close(cast(ServerConnection, current), 1000, "resumed on another connection")
+            )
+        self.server.connections[session] = cast(ServerConnection, remote)
+        accepts = identity.get("a")
+        claim_hash, name = identity.get("k"), str(identity.get("n", "player"))
+        if isinstance(claim_hash, str) and name_key(name) not in self.lobby.claims:  # claimed on another node
+            self.lobby.load_claims([NameClaimed(name_key(name), name, claim_hash, bool(identity.get("b")))])
+        self.lobby.attach(
+            session,
+            str(identity.get("n", "player")),
+            str(identity.get("h", "")),
+            bool(identity.get("b")),
+            bool(identity.get("c")),
+            str(identity.get("ip", "")),
+            tuple(str(g) for g in accepts) if isinstance(accepts, list) else None,
+        )
+        return remote
+
+    def _back(self, header: dict[str, Any]) -> None:
+        """A session said hello on another node: present here too (players, challenges), and the seats it holds
+        in rooms owned here go to it there."""
+        session, edge = str(header.get("s")), str(header.get("e"))
+        self._attach(session, edge, header)
+        client = self.lobby.clients.get(session)
+        if client is None:
+            return
+        out = self.lobby.reattach(session, time.monotonic()) if client.rooms else Outbox()
+        self.lobby._push_player(client.name, out)  # this node's lobby watchers see the arrival
+        self.server.deliver(out)
+
+    def _gone(self, session: str, edge: str) -> None:
+        """A session's connection at `edge` closed: as a disconnect here (if it still lives there)."""
+        remote = self.remotes.get(session)
+        if remote is None or remote.edge != edge:
+            return
+        del self.remotes[session]
+        current: object = self.server.connections.get(session)
+        if current is remote:
+            del self.server.connections[session]
+            self.server.deliver(self.lobby.disconnect(session, time.monotonic()))
+
+    def _resync(self, edge: str) -> None:
+        """An edge lost Redis for a while (frames to it may be lost): its sessions get fresh snapshots."""
+        self._snapshots({s for s, r in self.remotes.items() if r.edge == edge})
+
+    def _snapshots(self, sessions: set[str]) -> None:
+        """Send each of these sessions the full state of every room owned here that it is in."""
+        out = Outbox()
+        for code in list(self.epochs):
+            room = self.lobby.rooms.get(code)
+            if room is None or room.state is None:
+                continue
+            for session in room.audience() & sessions:
+                out.send({session}, room.snapshot(viewer=session))
+        self.server.deliver(out)
+
+    async def _on_connected(self, again: bool) -> None:
+        """Subscribed (again): say this node lives, take its leases back, publish its rooms, re-read the directory.
+
+        After a reconnect, a room whose lease another node took meanwhile is not ours any more (dropped here), and
+        everyone in this node's rooms gets a fresh snapshot: frames published while Redis was away may be lost.
+        """
+        if again:
+            self.settle_until = asyncio.get_running_loop().time() + NODE_TTL_MS / 1000
+            await self._beat()
+            for code in list(self.epochs):
+                if not await self.leases.acquire(code):
+                    self._drop(code, "its lease was taken while redis was away")
+            for code in list(self.epochs):
+                await self.directory.put(code, self._summary(code))
+        known = set(self.directory.entries)
+        await self.directory.load()
+        now = asyncio.get_running_loop().time()
+        self.vanished = {c: t for c, t in self.vanished.items() if now - t <= OWNER_WAIT_S}
+        self.vanished.update(dict.fromkeys(known - set(self.directory.entries), now))
+        self._ready.set()
+        if again:
+            self._snapshots(set(self.remotes))
+            self.bus.publish(self.keys.everyone, pack({"t": "r", "e": self.id}))
+
+    # -- the directory ----------------------------------------------------------------------------------------
+    def _directory_changed(self, code: str, before: Entry | None, after: Entry | None) -> None:
+        """A room of the cluster appeared, changed owner or summary, or went: the lobby's listing follows."""
+        if after is not None and after.owner != self.id and code in self.epochs:
+            self._drop(code, f"node {after.owner} owns it now")
+        if after is None or after.owner == self.id:
+            self.lobby.remote_room(code, None)
+            self._poke()
+            return
+        summary = None
+        if after.summary is not None:
+            try:
+                summary = RoomSummary.from_plain(after.summary)
+            except Exception:
+                log.warning("a broken summary of room %s in the directory; not listed", code)
+        self.lobby.remote_room(code, summary)
+        self._poke()
+
+    def _poke(self) -> None:
+        """The lobby's watchers here get the change in their next `lobby` push."""
+        if self.lobby.lobby_pending() and not self.server._closing:
+            self.server.lobby_pushes.poke()
+
+    def publish_changes(self) -> None:
+        """After a decision: publish the directory entries of this node's rooms that changed (in bus order)."""
+        changes = self.lobby.cluster_changes
+        if not changes:
+            return
+        codes = list(changes)
+        changes.clear()
+        for code in codes:
+            if code in self.lobby.rooms:
+                summary = self._summary(code)
+                new = code not in self.epochs
+                if new:
+                    self.epochs[code] = 0  # a new room: its stored epoch is 0 until someone claims it
+                self.bus.call(functools.partial(self._put, code, summary, new))
+            elif code in self.epochs:
+                del self.epochs[code]
+                self.bus.call(functools.partial(self._remove, code))
+
+    async def _put(self, code: str, summary: dict[str, Any] | None, new: bool) -> None:
+        if new and not await self.leases.acquire(code):
+            log.error("room code %s is leased by another node; this node's room of that code is dropped", code)
+            self._drop(code, "code collision")
+            return
+        if not await self.directory.put(code, summary) and code in self.epochs:
+            self._drop(code, "its lease is another node's")
+
+    async def _remove(self, code: str) -> None:
+        await self.directory.delete(code)
+        await self.leases.release(code)
+
+    def _summary(self, code: str) -> dict[str, Any] | None:
+        """A room's directory summary: its lobby summary while it is listed, else none (still routable)."""
+        room = self.lobby.rooms.get(code)
+        if room is None or not self.lobby.offered(room):
+            return None
+        return self.lobby._summary(room).to_plain()
+
+    # -- ownership ----------------------------------------------------------------------------------------------
+    def _fences(self, records: list[Record]) -> dict[str, int]:
+        """The epochs a batch of records is written under: every room of the batch this node owns."""
+        fences = {}
+        for record in records:
+            code = getattr(record, "code", None)
+            if isinstance(code, str) and code in self.epochs:
+                fences[code] = self.epochs[code]
+        return fences
+
+    def fenced(self, records: list[Record], exc: Exception | None) -> bool:
+        """A write refused because another node claimed the room: let it go here (True), nothing else to do."""
+        if not isinstance(exc, Fenced):
+            return False
+        for code in {getattr(r, "code", None) for r in records} - {None}:
+            if isinstance(code, str) and code in self.epochs:
+                self._drop(code, "another node claimed it (fenced write)")
+        return True
+
+    def _drop(self, code: str, why: str) -> None:
+        """This node does not own the room any more: stop its timers and forget it (nothing written, nothing sent)."""
+        log.warning("room %s let go: %s", code, why)
+        self.epochs.pop(code, None)
+        self.lobby.drop_room(code)
+        clock = self.server.clocks.pop(code, None)
+        if clock is not None:
+            clock.cancel()
+        flag = self.server.flags.pop(code, None)
+        if flag is not None:
+            flag.cancel()
+
+    async def _beat(self) -> None:
+        """Renew this node's key (with its counts) and its leases; read who is alive."""
+        connections = sum(1 for ws in self.server.connections.values() if not isinstance(ws, Relay))
+        await self.registry.beat(len(self.lobby.rooms), connections)
+        for code in await self.leases.renew(list(self.epochs)):
+            if code in self.epochs:
+                self._drop(code, "its lease is another node's")
+        live, self.dead = await self.registry.refresh()
+        elsewhere = sum(info.connections for node, info in live.items() if node != self.id)
+        if elsewhere != self.lobby.online_elsewhere:
+            self.lobby.online_elsewhere, self.lobby.counts_changed = elsewhere, True
+            self._poke()
+        await self._boot_marker()
+
+    async def _boot_marker(self) -> None:
+        """Notice that Redis restarted empty (its boot marker is new): every node's key went with it, so nobody
+        counts as dead until the nodes have had a heartbeat's TTL to register again."""
+        await self.redis.set(self.keys.boot, secrets.token_hex(8), nx=True)
+        marker = await self.redis.get(self.keys.boot)
+        if marker != self.boot:
+            if self.boot is not None:
+                self.settle_until = asyncio.get_running_loop().time() + NODE_TTL_MS / 1000
+            self.boot = marker
+
+    async def _beats(self) -> None:
+        """Every BEAT_S: heartbeat, leases, and the takeover of rooms whose owner is dead."""
+        while True:
+            await asyncio.sleep(BEAT_S)
+            try:
+                await self._beat()
+                await self._failover()
+            except DOWN_ERRORS as exc:
+                log.debug("heartbeat skipped: redis away (%s)", exc)
+            except Exception:
+                log.exception("bug in the cluster heartbeat")
+
+    async def _failover(self) -> None:
+        """Sessions forwarded from dead nodes are disconnected; rooms of dead owners are claimed (lease first)."""
+        if asyncio.get_running_loop().time() < self.settle_until or not self.bus.connected:
+            return  # Redis restarted a moment ago (or is away): a missing key says nothing about its node yet
+        live = self.registry.live
+        for session, remote in list(self.remotes.items()):
+            if remote.edge not in live:
+                self._gone(session, remote.edge)
+        stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in self.epochs]
+        for code in stale:
+            await self._claim(code)  # listed as this node's by a previous run under the same --node-id
+        others = [code for code, entry in self.directory.entries.items() if entry.owner != self.id]
+        leases = await self.redis.mget([self.keys.lease(code) for code in others]) if others else []
+        for code, lease in zip(others, leases, strict=True):
+            entry = self.directory.entries.get(code)
+            if entry is not None and entry.owner != self.id and (entry.owner not in live or lease is None):
+                await self._claim(code)  # its owner is dead, or let it go: whoever takes the lease first runs it
+        inbox = self.keys.inbox("")
+        for channel in self.bus.held_channels():  # requests held for a dead node go to the new owners
+            if not channel.startswith(inbox) or channel[len(inbox) :] in live:
+                continue
+            for data in self.bus.take_held(channel):  # (frames held for a dead edge are dropped)
+                if data.startswith(b'{"t":"m"'):
+                    self.server._spawn(self._reroute(data))
+        owners = {entry.owner for entry in self.directory.entries.values()}
+        for node in self.dead - owners:  # every room of the dead node is someone's now: forget the node
+            for listed, raw in (await self.redis.hgetall(self.keys.online)).items():
+                if json.loads(raw).get("e") == node:
+                    await self.redis.hdel(self.keys.online, listed)
+            await self.registry.forget(node)
+
+    async def _fresh_start(self) -> None:
+        """A node starting under the id of an earlier run: the sessions that run had are gone, here and elsewhere."""
+        for session, raw in (await self.redis.hgetall(self.keys.online)).items():
+            with contextlib.suppress(ValueError, AttributeError):
+                if json.loads(raw).get("e") == self.id:
+                    await self.redis.hdel(self.keys.online, session)
+        self.bus.publish(self.keys.everyone, pack({"t": "z", "e": self.id}))
+
+    async def _present(self) -> None:
+        """At start: everyone connected to the other live nodes is present here (players, challenges)."""
+        for session, raw in (await self.redis.hgetall(self.keys.online)).items():
+            try:
+                header = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(header, dict) and header.get("e") in self.registry.live and header.get("e") != self.id:
+                self._attach(session.decode() if isinstance(session, bytes) else str(session), str(header["e"]), header)
+
+    async def _adopt_orphans(self) -> None:
+        """At start: rooms open in the store that no node lists (the whole cluster was down) are claimed."""
+        if self.server.store is None:
+            return
+        for stored in self.server.store.unfinished_rooms():
+            if stored.code not in self.directory.entries:
+                await self._claim(stored.code)
+
+    async def _claim(self, code: str) -> None:
+        """Take a room over: its lease, a new epoch in the store, its state from the store, its players back."""
+        store = self.server.store
+        if store is None or code in self.claiming or code in self.lobby.rooms:
+            return
+        self.claiming.add(code)
+        try:
+            if not await self.leases.acquire(code):
+                return
+            try:
+                epoch = store.claim_room(code)
+                stored = store.open_room(code) if epoch is not None else None
+            except StoreError as exc:
+                log.error("cannot take room %s over: %s", code, exc)
+                await self.leases.release(code)
+                return
+            if stored is None:  # closed meanwhile: nothing to run; the directory forgets it
+                await self.directory.put(code, None)
+                await self.directory.delete(code)
+                await self.leases.release(code)
+                return
+            skipped = len(self.lobby.skipped)
+            out = self.lobby.restore([stored], time.monotonic())
+            if len(self.lobby.skipped) > skipped:
+                log.error("room %s cannot be restored: %s", code, self.lobby.skipped[-1][1])
+                await self.leases.release(code)
+                return
+            assert epoch is not None
+            self.epochs[code] = epoch
+            self.claims += 1
+            if self.lobby.cluster_changes is not None:
+                self.lobby.cluster_changes.pop(code, None)
+            await self.directory.put(code, self._summary(code))
+            self.server.deliver(out)
+            log.info("took room %s over (epoch %d)", code, epoch)
+            await self._attach_holders(code)
+        finally:
+            self.claiming.discard(code)
+
+    async def _attach_holders(self, code: str) -> None:
+        """The people holding seats in a room just taken over get them back where they are connected now."""
+        room = self.lobby.rooms.get(code)
+        if room is None:
+            return
+        for seat in room.seats:
+            if seat.holder is None:
+                continue
+            session = seat.holder.session
+            ws = self.server.connections.get(session)
+            if ws is not None and not isinstance(ws, Relay):
+                self.server.deliver(self.lobby.reattach(session, time.monotonic()))
+                continue
+            edge = await self.redis.get(self.keys.where(session))
+            edge_id = edge.decode() if isinstance(edge, bytes) else edge
+            if not edge_id or edge_id == self.id or edge_id not in self.registry.live:
+                continue  # not connected anywhere now: the seat waits for a resume
+            client = self.lobby.clients.get(session)
+            if client is None:
+                continue
+            self._attach(session, edge_id, _identity(client))
+            self.server.deliver(self.lobby.reattach(session, time.monotonic()))
+
+
+def _tag(node: str) -> str:
+    """A node's tag: the prefix of the challenge ids it gives out (answers are forwarded to it)."""
+    return hashlib.sha256(node.encode()).hexdigest()[:6]
+
+
+def _identity(client: Client, lobby: Lobby | None = None) -> dict[str, Any]:
+    """Who a session is, as forwarded to an owner (short keys: it rides on every forwarded request); with the
+    lobby, also the hash of the key that claimed its name (other nodes then know the claim)."""
+    claim = lobby.claims.get(name_key(client.name)) if lobby is not None and client.claimed else None
+    extra = {"k": claim.key_hash} if claim is not None else {}
+    return extra | {
+        "n": client.name,
+        "h": client.token_hash,
+        "b": client.bot,
+        "c": client.claimed,
+        "ip": client.ip,
+        "a": list(client.accepts),
+    }
+
+
+def _encode(msg: Message) -> bytes:
+    """A message in the wire's encoding (the protocol's codec)."""
+    from gamenight.protocol import encode
+
+    return encode(msg)
