@@ -96,6 +96,12 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
+def cpu_s(pid: int) -> float:
+    """The process's CPU time so far (user + system), in seconds (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 # -- the honest game ------------------------------------------------------------------------------------------
 class Player:
     """One honest client: reads everything, keeps the latest state (protocol 2: each `moved` folded into the last
@@ -395,8 +401,10 @@ ATTACKS = (
 
 
 def attack_main(name: str, url: str, room: str, seconds: float, out: Any) -> None:
-    """Child process entry point: run the attack, send back its counters."""
-    out.send(asyncio.run(attack(name, url, room, seconds)))
+    """Child process entry point: run the attack, send back its counters and the CPU time it used itself."""
+    counters: dict[str, Any] = asyncio.run(attack(name, url, room, seconds))
+    counters["cpu_s"] = round(sum(os.times()[:2]), 2)
+    out.send(counters)
 
 
 # -- the run -------------------------------------------------------------------------------------------------------
@@ -423,7 +431,9 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         context = multiprocessing.get_context("spawn")
         for name in args.attacks:
             before_start = time.monotonic()
+            cpu_before = cpu_s(proc.pid)
             await asyncio.sleep(args.before)
+            cpu_at = cpu_s(proc.pid)
             receiver, sender = context.Pipe(duplex=False)
             child = context.Process(target=attack_main, args=(name, url, game["room"], args.seconds, sender))
             during_start = time.monotonic()
@@ -433,6 +443,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 await asyncio.sleep(0.25)
                 peak = max(peak, rss_mib(proc.pid))
             during_end = time.monotonic()
+            cpu_after = cpu_s(proc.pid)
             if child.is_alive():
                 child.kill()
             counters = receiver.recv() if receiver.poll(1) else {}
@@ -450,6 +461,9 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "ai_during": ai_during,
                 "during": during,
                 "p99_ratio": round(during.get("p99", 0) / max(before.get("p99", 1), 0.001), 2),
+                # the server's share of a core in each window: what the attack costs the server itself
+                "server_cpu_before": round((cpu_at - cpu_before) / max(during_start - before_start, 0.001), 3),
+                "server_cpu_during": round((cpu_after - cpu_at) / max(during_end - during_start, 0.001), 3),
                 "rss_start_mib": round(rss_start, 1),
                 "rss_peak_mib": round(peak, 1),
                 "rss_after_mib": round(rss_mib(proc.pid), 1),
@@ -461,7 +475,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 print(
                     f"{name:12} p50/p99 before {before.get('p50')}/{before.get('p99')} ms (n={before['n']})"
                     f"  during {during.get('p50')}/{during.get('p99')} ms (n={during['n']})"
-                    f"  ratio {row['p99_ratio']}  RSS {row['rss_start_mib']} -> peak {row['rss_peak_mib']}"
+                    f"  ratio {row['p99_ratio']}  server CPU {row['server_cpu_before']} -> {row['server_cpu_during']}"
+                    f"  RSS {row['rss_start_mib']} -> peak {row['rss_peak_mib']}"
                     f" -> after {row['rss_after_mib']} MiB  attacker {counters}"
                     f"  | AI answer p50/p99 before {ai_before.get('p50')}/{ai_before.get('p99')}"
                     f" during {ai_during.get('p50')}/{ai_during.get('p99')} ms",

@@ -36,7 +36,7 @@ from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
-from gamenight.server.guard import Bucket, FrameLimits, GuardedConnection
+from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
@@ -198,7 +198,7 @@ class GameServer:
         self.lobby = Lobby(ai_bots=bots(), history=history, limits=config.lobby_limits)
         self.per_ip: dict[str, int] = {}  # open connections by remote address
         self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
-        self.ip_budget: dict[str, Bucket] = {}  # address -> the messages its connections may send together
+        self.ip_budget: dict[str, SharedBudget] = {}  # address -> the messages its connections may send together
         self.connections: dict[str, ServerConnection] = {}
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.flags: dict[str, asyncio.TimerHandle] = {}  # each clocked room's next look at its flag
@@ -381,7 +381,8 @@ class GameServer:
             if (left := self.per_ip.pop(ip) - 1) > 0:
                 self.per_ip[ip] = left
             else:
-                self.ip_budget.pop(ip, None)
+                if (budget := self.ip_budget.pop(ip, None)) is not None:
+                    budget.close()
             # A resumed session may already live on a newer connection: only its own connection releases it.
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
@@ -400,9 +401,8 @@ class GameServer:
             return
         budget = self.ip_budget.get(ip)
         if budget is None:
-            budget = self.ip_budget[ip] = Bucket(rate)
-        while not budget.take():
-            await asyncio.sleep(budget.delay())
+            budget = self.ip_budget[ip] = SharedBudget(rate)
+        await budget.turn()
 
     def _in_a_room(self, session: str) -> bool:
         """True while a session sits or watches somewhere (those connections are never idle-closed)."""

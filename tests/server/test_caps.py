@@ -10,6 +10,7 @@ from websockets.exceptions import InvalidStatus
 
 from gamenight.protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove
 from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.guard import SharedBudget
 from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer, seat_pair
 
@@ -150,6 +151,26 @@ async def test_an_address_flooding_from_many_connections_is_slowed_not_refused(s
     assert asyncio.get_running_loop().time() - started >= 3.0
     for peer in peers:
         await peer.close()
+
+
+async def test_an_address_budget_serves_its_connections_in_turn_and_skips_those_gone():
+    """Connections waiting on their address's budget are let through first come first served, one per token; a
+    connection that closed while waiting takes no token from the others."""
+    budget = SharedBudget(rate=200.0)
+    budget.bucket.tokens = 0.0  # spent: everyone waits
+    order: list[int] = []
+
+    async def connection(n: int) -> None:
+        await budget.turn()
+        order.append(n)
+
+    tasks = [asyncio.create_task(connection(n)) for n in range(6)]
+    await asyncio.sleep(0)  # all six queue, in order
+    tasks[2].cancel()
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+    assert order == [0, 1, 3, 4, 5]
+    assert not budget.waiters and budget._timer is None
+    budget.close()
 
 
 def test_the_limits_are_set_from_the_command_line():
