@@ -143,7 +143,8 @@ class Connection:
         key: str | None = None,
         accepts: tuple[str, ...] = (),
     ) -> None:
-        self.url = url
+        self.url = url  # where it connects now: the address given, or (in a cluster) another node's after a failure
+        self.addresses = [url]  # the address given, then the cluster's other nodes (from the latest welcome)
         self.accepts = accepts  # the games this player takes challenges for (hello `accepts`)
         self.name = name
         self.key = key  # the secret that claims `name` (None: play as a guest)
@@ -228,6 +229,7 @@ class Connection:
                 self._drop_pending()
             if self._closing or self.status.state in (REFUSED, REPLACED):
                 break
+            self._next_address()
             await self._wait_to_retry(delay, detail)
             delay = min(delay * 2, self.max_retry)
         if self.status.state not in (REFUSED, REPLACED):
@@ -251,6 +253,7 @@ class Connection:
             if isinstance(reply, Welcome):
                 self.resumed = resume is not None
                 self.session, self.token = reply.session, reply.token
+                self.addresses = [self.addresses[0], *(node for node in reply.nodes if node != self.addresses[0])]
                 self.welcomes += 1
                 self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
                 self._set_status(ConnectionStatus(CONNECTED, self.url))
@@ -285,6 +288,13 @@ class Connection:
         while True:
             message = await self._outbox.get()
             await ws.send(encode(message))
+
+    def _next_address(self) -> None:
+        """After a failure, try the next address: in a cluster any node resumes the session with its token, so a
+        dead node's players go on through another (a single server has one address: nothing changes)."""
+        if len(self.addresses) > 1:
+            at = self.addresses.index(self.url) if self.url in self.addresses else -1
+            self.url = self.addresses[(at + 1) % len(self.addresses)]
 
     def _dispatch(self, message: Message) -> None:
         """Complete the request this message answers (if any) and hand it to the app."""

@@ -366,6 +366,7 @@ class Welcome(Message):
     claimed: bool = False  # true when that name is claimed by your key
     bot: bool = False  # true when you play as a bot
     counts: LobbyCounts | None = None  # the lobby's size: listed rooms by game and status, sessions online
+    nodes: list[str] = field(default_factory=list)  # a cluster's nodes' addresses, to reconnect to (else empty)
 
 
 @dataclass(frozen=True, slots=True)

@@ -280,6 +280,7 @@ class Lobby:
         self.cluster_changes: dict[str, None] | None = None
         self.code_taken: Callable[[str], bool] | None = None
         self.online_elsewhere = 0  # in a cluster: sessions connected to the other nodes (from their heartbeats)
+        self.nodes: list[str] = []  # in a cluster: the live nodes' addresses, sent in `welcome` (clients fail over)
         self.challenge_tag = ""  # in a cluster: the prefix of this node's challenge ids (an answer finds its node)
 
     # -- sessions --------------------------------------------------------------------------------------
@@ -382,6 +383,7 @@ class Lobby:
             claimed=client.claimed,
             bot=client.bot,
             counts=self.counts(),
+            nodes=self.nodes,
             id=request_id,
         )
 

@@ -468,6 +468,8 @@ class BotRunner:
         self._outbox: asyncio.Queue[Message] = asyncio.Queue()
         self._connected = False
         self._closing: set[asyncio.Task[None]] = set()  # game workers, and engines being ended: awaited at the end
+        self.url = config.url  # where it connects now: --url, or (in a cluster) another node after a failure
+        self.addresses = [config.url]  # --url, then the cluster's other nodes (from the latest welcome)
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -478,11 +480,12 @@ class BotRunner:
     async def run(self) -> None:
         """Connect, play, and reconnect whenever the connection drops, until `stop`; Refused if turned away."""
         delay = FIRST_RETRY_S
+        self.url, self.addresses = self.config.url, [self.config.url]
         try:
             while not self.stopping:
                 try:
                     async with connect(
-                        self.config.url,
+                        self.url,
                         max_size=MAX_SERVER_FRAME,
                         open_timeout=OPEN_TIMEOUT_S,
                         ping_interval=PING_INTERVAL_S,
@@ -493,11 +496,14 @@ class BotRunner:
                         await self._serve(ws)
                 except (ConnectionClosed, OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
                     if not self._stop.is_set():
-                        log.warning("connection to %s lost: %s", self.config.url, exc or type(exc).__name__)
+                        log.warning("connection to %s lost: %s", self.url, exc or type(exc).__name__)
                 finally:
                     self._connected = False
                 if self._stop.is_set():
                     break
+                if len(self.addresses) > 1:  # a cluster: any node resumes the session with the token
+                    at = self.addresses.index(self.url) if self.url in self.addresses else -1
+                    self.url = self.addresses[(at + 1) % len(self.addresses)]
                 log.info("reconnecting in %g s", delay)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), delay)
@@ -530,15 +536,14 @@ class BotRunner:
             raise Refused(reply.message if isinstance(reply, Error) else f"unexpected {reply.type} to hello")
         resumed = self.token is not None and reply.token == self.token
         self.token, self.welcome = reply.token, reply
+        self.addresses = [self.config.url, *(node for node in reply.nodes if node != self.config.url)]
         if not any(g.name == self.config.game for g in reply.games):
             raise Refused(f"this server has no game {self.config.game!r}")
         self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
         self._connected = True
         for pending in list(self.pending.values()):  # the server ended them when the old connection closed
             self._release(pending)
-        log.info(
-            "connected to %s as %r (bot%s)", self.config.url, reply.name, ", name claimed" if reply.claimed else ""
-        )
+        log.info("connected to %s as %r (bot%s)", self.url, reply.name, ", name claimed" if reply.claimed else "")
         if resumed:
             for seat in self.seats.values():
                 seat.resynced(reply)

@@ -25,6 +25,7 @@ import logging
 import os
 import secrets
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from websockets.asyncio.server import ServerConnection
@@ -55,7 +56,17 @@ from gamenight.protocol.messages import (
 )
 from gamenight.protocol.vocab import RoomSummary
 from gamenight.server.cluster.bus import DOWN_ERRORS, Bus, connect
-from gamenight.server.cluster.coord import BEAT_S, NODE_TTL_MS, Directory, Entry, Keys, Leases, Registry, place
+from gamenight.server.cluster.coord import (
+    BEAT_S,
+    NODE_TTL_MS,
+    Directory,
+    Entry,
+    Keys,
+    Leases,
+    NodeInfo,
+    Registry,
+    place,
+)
 from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack
 from gamenight.server.lobby import Client, Lobby, hash_token
 from gamenight.server.outbox import Outbox
@@ -95,6 +106,13 @@ if v and cjson.decode(v)['e'] == ARGV[2] then return redis.call('HDEL', KEYS[1],
 return 0
 """
 MOVING_TEXT = "room {code} is moving to another server node; try again in a moment"
+
+
+def advertised(nodes: Iterable[NodeInfo]) -> list[str]:
+    """The live nodes' addresses clients can reconnect to, sorted (a node listening on every interface without a
+    `--public-url` advertises ws://0.0.0.0:PORT, which names no machine: left out)."""
+    wildcard = ("ws://0.0.0.0:", "wss://0.0.0.0:", "ws://[::]:", "wss://[::]:")
+    return sorted(info.url for info in nodes if info.url and not info.url.startswith(wildcard))
 
 
 class RemoteSession(Relay):
@@ -616,6 +634,7 @@ class ClusterNode:
             if code in self.epochs:
                 self._drop(code, "its lease is another node's")
         live, self.dead = await self.registry.refresh()
+        self.lobby.nodes = advertised(live.values())
         elsewhere = sum(info.connections for node, info in live.items() if node != self.id)
         if elsewhere != self.lobby.online_elsewhere:
             self.lobby.online_elsewhere, self.lobby.counts_changed = elsewhere, True

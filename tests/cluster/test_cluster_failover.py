@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from gamenight.protocol.messages import CreateRoom, Join, MakeMove
+from gamenight.client.connection import Connection
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Sync
 from tests.cluster.helpers import HANG_S, eventually, listed, play_out
 from tests.cluster.redisproc import RedisProcess
 from tests.peer import Peer
@@ -154,3 +155,34 @@ async def test_a_move_sent_as_the_owner_dies_is_played_by_the_new_owner(cluster:
     await host.close()
     for peer in (alice, bob):
         await peer.close()
+
+
+async def test_the_bundled_client_fails_over_to_another_node(cluster: Callable[..., ServerProcess]) -> None:
+    """The terminal client, given one node's address, learns the cluster's nodes from `welcome`; when that node
+    dies it reconnects to another by itself and resumes its session with its token: its room is there again."""
+    nodes = [cluster("n1"), cluster("n2")]
+
+    async def both_advertised() -> bool:
+        probe = await Peer.connect(nodes[0].url, "probe")
+        await probe.close()
+        return sorted(probe.welcome.nodes) == sorted(node.url for node in nodes)
+
+    await eventually(both_advertised, "n1's welcome listing both nodes")
+    connection = Connection(nodes[0].url, "alice", lambda message: None, first_retry=0.1, max_retry=0.5)
+    running = asyncio.create_task(connection.run())
+
+    async def welcomed(times: int) -> bool:
+        return connection.connected and connection.welcomes == times
+
+    await eventually(lambda: welcomed(1), "the first welcome")
+    assert sorted(connection.addresses) == sorted(node.url for node in nodes)
+    session = connection.session
+    code = (await connection.request(CreateRoom(game="othello", options={}))).room
+    assert (await connection.request(Join(room=code, seat=0))).type == "joined"
+    nodes[0].kill()
+    await eventually(lambda: welcomed(2), "a welcome from the surviving node")
+    assert connection.url == nodes[1].url and connection.resumed and connection.session == session
+    back = await connection.request(Sync(room=code, seq=0))
+    assert back.type == "room" and back.room == code  # its room info (no game started yet): it is back
+    await connection.close()
+    await asyncio.wait_for(running, HANG_S)
