@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -739,15 +739,7 @@ class Store:
             ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
-        found = []
-        for (data,) in rows:
-            try:
-                value = json.loads(data)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                found.append(value)
-        return found
+        return tournament_states(rows)
 
     def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
         """One page of a pool's players by rating, best first: (how many the pool has, the page's entries).
@@ -760,20 +752,7 @@ class Store:
             " ORDER BY rating DESC LIMIT ? OFFSET ?",
             (pool, limit, offset),
         ).fetchall()
-        return int(total), [
-            {
-                "rank": offset + n + 1,
-                "name": name,
-                "kind": kind,
-                "rating": round(rating, 2),
-                "rd": round(rd, 2),
-                "games": games,
-                "wins": wins,
-                "draws": draws,
-                "losses": losses,
-            }
-            for n, (name, kind, rating, rd, games, wins, draws, losses) in enumerate(rows)
-        ]
+        return int(total), leader_entries(offset, rows)
 
     def profile(self, player: str, viewer: str | None = None) -> tuple[list[StoredRating], list[dict[str, Any]]]:
         """A player's ratings in every pool and their latest rated games (private rooms' only for their players)."""
@@ -789,25 +768,15 @@ class Store:
         if viewer is not None:
             where = " AND (g.private = 0 OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = ?))"
             args.append(viewer)
-        recent = [
-            {
-                "game_id": game_id,
-                "pool": pool,
-                "seat": seat,
-                "before": round(before, 2),
-                "after": round(after, 2),
-                "outcome": outcome,
-                "players": json.loads(players),
-                "finished_at": finished_at,
-            }
-            for game_id, pool, seat, before, after, outcome, players, finished_at in self.db.execute(
+        recent = recent_rated(
+            self.db.execute(
                 "SELECT rc.game_id, rc.pool, rc.seat, rc.before, rc.after, rc.outcome, g.players, g.finished_at"
                 " FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id WHERE rc.player = ?"
                 + where
                 + f" ORDER BY rc.game_id DESC LIMIT {RECENT_RATED}",
                 args,
             )
-        ]
+        )
         return ratings, recent
 
     def list_games(
@@ -849,16 +818,7 @@ class Store:
                 + " ORDER BY g.id DESC LIMIT ?"
             )
         args.append(max(1, min(limit, 200)))
-        return [
-            {
-                "game_id": r[0],
-                "game": r[1],
-                "players": json.loads(r[2]),
-                "result": json.loads(r[3]),
-                "finished_at": r[4],
-            }
-            for r in self.db.execute(sql, args)
-        ]
+        return game_summaries(self.db.execute(sql, args))
 
     def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None:
         """One finished game as a replay record (docs/replay.md), or None (also for a private room's game that
@@ -873,18 +833,81 @@ class Store:
         row = self.db.execute(sql, args).fetchone()
         if row is None:
             return None
-        record = {
-            "format": "gamenight-replay",
-            "version": 1,
-            "game_id": row[0],
-            "game": row[1],
-            "options": json.loads(row[2]),
-            "players": json.loads(row[3]),
-            "result": json.loads(row[4]),
-            "moves": json.loads(row[5]),
-            "transcript": row[6],
-            "finished_at": row[7],
+        return replay_record(row)
+
+
+# -- rows as the server reads them (both backends: the SQL differs by dialect, what a row means does not) ----------
+def tournament_states(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The stored tournament states that parse as maps (a broken one is left out)."""
+    found = []
+    for (data,) in rows:
+        try:
+            value = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def leader_entries(offset: int, rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """A leaderboard page's rows (name, kind, rating, rd, games, wins, draws, losses), ranked from `offset`."""
+    return [
+        {
+            "rank": offset + n + 1,
+            "name": name,
+            "kind": kind,
+            "rating": round(rating, 2),
+            "rd": round(rd, 2),
+            "games": games,
+            "wins": wins,
+            "draws": draws,
+            "losses": losses,
         }
-        if row[8] is not None:
-            record["clock"] = json.loads(row[8])
-        return record
+        for n, (name, kind, rating, rd, games, wins, draws, losses) in enumerate(rows)
+    ]
+
+
+def recent_rated(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """A profile's latest rated games (game id, pool, seat, before, after, outcome, players, finished at)."""
+    return [
+        {
+            "game_id": game_id,
+            "pool": pool,
+            "seat": seat,
+            "before": round(before, 2),
+            "after": round(after, 2),
+            "outcome": outcome,
+            "players": json.loads(players),
+            "finished_at": finished_at,
+        }
+        for game_id, pool, seat, before, after, outcome, players, finished_at in rows
+    ]
+
+
+def game_summaries(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """`list_games` rows (id, game, players, result, finished at) as the `games` reply lists them."""
+    return [
+        {"game_id": r[0], "game": r[1], "players": json.loads(r[2]), "result": json.loads(r[3]), "finished_at": r[4]}
+        for r in rows
+    ]
+
+
+def replay_record(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A finished game's row (id, game, options, players, result, moves, transcript, finished at, clock) as a replay
+    record (docs/replay.md)."""
+    record = {
+        "format": "gamenight-replay",
+        "version": 1,
+        "game_id": row[0],
+        "game": row[1],
+        "options": json.loads(row[2]),
+        "players": json.loads(row[3]),
+        "result": json.loads(row[4]),
+        "moves": json.loads(row[5]),
+        "transcript": row[6],
+        "finished_at": row[7],
+    }
+    if row[8] is not None:
+        record["clock"] = json.loads(row[8])
+    return record

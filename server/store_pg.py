@@ -60,7 +60,12 @@ from gamenight.server.store import (
     StoredRoom,
     StoreError,
     TournamentSaved,
+    game_summaries,
+    leader_entries,
+    recent_rated,
+    replay_record,
     shown,
+    tournament_states,
 )
 
 PG_SCHEMA_VERSION = 1
@@ -562,15 +567,7 @@ class PgStore:
                 " LIMIT %s) AS latest ORDER BY created_at, id",
                 (limit,),
             ).fetchall()
-        found = []
-        for (data,) in rows:
-            try:
-                value = json.loads(data)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                found.append(value)
-        return found
+        return tournament_states(rows)
 
     def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
         """One page of a pool's players by rating, best first: (how many the pool has, the page's entries).
@@ -585,20 +582,7 @@ class PgStore:
                 (pool, limit, offset),
             ).fetchall()
         total = int(counted[0]) if counted else 0
-        return total, [
-            {
-                "rank": offset + n + 1,
-                "name": name,
-                "kind": kind,
-                "rating": round(rating, 2),
-                "rd": round(rd, 2),
-                "games": games,
-                "wins": wins,
-                "draws": draws,
-                "losses": losses,
-            }
-            for n, (name, kind, rating, rd, games, wins, draws, losses) in enumerate(rows)
-        ]
+        return total, leader_entries(offset, rows)
 
     def profile(self, player: str, viewer: str | None = None) -> tuple[list[StoredRating], list[dict[str, Any]]]:
         """A player's ratings in every pool and their latest rated games (private rooms' only for their players)."""
@@ -622,19 +606,7 @@ class PgStore:
                 + f" ORDER BY rc.game_id DESC LIMIT {RECENT_RATED}",
                 args,
             ).fetchall()
-        recent = [
-            {
-                "game_id": game_id,
-                "pool": pool,
-                "seat": seat,
-                "before": round(before, 2),
-                "after": round(after, 2),
-                "outcome": outcome,
-                "players": json.loads(players),
-                "finished_at": finished_at,
-            }
-            for game_id, pool, seat, before, after, outcome, players, finished_at in rows
-        ]
+        recent = recent_rated(rows)
         return ratings, recent
 
     def list_games(
@@ -678,16 +650,7 @@ class PgStore:
         args.append(max(1, min(limit, 200)))
         with self._session() as db:
             rows = db.execute(sql, args).fetchall()
-        return [
-            {
-                "game_id": r[0],
-                "game": r[1],
-                "players": json.loads(r[2]),
-                "result": json.loads(r[3]),
-                "finished_at": r[4],
-            }
-            for r in rows
-        ]
+        return game_summaries(rows)
 
     def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None:
         """One finished game as a replay record (docs/replay.md), or None (also for a private room's game that
@@ -705,18 +668,4 @@ class PgStore:
             row = db.execute(sql, args).fetchone()
         if row is None:
             return None
-        record = {
-            "format": "gamenight-replay",
-            "version": 1,
-            "game_id": row[0],
-            "game": row[1],
-            "options": json.loads(row[2]),
-            "players": json.loads(row[3]),
-            "result": json.loads(row[4]),
-            "moves": json.loads(row[5]),
-            "transcript": row[6],
-            "finished_at": row[7],
-        }
-        if row[8] is not None:
-            record["clock"] = json.loads(row[8])
-        return record
+        return replay_record(row)
