@@ -792,32 +792,7 @@ class Store:
         With `viewer` (a token hash), games of private rooms are listed only if that person played them. The
         player filter goes through the game_players index, so its cost follows `limit`, not the history's size.
         """
-        where: list[str] = ["1=1"]
-        args: list[Any] = []
-        if viewer is not None:
-            where.append("(g.private = 0 OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = ?))")
-            args.append(viewer)
-        if game is not None:
-            where.append("g.game = ?")
-            args.append(game)
-        if room is not None:  # through the games_by_room index
-            where.append("g.room = ?")
-            args.append(room.strip().upper()[:16])
-        if player is not None:
-            sql = (
-                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM game_players AS gp"
-                " JOIN games AS g ON g.id = gp.game_id WHERE gp.name = ? AND "
-                + " AND ".join(where)
-                + " ORDER BY gp.game_id DESC LIMIT ?"
-            )
-            args.insert(0, player)
-        else:
-            sql = (
-                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM games AS g WHERE "
-                + " AND ".join(where)
-                + " ORDER BY g.id DESC LIMIT ?"
-            )
-        args.append(max(1, min(limit, 200)))
+        sql, args = list_games_query(player, game, limit, viewer, room, "?", "g.private = 0")
         return game_summaries(self.db.execute(sql, args))
 
     def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None:
@@ -911,3 +886,34 @@ def replay_record(row: tuple[Any, ...]) -> dict[str, Any]:
     if row[8] is not None:
         record["clock"] = json.loads(row[8])
     return record
+
+
+def list_games_query(
+    player: str | None, game: str | None, limit: int, viewer: str | None, room: str | None, mark: str, public: str
+) -> tuple[str, list[Any]]:
+    """The `list_games` query and its arguments, in a dialect: `mark` is its placeholder ("?" or "%s"), `public` its
+    test that a game is not a private room's ("g.private = 0", "NOT g.private"). With `player` it starts from the
+    game_players index, so its cost follows `limit`, not the history's size."""
+    where: list[str] = ["1 = 1"]
+    args: list[Any] = []
+    if viewer is not None:
+        where.append(f"({public} OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = {mark}))")
+        args.append(viewer)
+    if game is not None:
+        where.append(f"g.game = {mark}")
+        args.append(game)
+    if room is not None:  # through the games_by_room index
+        where.append(f"g.room = {mark}")
+        args.append(room.strip().upper()[:16])
+    columns = "SELECT g.id, g.game, g.players, g.result, g.finished_at"
+    if player is not None:
+        sql = (
+            f"{columns} FROM game_players AS gp JOIN games AS g ON g.id = gp.game_id WHERE gp.name = {mark} AND "
+            + " AND ".join(where)
+            + f" ORDER BY gp.game_id DESC LIMIT {mark}"
+        )
+        args.insert(0, player)
+    else:
+        sql = f"{columns} FROM games AS g WHERE " + " AND ".join(where) + f" ORDER BY g.id DESC LIMIT {mark}"
+    args.append(max(1, min(limit, 200)))
+    return sql, args

@@ -62,6 +62,7 @@ from gamenight.server.store import (
     TournamentSaved,
     game_summaries,
     leader_entries,
+    list_games_query,
     recent_rated,
     replay_record,
     shown,
@@ -622,32 +623,7 @@ class PgStore:
         With `viewer` (a token hash), games of private rooms are listed only if that person played them. The
         player filter goes through the game_players index, so its cost follows `limit`, not the history's size.
         """
-        where: list[str] = ["TRUE"]
-        args: list[Any] = []
-        if viewer is not None:
-            where.append("(NOT g.private OR g.id IN (SELECT game_id FROM game_players WHERE token_hash = %s))")
-            args.append(viewer)
-        if game is not None:
-            where.append("g.game = %s")
-            args.append(game)
-        if room is not None:  # through the games_by_room index
-            where.append("g.room = %s")
-            args.append(room.strip().upper()[:16])
-        if player is not None:
-            sql = (
-                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM game_players AS gp"
-                " JOIN games AS g ON g.id = gp.game_id WHERE gp.name = %s AND "
-                + " AND ".join(where)
-                + " ORDER BY gp.game_id DESC LIMIT %s"
-            )
-            args.insert(0, player)
-        else:
-            sql = (
-                "SELECT g.id, g.game, g.players, g.result, g.finished_at FROM games AS g WHERE "
-                + " AND ".join(where)
-                + " ORDER BY g.id DESC LIMIT %s"
-            )
-        args.append(max(1, min(limit, 200)))
+        sql, args = list_games_query(player, game, limit, viewer, room, "%s", "NOT g.private")
         with self._session() as db:
             rows = db.execute(sql, args).fetchall()
         return game_summaries(rows)
