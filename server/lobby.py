@@ -279,6 +279,8 @@ class Lobby:
         self.remote: dict[str, RoomSummary] = {}
         self.cluster_changes: dict[str, None] | None = None
         self.code_taken: Callable[[str], bool] | None = None
+        # In a cluster: a code reserved for the next room (leased and routable before anyone hears of the room).
+        self.take_code: Callable[[], str | None] | None = None
         self.online_elsewhere = 0  # in a cluster: sessions connected to the other nodes (from their heartbeats)
         self.nodes: list[str] = []  # in a cluster: the live nodes' addresses, sent in `welcome` (clients fail over)
         self.challenge_tag = ""  # in a cluster: the prefix of this node's challenge ids (an answer finds its node)
@@ -663,11 +665,20 @@ class Lobby:
         return self._after(room, out, now)
 
     def _new_code(self) -> str:
-        """A fresh room code that no open room uses."""
+        """A fresh room code that no open room uses (in a cluster, one the node reserved, while it has one)."""
+        if self.take_code is not None:
+            code = self.take_code()
+            if code is not None and code not in self.rooms and code not in self.offline:
+                return code
         while True:
-            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            code = self._random_code()
             if code not in self.rooms and code not in self.offline and not (self.code_taken and self.code_taken(code)):
                 return code
+
+    @staticmethod
+    def _random_code() -> str:
+        """A room code drawn at random."""
+        return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
     def _may_host(self, client: Client, private: bool) -> None:
         """Refuse a new room past the caps: per person, per address, and public rooms in all."""

@@ -96,6 +96,8 @@ ROOM_REQUESTS = (
     Invite,
 )
 """Requests about one room: carried out by the room's owner, wherever the client is connected."""
+RESERVED_CODES = 4  # room codes this node holds ready (leased and in the directory) for the rooms it opens next
+CODE_WAIT_S = 5.0  # a new room waits this long for a reserved code (Redis away), then `unavailable`
 OWNER_WAIT_S = 15.0  # a request for a room whose owner died waits this long for the new owner, then `unavailable`
 READY_TIMEOUT_S = 10.0  # a node that cannot reach Redis at start-up gives up after this long
 TOKEN_TTL_S = 7 * 24 * 3600  # how long another node accepts a resume token this node gave out
@@ -106,6 +108,9 @@ if v and cjson.decode(v)['e'] == ARGV[2] then return redis.call('HDEL', KEYS[1],
 return 0
 """
 MOVING_TEXT = "room {code} is moving to another server node; try again in a moment"
+NO_CODE_TEXT = "the cluster's directory cannot be reached, so no room can be opened now; try again in a moment"
+ROOM_OPENERS = (CreateRoom, Accept)
+"""Requests that may open a room (an accepted challenge opens its game's room on the challenge's node)."""
 
 
 def advertised(nodes: Iterable[NodeInfo]) -> list[str]:
@@ -161,10 +166,15 @@ class ClusterNode:
         self.dead: set[str] = set()  # nodes whose key expired, until their rooms and sessions are cleared
         self.vanished: dict[str, float] = {}  # rooms missing from the directory re-read after a reconnect -> when
         self.claims = 0  # rooms taken over from dead nodes (or found ownerless at start)
+        # Codes leased and listed (with no summary) before any room uses them: a room is routable, and another
+        # node can take it over, from the moment its creator hears of it (see `_reserve`).
+        self.reserved: list[str] = []
+        self._reserving: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.lobby.cluster_changes = {}
         self.lobby.code_taken = lambda code: code in self.directory.entries
+        self.lobby.take_code = self._take_code
         server.outgoing.fences = self._fences
         self.tag = _tag(self.id)
         self.lobby.challenge_tag = self.tag + "-"
@@ -199,17 +209,22 @@ class ClusterNode:
         await self._fresh_start()
         await self._present()
         await self._adopt_orphans()
+        await self._reserve()
         self._tasks.append(asyncio.get_running_loop().create_task(self._beats()))
         log.info("node %s joined the cluster (%d rooms known)", self.id, len(self.directory.entries))
 
     async def stop(self) -> None:
         """Leave cleanly: what is queued goes out, leases and the node key go now (others take the rooms at once)."""
-        for task in self._tasks:
+        tasks = [*self._tasks, *([self._reserving] if self._reserving is not None else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         try:
             await asyncio.wait_for(self.bus.drain(), 2.0)
             for code in list(self.epochs):
+                await self.leases.release(code)
+            for code in self.reserved:
+                await self.directory.delete(code)
                 await self.leases.release(code)
             await self.registry.leave()
         except (*DOWN_ERRORS, TimeoutError):
@@ -248,12 +263,14 @@ class ClusterNode:
             if target != self.id:
                 self._forward(target, session, msg, frame)
                 return session
-            return self.server._handle(ws, session, msg)
+            return await self._open(ws, session, msg)
         if isinstance(msg, Accept | Decline) and not msg.challenge.startswith(self.lobby.challenge_tag):
             holder = next((n for n in self.registry.live if _tag(n) + "-" == msg.challenge[:7]), None)
             if holder is not None and holder != self.id:
                 self._forward(holder, session, msg, frame)
                 return session
+        if isinstance(msg, Accept):
+            return await self._open(ws, session, msg)
         if not isinstance(msg, ROOM_REQUESTS):
             return self.server._handle(ws, session, msg)
         code = msg.room.strip().upper()
@@ -267,6 +284,14 @@ class ClusterNode:
         self.routes.setdefault(session, set()).add(code)
         self._forward(owner, session, msg, frame)
         return session
+
+    async def _open(self, ws: ServerConnection, session: str, msg: CreateRoom | Accept) -> str | None:
+        """Carry out a request that may open a room here, once a reserved code is ready for it (or refuse it)."""
+        if not await self._code_ready():
+            error = Error(code=ErrorCode.UNAVAILABLE, message=NO_CODE_TEXT, id=msg.id)
+            self.server.outgoing.add_frame([ws], _encode(error))
+            return session
+        return self.server._handle(ws, session, msg)
 
     async def _owner(self, code: str) -> str | None:
         """Who runs the room now: this node, another live node, None (no such room), "" (its owner died and
@@ -445,6 +470,9 @@ class ClusterNode:
             msg = decode(body)
         except ProtocolError:
             return  # the edge decoded it already; a node of another version: nothing sensible to answer
+        if isinstance(msg, ROOM_OPENERS) and not self.reserved:
+            self.server._spawn(self._open(cast(ServerConnection, remote), session, msg))
+            return
         self.server._handle(cast(ServerConnection, remote), session, msg)
 
     def _attach(self, session: str, edge: str, identity: dict[str, Any]) -> RemoteSession:
@@ -525,6 +553,9 @@ class ClusterNode:
                     self._drop(code, "its lease was taken while redis was away")
             for code in list(self.epochs):
                 await self.directory.put(code, self._summary(code))
+            for code in list(self.reserved):
+                if not await self.leases.acquire(code) or not await self.directory.put(code, None):
+                    self.reserved.remove(code)
         known = set(self.directory.entries)
         await self.directory.load()
         now = asyncio.get_running_loop().time()
@@ -534,6 +565,51 @@ class ClusterNode:
         if again:
             self._snapshots(set(self.remotes))
             self.bus.publish(self.keys.everyone, pack({"t": "r", "e": self.id}))
+
+    # -- room codes -------------------------------------------------------------------------------------------
+    def _take_code(self) -> str | None:
+        """The code for a room opened now (the lobby's `take_code`): a reserved one, and more reserved meanwhile."""
+        code = self.reserved.pop(0) if self.reserved else None
+        if self._reserving is None and not self.server._closing:
+            self._reserving = asyncio.get_running_loop().create_task(self._reserve())
+        return code
+
+    async def _code_ready(self) -> bool:
+        """Wait (up to CODE_WAIT_S) until a reserved code is there for a room opened here."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CODE_WAIT_S
+        while not self.reserved:
+            if self._reserving is None:
+                self._reserving = loop.create_task(self._reserve())
+            if loop.time() > deadline:
+                return False
+            await asyncio.wait({self._reserving}, timeout=max(0.0, deadline - loop.time()))
+            if not self.reserved:
+                await asyncio.sleep(0.05)  # Redis is away: try again shortly
+        return True
+
+    async def _reserve(self) -> None:
+        """Hold RESERVED_CODES codes ready: each leased to this node and listed in the directory without a summary.
+
+        A room's creator hears of it (its `created`, after its record is stored) only once its code is in the
+        directory under this node: if the node dies a moment later, the room is found, claimed and restored
+        like any other. A reserved code no room used is dropped by whoever claims it (no such room is stored).
+        """
+        try:
+            while len(self.reserved) < RESERVED_CODES and not self.server._closing:
+                code = self.lobby._random_code()
+                if code in self.directory.entries or code in self.lobby.rooms or code in self.lobby.offline:
+                    continue
+                if not await self.leases.acquire(code):
+                    continue
+                if await self.directory.put(code, None):
+                    self.reserved.append(code)
+                else:
+                    await self.leases.release(code)
+        except DOWN_ERRORS as exc:
+            log.debug("room codes not reserved: redis away (%s)", exc)
+        finally:
+            self._reserving = None
 
     # -- the directory ----------------------------------------------------------------------------------------
     def _directory_changed(self, code: str, before: Entry | None, after: Entry | None) -> None:
@@ -630,9 +706,11 @@ class ClusterNode:
         """Renew this node's key (with its counts) and its leases; read who is alive."""
         connections = sum(1 for ws in self.server.connections.values() if not isinstance(ws, Relay))
         await self.registry.beat(len(self.lobby.rooms), connections)
-        for code in await self.leases.renew(list(self.epochs)):
+        for code in await self.leases.renew([*self.epochs, *self.reserved]):
             if code in self.epochs:
                 self._drop(code, "its lease is another node's")
+            elif code in self.reserved:
+                self.reserved.remove(code)
         live, self.dead = await self.registry.refresh()
         self.lobby.nodes = advertised(live.values())
         elsewhere = sum(info.connections for node, info in live.items() if node != self.id)
@@ -671,7 +749,8 @@ class ClusterNode:
         for session, remote in list(self.remotes.items()):
             if remote.edge not in live:
                 self._gone(session, remote.edge)
-        stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in self.epochs]
+        mine = set(self.epochs) | set(self.reserved)
+        stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in mine]
         for code in stale:
             await self._claim(code)  # listed as this node's by a previous run under the same --node-id
         others = [code for code, entry in self.directory.entries.items() if entry.owner != self.id]

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
+from redis.asyncio import Redis
 
 from gamenight.client.connection import Connection
 from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Sync
@@ -186,3 +187,28 @@ async def test_the_bundled_client_fails_over_to_another_node(cluster: Callable[.
     assert back.type == "room" and back.room == code  # its room info (no game started yet): it is back
     await connection.close()
     await asyncio.wait_for(running, HANG_S)
+
+
+async def test_a_room_its_creator_heard_of_survives_its_node_dying_at_once(
+    cluster: Callable[..., ServerProcess], redis_server: RedisProcess
+) -> None:
+    """A room is confirmed to its creator only under a code already in the cluster's directory: with Redis
+    holding every write back (CLIENT PAUSE), a room created and joined on n1 right before n1 is killed is found,
+    taken over and restored by n2, and its creator resumes there in its seat."""
+    nodes = [cluster("n1"), cluster("n2")]
+    alice = await Peer.connect(nodes[0].url, "alice")
+    redis = Redis.from_url(redis_server.url)
+    try:
+        await redis.execute_command("CLIENT", "PAUSE", 1500, "WRITE")  # n1 cannot publish anything meanwhile
+        code = (await alice.request(CreateRoom, game="othello", options={})).room
+        assert (await alice.request(Join, room=code, seat=0)).type == "joined"
+        nodes[0].kill()
+        token = alice.welcome.token
+        await alice.close()
+        alice = await resume(nodes[1].url, "alice", token)
+        back = await alice.request(Sync, room=code, seq=0)
+        assert back.type == "room" and back.room == code
+        assert back.seats[0].name == "alice"
+    finally:
+        await redis.aclose()
+    await alice.close()
