@@ -54,7 +54,7 @@ from gamenight.protocol.messages import (
     Takeback,
     TakebackDecline,
 )
-from gamenight.protocol.vocab import RoomSummary
+from gamenight.protocol.vocab import Role, RoomSummary
 from gamenight.server.cluster.bus import DOWN_ERRORS, Bus, connect
 from gamenight.server.cluster.coord import (
     BEAT_S,
@@ -160,6 +160,7 @@ class ClusterNode:
         self.epochs: dict[str, int] = {}  # rooms this node owns -> the store epoch it writes them under
         self.remotes: dict[str, RemoteSession] = {}  # sessions connected elsewhere that use rooms owned here
         self.routes: dict[str, set[str]] = {}  # sessions connected here -> rooms of other nodes they used
+        self.watching: dict[str, set[str]] = {}  # rooms of other nodes -> sessions here that asked to watch them
         self.claiming: set[str] = set()
         self.boot: bytes | str | None = None  # Redis's boot marker as last read (it changes when Redis restarts empty)
         self.settle_until = 0.0  # no takeovers before this (loop time): after a Redis restart, nodes re-register
@@ -282,8 +283,19 @@ class ClusterNode:
             self.server.outgoing.add_frame([ws], _encode(error))
             return session
         self.routes.setdefault(session, set()).add(code)
+        if isinstance(msg, Join | Leave):
+            self._watch(code, session, isinstance(msg, Join) and msg.role == Role.SPECTATOR)
         self._forward(owner, session, msg, frame)
         return session
+
+    def _watch(self, code: str, session: str, watching: bool) -> None:
+        """Note whether a session here watches a room owned elsewhere (so that it goes on watching after a takeover)."""
+        if watching:
+            self.watching.setdefault(code, set()).add(session)
+        elif (sessions := self.watching.get(code)) is not None:
+            sessions.discard(session)
+            if not sessions:
+                del self.watching[code]
 
     async def _open(self, ws: ServerConnection, session: str, msg: CreateRoom | Accept) -> str | None:
         """Carry out a request that may open a room here, once a reserved code is ready for it (or refuse it)."""
@@ -365,7 +377,8 @@ class ClusterNode:
 
     def disconnected(self, session: str) -> None:
         """A connection here closed: the owners of rooms it used elsewhere apply their seat policies."""
-        self.routes.pop(session, None)
+        for code in self.routes.pop(session, ()):
+            self._watch(code, session, False)
         self.bus.publish(self.keys.everyone, pack({"t": "g", "e": self.id, "s": session}))
         self.bus.call(functools.partial(self._offline, session))
 
@@ -616,6 +629,8 @@ class ClusterNode:
         """A room of the cluster appeared, changed owner or summary, or went: the lobby's listing follows."""
         if after is not None and after.owner != self.id and code in self.epochs:
             self._drop(code, f"node {after.owner} owns it now")
+        if before is not None and after is not None and before.owner != after.owner and code in self.watching:
+            self._watch_again(code, after.owner)
         if after is None or after.owner == self.id:
             self.lobby.remote_room(code, None)
             self._poke()
@@ -628,6 +643,20 @@ class ClusterNode:
                 log.warning("a broken summary of room %s in the directory; not listed", code)
         self.lobby.remote_room(code, summary)
         self._poke()
+
+    def _watch_again(self, code: str, owner: str) -> None:
+        """A room watched from here was taken over (spectators are not stored, so the new owner does not know
+        them): each of its spectators connected here joins it again as a spectator, and gets its state."""
+        for session in sorted(self.watching.pop(code, ())):
+            ws = self.server.connections.get(session)
+            if ws is None or isinstance(ws, Relay):
+                continue
+            msg = Join(room=code, role=Role.SPECTATOR)
+            if owner == self.id:
+                self.server._handle(ws, session, msg)
+            else:
+                self._watch(code, session, True)
+                self._forward(owner, session, msg, _encode(msg))
 
     def _poke(self) -> None:
         """The lobby's watchers here get the change in their next `lobby` push."""

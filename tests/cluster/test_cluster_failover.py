@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from gamenight.client.connection import Connection
 from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Sync
+from gamenight.protocol.vocab import Role
 from tests.cluster.helpers import HANG_S, eventually, listed, play_out
 from tests.cluster.redisproc import RedisProcess
 from tests.peer import Peer
@@ -212,3 +213,28 @@ async def test_a_room_its_creator_heard_of_survives_its_node_dying_at_once(
     finally:
         await redis.aclose()
     await alice.close()
+
+
+async def test_a_spectator_goes_on_watching_a_room_taken_over(cluster: Callable[..., ServerProcess]) -> None:
+    """A spectator connected to a surviving node keeps watching when the room's owner dies: its node joins the
+    room again on its behalf with the new owner, so it gets the restored state and every move after it."""
+    nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
+    host = await Peer.connect(nodes[0].url, "host")
+    code = (await host.request(CreateRoom, game="othello", options={})).room
+    alice = await Peer.connect(nodes[1].url, "alice")
+    bob = await Peer.connect(nodes[1].url, "bob")
+    carol = await Peer.connect(nodes[2].url, "carol")
+    for peer in (alice, bob, carol):
+        await eventually(lambda peer=peer: listed(peer, code), "the room listed")
+    assert (await alice.request(Join, room=code, seat=0)).type == "joined"
+    assert (await bob.request(Join, room=code, seat=1)).type == "joined"
+    assert (await carol.request(Join, room=code, role=Role.SPECTATOR)).type == "joined"
+    state = await play_out({0: alice, 1: bob}, code, await alice.at(code, 1), [carol], moves=4)
+    carol.inbox.clear()  # what carol saw before: the next state she gets comes after the takeover
+    nodes[0].kill()
+    back = await carol.wait(lambda m: m.type == "state" and m.room == code and m.seq >= state.seq)
+    assert back.moves == state.moves
+    final = await play_out({0: alice, 1: bob}, code, await alice.at(code, state.seq), [carol], moves=4)
+    assert (await carol.at(code, final.seq)).view == final.view
+    for peer in (host, alice, bob, carol):
+        await peer.close()
