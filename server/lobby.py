@@ -281,6 +281,7 @@ class Lobby:
         self.code_taken: Callable[[str], bool] | None = None
         # In a cluster: a code reserved for the next room (leased and routable before anyone hears of the room).
         self.take_code: Callable[[], str | None] | None = None
+        self.remote_hosts: dict[str, tuple[str, str]] = {}  # other nodes' rooms -> (host token hash, host address)
         self.online_elsewhere = 0  # in a cluster: sessions connected to the other nodes (from their heartbeats)
         self.nodes: list[str] = []  # in a cluster: the live nodes' addresses, sent in `welcome` (clients fail over)
         self.challenge_tag = ""  # in a cluster: the prefix of this node's challenge ids (an answer finds its node)
@@ -683,15 +684,16 @@ class Lobby:
     def _may_host(self, client: Client, private: bool) -> None:
         """Refuse a new room past the caps: per person, per address, and public rooms in all."""
         limits = self.limits
-        mine = sum(1 for token_hash, _ in self.hosts.values() if token_hash == client.token_hash)
+        hosts = [*self.hosts.values(), *self.remote_hosts.values()]  # (in a cluster, every node's rooms)
+        mine = sum(1 for token_hash, _ in hosts if token_hash == client.token_hash)
         if limits.rooms_per_player and mine >= limits.rooms_per_player:
             raise Refusal(ErrorCode.TOO_MANY, f"you host {mine} open rooms; close one first")
         if limits.rooms_per_ip and client.ip:
-            here = sum(1 for _, ip in self.hosts.values() if ip == client.ip)
+            here = sum(1 for _, ip in hosts if ip == client.ip)
             if here >= limits.rooms_per_ip:
                 raise Refusal(ErrorCode.TOO_MANY, f"your address hosts {here} open rooms; close one first")
         if not private and limits.public_rooms:
-            public = sum(1 for room in self.rooms.values() if not room.private)
+            public = sum(1 for room in self.rooms.values() if not room.private) + len(self.remote)
             if public >= limits.public_rooms:
                 raise Refusal(ErrorCode.TOO_MANY, "the server has all the public rooms it lists; open a private one")
 

@@ -59,6 +59,7 @@ from gamenight.server.cluster.bus import DOWN_ERRORS, Bus, connect
 from gamenight.server.cluster.coord import (
     BEAT_S,
     NODE_TTL_MS,
+    Addresses,
     Directory,
     Entry,
     Keys,
@@ -154,6 +155,8 @@ class ClusterNode:
         self.url = url
         self.registry = Registry(self.redis, self.keys, self.id, "")
         self.leases = Leases(self.redis, self.keys, self.id)
+        self.addresses = Addresses(self.redis, self.keys, self.registry.run)
+        self.counted: dict[str, int] = {}  # client address -> its connections here counted in Redis
         self.directory = Directory(self.redis, self.keys, self.id, self._directory_changed)
         channels = [self.keys.inbox(self.id), self.keys.directory, self.keys.everyone]
         self.bus = Bus(self.redis, channels, self._on_message, self._on_connected)
@@ -375,6 +378,32 @@ class ClusterNode:
         self.bus.call(note)
         self.bus.publish(self.keys.everyone, pack(header))
 
+    async def admit(self, ip: str) -> bool | None:
+        """A new connection from `ip`: False if the address has the per-address cap of connections open over the
+        whole cluster already; True if admitted and counted; None if admitted uncounted (no cap, or Redis away:
+        then this node's own cap is all that holds). Each counted connection is `depart`ed when it closes."""
+        cap = self.server.config.max_connections_per_ip
+        if not cap or not ip or not self.bus.connected:
+            return None
+        runs = [info.run for info in self.registry.live.values()]
+        try:
+            admitted = await self.addresses.admit(ip, cap, runs)
+        except DOWN_ERRORS as exc:
+            log.debug("connection from %s not counted: redis away (%s)", ip, exc)
+            return None
+        if admitted:
+            self.counted[ip] = self.counted.get(ip, 0) + 1
+        return admitted
+
+    def depart(self, ip: str) -> None:
+        """A counted connection from `ip` closed."""
+        left = self.counted.get(ip, 0) - 1
+        if left > 0:
+            self.counted[ip] = left
+        else:
+            self.counted.pop(ip, None)
+        self.bus.call(functools.partial(self.addresses.depart, ip))
+
     def disconnected(self, session: str) -> None:
         """A connection here closed: the owners of rooms it used elsewhere apply their seat policies."""
         for code in self.routes.pop(session, ()):
@@ -565,10 +594,11 @@ class ClusterNode:
                 if not await self.leases.acquire(code):
                     self._drop(code, "its lease was taken while redis was away")
             for code in list(self.epochs):
-                await self.directory.put(code, self._summary(code))
+                await self.directory.put(code, self._summary(code), self.lobby.hosts.get(code))
             for code in list(self.reserved):
                 if not await self.leases.acquire(code) or not await self.directory.put(code, None):
                     self.reserved.remove(code)
+            await self.addresses.restore(self.counted)  # (Redis may have come back empty) this run's true counts
         known = set(self.directory.entries)
         await self.directory.load()
         now = asyncio.get_running_loop().time()
@@ -631,6 +661,10 @@ class ClusterNode:
             self._drop(code, f"node {after.owner} owns it now")
         if before is not None and after is not None and before.owner != after.owner and code in self.watching:
             self._watch_again(code, after.owner)
+        if after is not None and after.owner != self.id and after.host is not None:
+            self.lobby.remote_hosts[code] = after.host
+        else:
+            self.lobby.remote_hosts.pop(code, None)
         if after is None or after.owner == self.id:
             self.lobby.remote_room(code, None)
             self._poke()
@@ -686,7 +720,7 @@ class ClusterNode:
             log.error("room code %s is leased by another node; this node's room of that code is dropped", code)
             self._drop(code, "code collision")
             return
-        if not await self.directory.put(code, summary) and code in self.epochs:
+        if not await self.directory.put(code, summary, self.lobby.hosts.get(code)) and code in self.epochs:
             self._drop(code, "its lease is another node's")
 
     async def _remove(self, code: str) -> None:
@@ -860,7 +894,7 @@ class ClusterNode:
             self.claims += 1
             if self.lobby.cluster_changes is not None:
                 self.lobby.cluster_changes.pop(code, None)
-            await self.directory.put(code, self._summary(code))
+            await self.directory.put(code, self._summary(code), self.lobby.hosts.get(code))
             self.server.deliver(out)
             log.info("took room %s over (epoch %d)", code, epoch)
             await self._attach_holders(code)
