@@ -1255,8 +1255,12 @@ class Lobby:
         if not 1 <= msg.limit <= MAX_LEADERBOARD_LIMIT:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"limit must be 1..{MAX_LEADERBOARD_LIMIT}")
         total, rows = self._history().leaderboard(msg.game, msg.offset, msg.limit)
-        policy = self.ratings.policy
-        entries = [LeaderEntry(provisional=row["rd"] >= policy.provisional_rd, **row) for row in rows]
+        book = self.ratings
+        entries = []
+        for row in rows:
+            vol, rated_at = row.pop("vol"), row.pop("rated_at")
+            rd = round(book.shown_rd(row["rating"], row.pop("rd"), vol, rated_at), 2)
+            entries.append(LeaderEntry(rd=rd, provisional=rd >= book.policy.provisional_rd, **row))
         return Leaders(game=msg.game, offset=msg.offset, total=total, entries=entries, id=msg.id)
 
     def _profile(self, client: Client, msg: Profile) -> PlayerCard:
@@ -1265,7 +1269,8 @@ class Lobby:
         ratings, recent = self._history().profile(player_key(name), client.token_hash)
         if not ratings:
             raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"{name!r} has played no rated game")
-        policy = self.ratings.policy
+        book = self.ratings
+        shown = [round(book.shown_rd(r.rating, r.rd, r.vol, r.rated_at), 2) for r in ratings]
         return PlayerCard(
             name=ratings[0].name,
             kind=ratings[0].kind,
@@ -1273,14 +1278,14 @@ class Lobby:
                 PoolRating(
                     r.pool,
                     round(r.rating, 2),
-                    round(r.rd, 2),
-                    r.rd >= policy.provisional_rd,
+                    rd,
+                    rd >= book.policy.provisional_rd,
                     r.games,
                     r.wins,
                     r.draws,
                     r.losses,
                 )
-                for r in ratings
+                for r, rd in zip(ratings, shown, strict=True)
             ],
             recent=recent,
             id=msg.id,
