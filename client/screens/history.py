@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -19,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Label, Select, Static, Switch
+from textual.widgets.data_table import ColumnKey
 
 from gamenight.client.messages import LoadHistory, ModelChanged, OpenReplay
 from gamenight.client.replay import Replay
@@ -108,15 +110,26 @@ class HistoryScreen(GameNightScreen):
         entries = self.model.history.entries
         table = self.query_one("#games", DataTable)
         table.clear()
-        for entry in entries:
-            table.add_row(
+        rows = [
+            (
                 Text(str(entry.game_id), style="bold"),
                 lobby.title(entry.game),
                 entry.date_text(),
                 entry.players_text(),
                 entry.result_text(lobby.games.get(entry.game)),
-                key=str(entry.game_id),
             )
+            for entry in entries
+        ]
+        for entry, row in zip(entries, rows, strict=True):
+            table.add_row(*row, key=str(entry.game_id))
+        # Each column as wide as its widest cell, set here: DataTable's own sizing waits for an idle moment of
+        # the table, which may come a while later, leaving the columns at their headings' width meanwhile.
+        for index, (key, label) in enumerate(COLUMNS):
+            if key != "id":
+                column = table.columns[ColumnKey(key)]
+                column.auto_width = False
+                column.width = max([cell_len(label), *(cell_len(str(row[index])) for row in rows)])
+        table.refresh(layout=True)
         self.query_one("#no-games", Static).display = not entries
         self.loaded = True
 

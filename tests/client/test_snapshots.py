@@ -9,9 +9,11 @@ Each snapshot SVG in __snapshots__/ was looked at (rendered to PNG) before it wa
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 from textual.widgets import DataTable
@@ -29,9 +31,20 @@ from gamenight.server.games.pentago import Pentago, parse_notation
 from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
 from tests.client.recorded import FakeConnection, answer, fake_app, games, welcome, wire
 
+HANG_S = 60.0  # hang guard for what the app is waiting on (never a speed assertion)
+
 BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
 OTHELLO_OPENING = ("f5", "d6", "c3", "d3", "c4", "f4", "f6")
 PENTAGO_OPENING = ("b3 tr cw", "e2 bl ccw", "c3 tl cw", "d4 br cw", "b2 tl ccw", "e5 br cw")
+
+
+async def until(pilot: Any, condition: Callable[[], bool], what: str) -> None:
+    """Let the app run until `condition` holds (a hang guard of HANG_S fails the test instead of hanging it)."""
+    deadline = time.monotonic() + HANG_S
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"still waiting for {what} after {HANG_S:.0f} s")
+        await pilot.pause(0.02)
 
 
 def othello_state(moves: tuple[str, ...], size: int = 8) -> tuple[Othello, Any]:
@@ -272,11 +285,11 @@ def test_create_form_with_option_labels(snap_compare):
     app = fake_app(FakeConnection(on_connect=[welcome(game_list=games(reasons=True, labels=True))]))
 
     async def open_form(pilot) -> None:
-        while not app.model.lobby.games:
-            await pilot.pause(0.02)
+        await until(pilot, lambda: bool(app.model.lobby.games), "the welcome's games")
         await pilot.press("c")
-        while not (isinstance(app.screen, CreateRoomScreen) and app.screen.query(".seat")):
-            await pilot.pause(0.02)
+        await until(
+            pilot, lambda: isinstance(app.screen, CreateRoomScreen) and bool(app.screen.query(".seat")), "the form"
+        )
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 36), run_before=open_form)
@@ -337,14 +350,16 @@ def test_history_screen(snap_compare, monkeypatch):
     app = fake_app(server)
 
     async def fill(pilot) -> None:
-        await pilot.pause()
+        await until(pilot, lambda: bool(app.model.lobby.games), "the welcome")  # (the lobby takes keys from then)
         await pilot.press("h")
-        while not (isinstance(app.screen, HistoryScreen) and app.screen.loaded):
-            await pilot.pause(0.02)
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded, "the history")
         table = app.screen.query_one("#games", DataTable)
         # The columns are sized to their cells a refresh after loading: wait until every row is drawn in full.
-        while not all(title in table.render_line(y).text for y, title in ((2, "Pentago"), (3, "Othello"))):
-            await pilot.pause(0.02)
+        await until(
+            pilot,
+            lambda: all(title in table.render_line(y).text for y, title in ((2, "Pentago"), (3, "Othello"))),
+            "every row drawn",
+        )
 
     try:
         assert snap_compare(app, terminal_size=(100, 16), run_before=fill)
