@@ -121,7 +121,7 @@ async def test_registry_tells_live_from_dead(redis_server: RedisProcess) -> None
             assert loop.time() < deadline, "b never expired"
             await asyncio.sleep(0.05)
         assert found["live"] == {"a"}
-        assert a.live["a"] == NodeInfo("a", "ws://a", 4, 2)
+        assert a.live["a"] == NodeInfo("a", "ws://a", 4, 2, a.run)
         await a.forget("b")
         assert (await a.refresh())[1] == set()
     finally:
