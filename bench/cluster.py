@@ -4,6 +4,7 @@
     python bench/cluster.py --failover [--kills 20]                                 # kill -9 -> next move
     ... [--store postgresql]   # the nodes (and the lone server) on a temporary PostgreSQL instead of a SQLite file
     ... [--against ../other-checkout]   # also "base cluster N": the same runs with another checkout's nodes
+    python bench/cluster.py --store postgresql --profile /tmp/prof [--nodes 2]   # one run, nodes under cProfile
 
 Throughput: `--pairs` rooms of Othello, each played by two clients making random legal moves as fast as the server
 answers, for a warm-up then `--seconds`. "lone" is `gamenight-server` without --cluster; "cluster N" is N node
@@ -110,12 +111,14 @@ class Node:
     ) -> None:
         self.db, self.redis, self.node_id = db, redis, node_id
         self.tree = tree  # another checkout to run the node from (its .venv's python), else this one
+        self.profile: Path | None = None  # a file to write the node's cProfile statistics to (at its exit)
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
 
     def start(self) -> Node:
         python = str(self.tree / ".venv" / "bin" / "python") if self.tree is not None else sys.executable
-        command = [python, "-m", "gamenight.server", "--port", "0", "--db", str(self.db)]
+        profiling = ["-m", "cProfile", "-o", str(self.profile)] if self.profile is not None else []
+        command = [python, *profiling, "-m", "gamenight.server", "--port", "0", "--db", str(self.db)]
         command += ["--log-level", "error", "--ai-workers", "1", *NO_CAPS]
         if self.redis is not None:
             command += ["--cluster", self.redis, "--node-id", str(self.node_id)]
@@ -296,6 +299,44 @@ def throughput(args: argparse.Namespace) -> None:
             print(f"  cluster {n}: this checkout / {args.against} = {this / other:4.2f}x")
 
 
+def profile(args: argparse.Namespace) -> None:
+    """One "cluster N" run (the first of --nodes) with every node under cProfile; where each node's time went."""
+    import pstats
+
+    folder = Path(args.profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    count = args.nodes[0]
+    with tempfile.TemporaryDirectory() as temp:
+        redis = Redis(Path(temp))
+        db = args.new_db(temp)
+        nodes = [Node(db, redis.url, f"n{k + 1}") for k in range(count)]
+        for k, node in enumerate(nodes):
+            node.profile = folder / f"n{k + 1}.prof"
+            node.start()
+        try:
+            figures = asyncio.run(throughput_once([n.url for n in nodes], args.pairs, 2.0, args.seconds))
+        finally:
+            for node in nodes:
+                node.stop()  # SIGTERM: the node exits cleanly and cProfile writes its file
+            redis.stop()
+    print(f"cluster {count} under cProfile: " + json.dumps({k: round(v, 1) for k, v in figures.items()}))
+    wanted = {  # label: (the end of the file's path, the function's name); the time spent in it, callees included
+        "idle (epoll)": ("", "<method 'poll' of 'select.epoll' objects>"),
+        "Outgoing.flush": ("outgoing.py", "flush"),
+        "  of which the store's write": ("outgoing.py", "_store"),
+        "bus: send": ("bus.py", "_send"),
+        "bus: receive (hand over)": ("bus.py", "_hand_over"),
+        "edge: receive a client's frame": ("node.py", "receive"),
+    }
+    for node in nodes:
+        assert node.profile is not None
+        stats = pstats.Stats(str(node.profile)).stats  # type: ignore[attr-defined]
+        print(f"  {node.node_id} ({node.profile}):")
+        for label, (path, function) in wanted.items():
+            total = sum(row[3] for (file, _, name), row in stats.items() if name == function and file.endswith(path))
+            print(f"    {label:32s} {total:7.2f} s")
+
+
 async def failover_once(nodes: list[Node], redis_url: str, round_: int) -> tuple[float, Node]:
     """One kill: a room on some node, players on the two others, the owner killed; seconds to the next move."""
     from gamenight.server.cluster.bus import connect as redis_connect
@@ -379,6 +420,7 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--against", type=Path, default=None, help="another checkout (with .venv) to compare with")
+    parser.add_argument("--profile", type=Path, default=None, help="a folder for the nodes' cProfile statistics")
     args = parser.parse_args()
     pg = None
     if args.store == "postgresql":
@@ -394,6 +436,8 @@ def main() -> None:
     try:
         if args.failover:
             failover(args)
+        elif args.profile is not None:
+            profile(args)
         else:
             throughput(args)
     finally:
