@@ -136,11 +136,11 @@ class Node:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 10.0) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                self.proc.wait(grace)
             except subprocess.TimeoutExpired:
                 self.kill()
 
@@ -205,7 +205,7 @@ async def seat(first: Client, second: Client) -> str:
     """A room of Othello with `first` in seat 0 and `second` in seat 1; returns its code."""
     code = str((await first.request(CreateRoom, game="othello", options={})).room)  # type: ignore[attr-defined]
     await first.request(Join, room=code, seat=0)
-    for _ in range(300):  # the room reaches the second player's node's directory
+    for _ in range(1500):  # the room reaches the second player's node's directory (30 s: a loaded machine)
         reply = await second.request(Join, room=code, seat=1)
         if reply.type == "joined":
             return code
@@ -317,7 +317,7 @@ def profile(args: argparse.Namespace) -> None:
             figures = asyncio.run(throughput_once([n.url for n in nodes], args.pairs, 2.0, args.seconds))
         finally:
             for node in nodes:
-                node.stop()  # SIGTERM: the node exits cleanly and cProfile writes its file
+                node.stop(grace=60.0)  # SIGTERM: the node exits cleanly and cProfile writes its file
             redis.stop()
     print(f"cluster {count} under cProfile: " + json.dumps({k: round(v, 1) for k, v in figures.items()}))
     wanted = {  # label: (the end of the file's path, the function's name); the time spent in it, callees included
