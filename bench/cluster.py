@@ -3,13 +3,18 @@
     python bench/cluster.py [--pairs 40] [--seconds 8] [--nodes 1,2,3] [--repeat 3]   # throughput
     python bench/cluster.py --failover [--kills 20]                                 # kill -9 -> next move
     ... [--store postgresql]   # the nodes (and the lone server) on a temporary PostgreSQL instead of a SQLite file
+    ... [--against ../other-checkout]   # also "base cluster N": the same runs with another checkout's nodes
+    python bench/cluster.py --store postgresql --profile /tmp/prof [--nodes 2]   # one run, nodes under cProfile
 
 Throughput: `--pairs` rooms of Othello, each played by two clients making random legal moves as fast as the server
 answers, for a warm-up then `--seconds`. "lone" is `gamenight-server` without --cluster; "cluster N" is N node
 processes with one redis-server and one SQLite file (`--store postgresql`: one database on a PostgreSQL server the
 benchmark starts as the tests do, tests/pg.py, fsync on), the two players of a room on different nodes (from 2 nodes on,
 every room has a forwarded player: the cluster path). The configurations run interleaved, `--repeat` times, and
-the medians are printed: moves per second and the mover's move -> `moved` round trip (p50/p99).
+the medians are printed: moves per second and the mover's move -> `moved` round trip (p50/p99). With `--against
+DIR` (a checkout of another commit with its own `.venv`, e.g. `git worktree add ../base main` then
+`python -m venv .venv && .venv/bin/pip install -e '.[cluster]'` there), each "cluster N" round is followed by
+"base cluster N" (DIR's nodes, same clients, same Redis/PostgreSQL setup) and the ratio of the medians is printed.
 
 Failover: three nodes; a room is created, its owner read from the directory, and the two players connect to the two
 other nodes. After two moves the owner is killed (SIGKILL); the player to move sends its move at once (again every
@@ -101,17 +106,23 @@ class Redis:
 class Node:
     """A gamenight-server process (a cluster node with `redis`, else a lone server)."""
 
-    def __init__(self, db: Path | str, redis: str | None = None, node_id: str | None = None) -> None:
+    def __init__(
+        self, db: Path | str, redis: str | None = None, node_id: str | None = None, tree: Path | None = None
+    ) -> None:
         self.db, self.redis, self.node_id = db, redis, node_id
+        self.tree = tree  # another checkout to run the node from (its .venv's python), else this one
+        self.profile: Path | None = None  # a file to write the node's cProfile statistics to (at its exit)
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
 
     def start(self) -> Node:
-        command = [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", str(self.db)]
+        python = str(self.tree / ".venv" / "bin" / "python") if self.tree is not None else sys.executable
+        profiling = ["-m", "cProfile", "-o", str(self.profile)] if self.profile is not None else []
+        command = [python, *profiling, "-m", "gamenight.server", "--port", "0", "--db", str(self.db)]
         command += ["--log-level", "error", "--ai-workers", "1", *NO_CAPS]
         if self.redis is not None:
             command += ["--cluster", self.redis, "--node-id", str(self.node_id)]
-        self.proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(command, cwd=self.tree or ROOT, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if "listening on" not in line:
@@ -125,11 +136,11 @@ class Node:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 10.0) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                self.proc.wait(grace)
             except subprocess.TimeoutExpired:
                 self.kill()
 
@@ -194,7 +205,7 @@ async def seat(first: Client, second: Client) -> str:
     """A room of Othello with `first` in seat 0 and `second` in seat 1; returns its code."""
     code = str((await first.request(CreateRoom, game="othello", options={})).room)  # type: ignore[attr-defined]
     await first.request(Join, room=code, seat=0)
-    for _ in range(300):  # the room reaches the second player's node's directory
+    for _ in range(1500):  # the room reaches the second player's node's directory (30 s: a loaded machine)
         reply = await second.request(Join, room=code, seat=1)
         if reply.type == "joined":
             return code
@@ -250,15 +261,18 @@ async def throughput_once(urls: list[str], pairs: int, warmup: float, seconds: f
 
 def throughput(args: argparse.Namespace) -> None:
     """Interleave lone / cluster N runs, `repeat` times; print the medians."""
-    configs = ["lone"] + [f"cluster {n}" for n in args.nodes]
+    configs = ["lone"]
+    for n in args.nodes:
+        configs += [f"cluster {n}"] + ([f"base cluster {n}"] if args.against is not None else [])
     results: dict[str, list[dict[str, float]]] = {c: [] for c in configs}
     for round_ in range(args.repeat):
         for config in configs:
             with tempfile.TemporaryDirectory() as folder:
                 redis = Redis(Path(folder)) if config != "lone" else None
-                count = 1 if config == "lone" else int(config.split()[1])
+                count = 1 if config == "lone" else int(config.split()[-1])
+                tree = args.against if config.startswith("base") else None
                 db = args.new_db(folder)
-                nodes = [Node(db, redis.url if redis else None, f"n{k + 1}").start() for k in range(count)]
+                nodes = [Node(db, redis.url if redis else None, f"n{k + 1}", tree).start() for k in range(count)]
                 try:
                     figures = asyncio.run(throughput_once([n.url for n in nodes], args.pairs, 2.0, args.seconds))
                 finally:
@@ -267,17 +281,60 @@ def throughput(args: argparse.Namespace) -> None:
                     if redis is not None:
                         redis.stop()
             results[config].append(figures)
-            print(f"round {round_ + 1} {config:10s} " + json.dumps({k: round(v, 1) for k, v in figures.items()}))
+            print(f"round {round_ + 1} {config:15s} " + json.dumps({k: round(v, 1) for k, v in figures.items()}))
     print(f"\nmedians of {args.repeat} (pairs={args.pairs}, {args.seconds} s measured, machine shared and loaded):")
     base = statistics.median(r["moves_per_s"] for r in results["lone"])
+    rates = {config: statistics.median(r["moves_per_s"] for r in results[config]) for config in configs}
     for config in configs:
         rows = results[config]
-        rate = statistics.median(r["moves_per_s"] for r in rows)
+        rate = rates[config]
         p50 = statistics.median(r["rtt_p50_ms"] for r in rows)
         p99 = statistics.median(r["rtt_p99_ms"] for r in rows)
         print(
-            f"  {config:10s} {rate:8.0f} moves/s ({rate / base:4.2f}x lone)  rtt p50 {p50:6.1f} ms  p99 {p99:6.1f} ms"
+            f"  {config:15s} {rate:8.0f} moves/s ({rate / base:4.2f}x lone)  rtt p50 {p50:6.1f} ms  p99 {p99:6.1f} ms"
         )
+    if args.against is not None:
+        for n in args.nodes:
+            this, other = rates[f"cluster {n}"], rates[f"base cluster {n}"]
+            print(f"  cluster {n}: this checkout / {args.against} = {this / other:4.2f}x")
+
+
+def profile(args: argparse.Namespace) -> None:
+    """One "cluster N" run (the first of --nodes) with every node under cProfile; where each node's time went."""
+    import pstats
+
+    folder = Path(args.profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    count = args.nodes[0]
+    with tempfile.TemporaryDirectory() as temp:
+        redis = Redis(Path(temp))
+        db = args.new_db(temp)
+        nodes = [Node(db, redis.url, f"n{k + 1}") for k in range(count)]
+        for k, node in enumerate(nodes):
+            node.profile = folder / f"n{k + 1}.prof"
+            node.start()
+        try:
+            figures = asyncio.run(throughput_once([n.url for n in nodes], args.pairs, 2.0, args.seconds))
+        finally:
+            for node in nodes:
+                node.stop(grace=60.0)  # SIGTERM: the node exits cleanly and cProfile writes its file
+            redis.stop()
+    print(f"cluster {count} under cProfile: " + json.dumps({k: round(v, 1) for k, v in figures.items()}))
+    wanted = {  # label: (the end of the file's path, the function's name); the time spent in it, callees included
+        "idle (epoll)": ("", "<method 'poll' of 'select.epoll' objects>"),
+        "Outgoing.flush": ("outgoing.py", "flush"),
+        "  of which the store's write": ("outgoing.py", "_store"),
+        "bus: send": ("bus.py", "_send"),
+        "bus: receive (hand over)": ("bus.py", "_hand_over"),
+        "edge: receive a client's frame": ("node.py", "receive"),
+    }
+    for node in nodes:
+        assert node.profile is not None
+        stats = pstats.Stats(str(node.profile)).stats  # type: ignore[attr-defined]
+        print(f"  {node.node_id} ({node.profile}):")
+        for label, (path, function) in wanted.items():
+            total = sum(row[3] for (file, _, name), row in stats.items() if name == function and file.endswith(path))
+            print(f"    {label:32s} {total:7.2f} s")
 
 
 async def failover_once(nodes: list[Node], redis_url: str, round_: int) -> tuple[float, Node]:
@@ -362,6 +419,8 @@ def main() -> None:
     parser.add_argument("--failover", action="store_true")
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--against", type=Path, default=None, help="another checkout (with .venv) to compare with")
+    parser.add_argument("--profile", type=Path, default=None, help="a folder for the nodes' cProfile statistics")
     args = parser.parse_args()
     pg = None
     if args.store == "postgresql":
@@ -377,6 +436,8 @@ def main() -> None:
     try:
         if args.failover:
             failover(args)
+        elif args.profile is not None:
+            profile(args)
         else:
             throughput(args)
     finally:

@@ -5,8 +5,17 @@ subscriber is disconnected. The listener here reconnects with backoff, subscribe
 `on_connected(again)` so the node re-reads what it mirrors (the directory) and resends what may have been dropped
 (fresh snapshots to its rooms' members). The sender keeps one FIFO: publishes and commands leave in the order they
 were queued (a new room's directory entry before the frames that name it), and one that fails for want of a
-connection is retried, in place, until Redis is back; past `max_queued` waiting items the oldest publishes are
+connection is retried, in place, until Redis is back; past `max_queued` waiting items the newest publishes are
 dropped (counted in `dropped`; the resync after the reconnect covers them).
+
+Batching (the forwarded path's cost, docs/performance.md): the publishes waiting at the head of the queue when the
+sender gets to them (everything queued in the loop turns since its last send: an owner's flush relays frames to
+many sessions of one edge at once) leave together: the messages for one channel as one batch (wire.pack_batch, one
+PUBLISH), and the PUBLISHes of the different channels in one pipelined round trip. Order is kept for every
+subscriber: messages for one channel stay in their order, and a message is only moved ahead of messages for *other
+inboxes* (`inboxes`: channels with one subscriber each, which listens to no other inbox), never ahead of a message
+for a shared channel (the directory, everyone) or of a queued command. The listener opens batches, so the node
+sees the messages one by one, as before.
 """
 
 from __future__ import annotations
@@ -16,12 +25,15 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from gamenight.server.cluster.wire import pack_batch, unpack_batch
 
 log = logging.getLogger("gamenight.server.cluster")
 
@@ -31,8 +43,27 @@ MIN_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
 MAX_QUEUED = 20_000
 HOLD_S = 10.0  # a publish nobody was subscribed to receive is tried again this long (a node reconnecting)
+MAX_BATCH = 1_000  # queued publishes sent in one round trip, at most
+MAX_BATCH_BYTES = 1 << 20  # ... and their bytes (a batch past this closes; the rest goes in the next round trip)
 
 Call = Callable[[], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class _Publish:
+    """Messages for one channel, published as one (a batch when there are several)."""
+
+    channel: str
+    parts: list[bytes]
+    reach: bool
+    size: int = 0
+
+
+@dataclass(slots=True)
+class _Sending:
+    """The publishes of one round trip (taken off the queue's head; retried as they are while Redis is away)."""
+
+    entries: list[tuple[str, bytes, bool]] = field(default_factory=list)  # channel, message (or batch), reach
 
 
 def connect(url: str) -> Redis:
@@ -52,8 +83,12 @@ class Bus:
         on_message: Callable[[str, bytes], None],
         on_connected: Callable[[bool], Awaitable[None]],
         max_queued: int = MAX_QUEUED,
+        inboxes: str | None = None,
+        max_batch: int = MAX_BATCH,
     ) -> None:
         self.redis = redis
+        self.inboxes = inboxes  # the prefix of point-to-point channels (a node's inbox), if any
+        self.max_batch = max_batch
         self.channels = channels
         self.on_message = on_message
         self.on_connected = on_connected
@@ -61,7 +96,10 @@ class Bus:
         self.connected = False  # the listener is subscribed now
         self.connects = 0  # times it (re)subscribed
         self.dropped = 0  # publishes dropped because too many waited for Redis
-        self._queue: deque[Call] = deque()
+        self.published = 0  # messages handed to Redis (each of a batch counts)
+        self.publishes = 0  # PUBLISH commands sent for them (a batch is one)
+        self.round_trips = 0  # round trips to Redis that carried them (a pipeline is one)
+        self._queue: deque[Call | _Publish | _Sending] = deque()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._held: dict[str, deque[bytes]] = {}  # channel -> publishes no subscriber received yet, in order
@@ -85,22 +123,84 @@ class Bus:
 
     # -- sending ------------------------------------------------------------------------------------------
     def publish(self, channel: str, data: bytes, reach: bool = False) -> None:
-        """Queue one publish (sent after everything queued before it).
+        """Queue one publish (sent after everything queued before it, possibly in a batch with others).
 
         With `reach`, a publish no subscriber received (the node on that channel is reconnecting) is held and
         tried again, with everything after it for that channel, for up to HOLD_S (then dropped and counted).
         """
-        self.call(lambda: self._publish(channel, data, reach), droppable=True)
-
-    async def _publish(self, channel: str, data: bytes, reach: bool) -> None:
-        held = self._held.get(channel)
-        if reach and held is not None:
-            held.append(data)
+        if len(self._queue) >= self.max_queued:
+            self.dropped += 1
             return
-        receivers = await self.redis.publish(channel, data)
-        if reach and not receivers:
-            self._held[channel] = deque([data])
-            self._held_since[channel] = asyncio.get_running_loop().time()
+        self._queue.append(_Publish(channel, [data], reach, len(data)))
+        self._wake.set()
+
+    def _direct(self, channel: str) -> bool:
+        """True for a point-to-point channel (an inbox): its messages may pass other inboxes' messages."""
+        return self.inboxes is not None and channel.startswith(self.inboxes)
+
+    def _gather(self) -> _Sending:
+        """Take the publishes at the queue's head off it, as one round trip's worth (put back at the head as a
+        `_Sending`, so that a failed send is retried as it is): one entry per channel, in an order that keeps
+        every subscriber's order (see the module's docstring). Publishes for a channel whose earlier messages are
+        held join them there."""
+        queue = self._queue
+        entries: list[_Publish] = []
+        open_: dict[str, _Publish] = {}  # channels whose entry may still take messages
+        seen: set[str] = set()
+        count = size = 0
+        while queue and count < self.max_batch and size < MAX_BATCH_BYTES:
+            item = queue[0]
+            if not isinstance(item, _Publish):
+                break
+            entry = open_.get(item.channel)
+            if entry is None:
+                if item.channel in seen:
+                    break  # this channel again past a shared channel's message: in the next round trip
+                seen.add(item.channel)
+                entry = _Publish(item.channel, [], False)
+                entries.append(entry)
+                direct = self._direct(item.channel)  # an inbox's entry leaves other inboxes' entries open
+                open_ = {c: e for c, e in open_.items() if direct and self._direct(c)}
+                open_[item.channel] = entry
+            queue.popleft()
+            entry.parts.extend(item.parts)
+            entry.reach = entry.reach or item.reach
+            count += 1
+            size += item.size
+        sending = _Sending()
+        for entry in entries:
+            held = self._held.get(entry.channel)
+            if entry.reach and held is not None:
+                held.extend(entry.parts)
+                continue
+            sending.entries.append((entry.channel, pack_batch(entry.parts), entry.reach))
+            self.published += len(entry.parts)
+        queue.appendleft(sending)
+        return sending
+
+    async def _publish_all(self, sending: _Sending) -> None:
+        """One round trip: every entry's PUBLISH (pipelined when there are several); unreached ones are held."""
+        entries = sending.entries
+        if not entries:
+            return
+        if len(entries) == 1:
+            receivers = [await self.redis.publish(entries[0][0], entries[0][1])]
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for channel, data, _reach in entries:
+                    pipe.publish(channel, data)
+                receivers = await pipe.execute()
+        self.publishes += len(entries)
+        self.round_trips += 1
+        now = asyncio.get_running_loop().time()
+        for (channel, data, reach), count in zip(entries, receivers, strict=True):
+            if reach and not count:
+                held = self._held.get(channel)
+                if held is not None:
+                    held.append(data)
+                else:
+                    self._held[channel] = deque([data])
+                    self._held_since[channel] = now
 
     async def _retry(self) -> None:
         """Try held publishes again, in order per channel, until someone receives them or HOLD_S passes."""
@@ -138,10 +238,17 @@ class Bus:
         return list(self._held)
 
     def take_held(self, channel: str) -> list[bytes]:
-        """Stop retrying the publishes held for `channel` (its node is dead) and hand them over, in order."""
+        """Stop retrying the publishes held for `channel` (its node is dead) and hand them over, in order (the
+        messages of a batch one by one)."""
         held = self._held.pop(channel, None)
         self._held_since.pop(channel, None)
-        return list(held) if held else []
+        messages: list[bytes] = []
+        for data in held or ():
+            try:
+                messages.extend(unpack_batch(data))
+            except ValueError:
+                log.error("a broken batch held for %s; dropped", channel)
+        return messages
 
     def pending(self) -> int:
         """Items waiting to be sent."""
@@ -160,9 +267,13 @@ class Bus:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            call = self._queue[0]
+            head = self._queue[0]
             try:
-                await call()
+                if isinstance(head, _Publish | _Sending):
+                    head = head if isinstance(head, _Sending) else self._gather()
+                    await self._publish_all(head)
+                else:
+                    await head()
             except DOWN_ERRORS as exc:
                 log.debug("redis away while sending (%s); retrying", exc)
                 await asyncio.sleep(delay)
@@ -173,10 +284,23 @@ class Bus:
             except Exception:
                 log.exception("bug in a cluster command; skipped")
             delay = MIN_BACKOFF_S
-            if self._queue and self._queue[0] is call:
+            if self._queue and self._queue[0] is head:
                 self._queue.popleft()
 
     # -- listening ----------------------------------------------------------------------------------------
+    def _hand_over(self, channel: str, data: bytes) -> None:
+        """One received message to the node (a batch's messages one by one, in order)."""
+        try:
+            messages = unpack_batch(data)
+        except ValueError:
+            log.error("a broken batch on %s; dropped", channel)
+            return
+        for message in messages:
+            try:
+                self.on_message(channel, message)
+            except Exception:
+                log.exception("bug while handling a cluster message")
+
     async def _listen(self) -> None:
         """Subscribe, tell the node, hand every message over; on a lost connection, back off and start again."""
         delay = MIN_BACKOFF_S
@@ -193,10 +317,7 @@ class Bus:
                     if message is None or message.get("type") != "message":
                         continue
                     channel = message["channel"]
-                    try:
-                        self.on_message(channel.decode() if isinstance(channel, bytes) else channel, message["data"])
-                    except Exception:
-                        log.exception("bug while handling a cluster message")
+                    self._hand_over(channel.decode() if isinstance(channel, bytes) else channel, message["data"])
             except DOWN_ERRORS as exc:
                 if self.connected:
                     log.warning("lost redis (%s); reconnecting", exc)

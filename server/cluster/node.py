@@ -159,7 +159,7 @@ class ClusterNode:
         self.counted: dict[str, int] = {}  # client address -> its connections here counted in Redis
         self.directory = Directory(self.redis, self.keys, self.id, self._directory_changed)
         channels = [self.keys.inbox(self.id), self.keys.directory, self.keys.everyone]
-        self.bus = Bus(self.redis, channels, self._on_message, self._on_connected)
+        self.bus = Bus(self.redis, channels, self._on_message, self._on_connected, inboxes=self.keys.inbox(""))
         self.epochs: dict[str, int] = {}  # rooms this node owns -> the store epoch it writes them under
         self.remotes: dict[str, RemoteSession] = {}  # sessions connected elsewhere that use rooms owned here
         self.routes: dict[str, set[str]] = {}  # sessions connected here -> rooms of other nodes they used

@@ -2,6 +2,10 @@
 
 A forwarded client frame or a batch of server frames is carried as it came (msgpack bytes the protocol's codec
 made), so a node never re-encodes what it relays; only the small header is JSON.
+
+Several messages for one channel that the bus sends together travel as one *batch* (`pack_batch`): the header
+`{"t":"b"}` and the messages, each length-prefixed (`join_frames`). The bus's listener opens batches before the
+node sees them (`unpack_batch`), so a batch is one PUBLISH and the node handles its messages one by one, in order.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import struct
 from typing import Any
 
 _LENGTH = struct.Struct(">I")
+BATCH = b'{"t":"b"}\n'
+"""How a batch starts (what `pack({"t": "b"}, ...)` makes)."""
 
 
 def pack(header: dict[str, Any], body: bytes = b"") -> bytes:
@@ -47,3 +53,18 @@ def split_frames(body: bytes) -> list[bytes]:
         frames.append(body[at : at + length])
         at += length
     return frames
+
+
+def pack_batch(messages: list[bytes]) -> bytes:
+    """Several bus messages as one (in order); one message is sent as it is."""
+    if len(messages) == 1:
+        return messages[0]
+    return BATCH + join_frames(messages)
+
+
+def unpack_batch(data: bytes) -> list[bytes]:
+    """The messages of a batch, in order, or `[data]` for a message that is not one (ValueError if a batch is cut
+    short)."""
+    if not data.startswith(BATCH):
+        return [data]
+    return split_frames(data[len(BATCH) :])

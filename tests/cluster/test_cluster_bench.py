@@ -56,3 +56,24 @@ def test_failover_bench_measures_a_kill(redis_server: RedisProcess) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "failover over 1 kills: p50" in done.stdout
+
+
+TINY_RUN = ("--nodes", "2", "--pairs", "2", "--seconds", "1")
+
+
+@pytest.mark.slow
+def test_profile_bench_reports_each_nodes_time(redis_server: RedisProcess, tmp_path: Path) -> None:
+    """bench/cluster.py --profile: a two-node run under cProfile prints, for each node, where its time went."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "cluster.py"), "--profile", str(tmp_path), *TINY_RUN],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "cluster 2 under cProfile" in done.stdout
+    for node in ("n1", "n2"):
+        assert (tmp_path / f"{node}.prof").stat().st_size > 0
+        assert f"  {node} (" in done.stdout
+    assert done.stdout.count("of which the store's write") == 2

@@ -10,7 +10,7 @@ import pytest
 
 from gamenight.server.cluster.bus import Bus, connect
 from gamenight.server.cluster.coord import Directory, Entry, Keys, Leases, NodeInfo, Registry, place
-from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack
+from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack, unpack_batch
 from tests.cluster.redisproc import RedisProcess
 
 HANG_S = 60.0  # hang guard for conditions that take a moment (never a speed assertion)
@@ -214,7 +214,7 @@ async def test_sender_waits_for_redis_and_keeps_order(redis_server: RedisProcess
         while len(received) < 5 and loop.time() < deadline:
             message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2)
             if message is not None:
-                received.append(message["data"])
+                received.extend(unpack_batch(message["data"]))  # the five may travel as one batch
         await pubsub.aclose()
         assert received == [b"0", b"1", b"2", b"3", b"4"]
     finally:
