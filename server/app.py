@@ -20,8 +20,7 @@ import os
 import ssl
 import time
 from collections.abc import Callable, Coroutine
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from http import HTTPStatus
@@ -37,7 +36,7 @@ from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, List
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget
-from gamenight.server.history_worker import Answer, HistoryWorker, watch_server
+from gamenight.server.history_worker import Answer, HistoryWorker, WorkerLost, watch_server
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
@@ -442,28 +441,28 @@ class GameServer:
             return
         self._history_pending += 1
         self._history_waiting[session] = mine + 1
-        loop = asyncio.get_running_loop()
         future = self.history.submit(msg, client.token_hash)
-        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._history_done, session))
+        future.add_done_callback(partial(self._history_done, session))  # counted until the worker answers
         self._history_asked[ws] = self._history_answer(ws, msg, future)
 
-    def _history_done(self, session: str) -> None:
-        """On the loop: a history request left the worker (answered, failed, or given up on long ago)."""
+    def _history_done(self, session: str, future: asyncio.Future[Answer]) -> None:
+        """A history request left the worker (answered, failed, or given up on long ago)."""
+        if not future.cancelled():
+            future.exception()  # seen here: an answer nobody waits for any more is not an error
         self._history_pending -= 1
         if (left := self._history_waiting.pop(session, 1) - 1) > 0:
             self._history_waiting[session] = left
 
     async def _history_answer(
-        self, ws: ServerConnection, msg: ListGames | GetGame | Leaderboard | Profile, future: Future[Answer]
+        self, ws: ServerConnection, msg: ListGames | GetGame | Leaderboard | Profile, future: asyncio.Future[Answer]
     ) -> None:
         """Send the history worker's answer, or say the history is busy if it takes too long (or the worker died)."""
         try:
-            frame, bug = await asyncio.wait_for(asyncio.wrap_future(future), HISTORY_TIMEOUT_S)
+            frame, bug = await asyncio.wait_for(asyncio.shield(future), HISTORY_TIMEOUT_S)
         except TimeoutError:
             self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
             return
-        except BrokenProcessPool:
-            log.warning("the history worker stopped while answering %s; the next request starts a new one", msg.type)
+        except WorkerLost:  # logged once by the worker's side (server/history_worker.py)
             self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is restarting; try again in a moment", msg.id)
             return
         except Exception:

@@ -98,10 +98,10 @@ async def _finished_game(url: str) -> int:
     return game_id
 
 
-async def _worker_pid(server: GameServer) -> int:
-    """The history worker's pid (started if it was not yet)."""
-    assert server.history is not None
-    return await asyncio.wrap_future(server.history.warm())
+def _worker_pid(server: GameServer) -> int:
+    """The running history worker's pid (a history request started it)."""
+    assert server.history is not None and server.history.pid is not None
+    return server.history.pid
 
 
 async def test_games_go_on_while_the_history_worker_is_stuck(server, monkeypatch):
@@ -110,7 +110,7 @@ async def test_games_go_on_while_the_history_worker_is_stuck(server, monkeypatch
     monkeypatch.setattr("gamenight.server.app.HISTORY_TIMEOUT_S", 60.0)  # only `rate_limited` would end the wait
     url = f"ws://127.0.0.1:{server.port}"
     game_id = await _finished_game(url)
-    pid = await _worker_pid(server)
+    pid = _worker_pid(server)
     reader = await Peer.connect(url, "reader")
     os.kill(pid, signal.SIGSTOP)
     try:
@@ -135,7 +135,7 @@ async def test_a_killed_history_worker_is_replaced(server, caplog):
     traceback in the log; the next request is answered by a new worker."""
     url = f"ws://127.0.0.1:{server.port}"
     game_id = await _finished_game(url)
-    pid = await _worker_pid(server)
+    pid = _worker_pid(server)
     reader = await Peer.connect(url, "reader")
     os.kill(pid, signal.SIGSTOP)  # so that the request is surely in the worker when it dies
     await reader.send(GetGame(game_id=game_id, id=77))
@@ -148,7 +148,7 @@ async def test_a_killed_history_worker_is_replaced(server, caplog):
         assert failed.type == "error" and failed.code == "rate_limited"
         answered = await reader.request(GetGame, game_id=game_id)
     assert answered.type == "game" and answered.record["game_id"] == game_id
-    assert await _worker_pid(server) != pid
+    assert _worker_pid(server) != pid
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     await reader.close()
 
