@@ -293,14 +293,14 @@ async def _forever(worker: Callable[[int], Awaitable[None]], count: int, until: 
         while time.monotonic() < until:
             try:
                 await asyncio.wait_for(worker(n), max(0.1, until - time.monotonic()))
+            except TimeoutError:  # the attack's time is up (caught first: TimeoutError is an OSError)
+                return
             except (ConnectionClosed, ConnectionError, OSError, asyncio.IncompleteReadError):
                 stats["dropped"] += 1
                 await asyncio.sleep(0.05)
             except InvalidStatus:
                 stats["refused"] += 1
                 await asyncio.sleep(0.2)
-            except TimeoutError:
-                return
 
     await asyncio.gather(*(loop(n) for n in range(count)))
     return stats

@@ -35,7 +35,7 @@ from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
-from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget
+from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget, refusal
 from gamenight.server.history_worker import Answer, HistoryWorker, WorkerLost, watch_server
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
@@ -68,6 +68,8 @@ IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its 
 POLICY_VIOLATION = 1008
 AI_NICENESS = 10  # added to the AI workers' nice value
 CLOSE_TIMEOUT_S = 2.0
+TOO_MANY_CONNECTIONS = refusal("too many connections from your address\n")
+PENALIZED = refusal("your address broke a limit; wait a few seconds\n")
 HISTORY_REQUESTS = (ListGames, GetGame, Leaderboard, Profile)
 """Requests answered in the history thread (`GameServer._history`)."""
 AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not None)
@@ -137,7 +139,16 @@ def _address(ws: ServerConnection) -> str:
     usually holds a whole /64, so counting single IPv6 addresses would cap nothing); "" if the socket no longer tells.
     """
     try:
-        address = ipaddress.ip_address(str(ws.remote_address[0]).split("%")[0])
+        peername = ws.remote_address
+    except (AttributeError, OSError):
+        return ""
+    return _peer_address(peername)
+
+
+def _peer_address(peername: object) -> str:
+    """`_address` of a socket's peer name (a (host, port, ...) tuple)."""
+    try:
+        address = ipaddress.ip_address(str(peername[0]).split("%")[0])  # type: ignore[index]
     except (TypeError, IndexError, OSError, ValueError):
         return ""
     if isinstance(address, ipaddress.IPv6Address):
@@ -233,7 +244,9 @@ class GameServer:
             max_size=MAX_FRAME,
             compression=None,
             create_connection=type(
-                "Connection", (GuardedConnection,), {"limits": self.config.frame_limits, "on_abort": self._penalize}
+                "Connection",
+                (GuardedConnection,),
+                {"limits": self.config.frame_limits, "on_abort": self._penalize, "admit": self._admit},
             ),
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_interval,
@@ -288,6 +301,17 @@ class GameServer:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.config.certfile, self.config.keyfile)
         return context
+
+    def _admit(self, peername: object) -> bytes | None:
+        """On accepting a TCP connection, before websockets reads it: the 429 for an address at its connection cap
+        or waiting out a penalty (server/guard.py), or None to let it through."""
+        address = _peer_address(peername)
+        cap = self.config.max_connections_per_ip
+        if cap and self.per_ip.get(address, 0) >= cap:
+            return TOO_MANY_CONNECTIONS
+        if self.penalized.get(address, 0.0) > time.monotonic():
+            return PENALIZED
+        return None
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         """Answer plain HTTP health checks on the websocket port; let upgrades through (up to the per-address cap)."""
