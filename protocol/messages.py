@@ -477,6 +477,7 @@ class State(Message):
     legal: list[Any] = field(default_factory=list)
     last_move: str | None = None
     moves: list[Any] = field(default_factory=list)
+    movers: list[int] = field(default_factory=list, metadata=omitted_when_empty())
     result: Result | None = None
     next_tick_ms: int | None = None
     clock: Clock | None = None

@@ -349,7 +349,13 @@ class GameServer:
         bucket = TokenBucket(self.config.rate, self.config.burst)
         ip = _address(ws)
         self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
+        counted: bool | None = None  # counted in the cluster's per-address connections (server/cluster)
         try:
+            if self.cluster is not None:
+                counted = await self.cluster.admit(ip)
+                if counted is False:
+                    await self._close(ws, POLICY_VIOLATION, "too many connections from your address")
+                    return
             while True:
                 if session is None:
                     frame = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
@@ -390,6 +396,9 @@ class GameServer:
         except ConnectionClosed:
             pass
         finally:
+            if counted:
+                assert self.cluster is not None
+                self.cluster.depart(ip)
             if (left := self.per_ip.pop(ip) - 1) > 0:
                 self.per_ip[ip] = left
             else:

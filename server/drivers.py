@@ -178,6 +178,10 @@ class Driver(ABC):
         """The move list a snapshot carries."""
         return list(self.room.moves)
 
+    def stored_movers(self) -> list[int]:
+        """Who made each move of the list a snapshot carries."""
+        return list(self.room.movers)
+
     def next_tick_ms(self) -> int | None:
         """Milliseconds to the next tick, for snapshots of a running live game."""
         return None
@@ -430,7 +434,7 @@ class TurnDriver(Driver):
 
     def _movers(self) -> list[int]:
         """Who made each move of the current game."""
-        return self._positions()[1]
+        return list(self.room.movers)
 
     # -- moretime, takeback, abort ------------------------------------------------------------------------------
     def _require_running(self) -> None:
@@ -483,7 +487,7 @@ class TurnDriver(Driver):
         states, movers = self._positions()
         ply = max(i for i, mover in enumerate(movers) if mover == asker)
         undone = len(room.moves) - ply
-        room.state, room.moves = states[ply], room.moves[:ply]
+        room.state, room.moves, room.movers = states[ply], room.moves[:ply], room.movers[:ply]
         room.last_move = room.moves[-1] if room.moves else None
         room.seq += 1
         self.takeback_offer = None
@@ -674,6 +678,10 @@ class TickDriver(Driver):
 
     def stored_moves(self) -> list[str]:
         """Live games send no move list (the board shows the trails)."""
+        return []
+
+    def stored_movers(self) -> list[int]:
+        """Nor who made them."""
         return []
 
     def next_tick_ms(self) -> int | None:

@@ -279,6 +279,9 @@ class Lobby:
         self.remote: dict[str, RoomSummary] = {}
         self.cluster_changes: dict[str, None] | None = None
         self.code_taken: Callable[[str], bool] | None = None
+        # In a cluster: a code reserved for the next room (leased and routable before anyone hears of the room).
+        self.take_code: Callable[[], str | None] | None = None
+        self.remote_hosts: dict[str, tuple[str, str]] = {}  # other nodes' rooms -> (host token hash, host address)
         self.online_elsewhere = 0  # in a cluster: sessions connected to the other nodes (from their heartbeats)
         self.nodes: list[str] = []  # in a cluster: the live nodes' addresses, sent in `welcome` (clients fail over)
         self.challenge_tag = ""  # in a cluster: the prefix of this node's challenge ids (an answer finds its node)
@@ -673,24 +676,34 @@ class Lobby:
         return self._after(room, out, now)
 
     def _new_code(self) -> str:
-        """A fresh room code that no open room uses."""
+        """A fresh room code that no open room uses (in a cluster, one the node reserved, while it has one)."""
+        if self.take_code is not None:
+            code = self.take_code()
+            if code is not None and code not in self.rooms and code not in self.offline:
+                return code
         while True:
-            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            code = self._random_code()
             if code not in self.rooms and code not in self.offline and not (self.code_taken and self.code_taken(code)):
                 return code
+
+    @staticmethod
+    def _random_code() -> str:
+        """A room code drawn at random."""
+        return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
     def _may_host(self, client: Client, private: bool) -> None:
         """Refuse a new room past the caps: per person, per address, and public rooms in all."""
         limits = self.limits
-        mine = sum(1 for token_hash, _ in self.hosts.values() if token_hash == client.token_hash)
+        hosts = [*self.hosts.values(), *self.remote_hosts.values()]  # (in a cluster, every node's rooms)
+        mine = sum(1 for token_hash, _ in hosts if token_hash == client.token_hash)
         if limits.rooms_per_player and mine >= limits.rooms_per_player:
             raise Refusal(ErrorCode.TOO_MANY, f"you host {mine} open rooms; close one first")
         if limits.rooms_per_ip and client.ip:
-            here = sum(1 for _, ip in self.hosts.values() if ip == client.ip)
+            here = sum(1 for _, ip in hosts if ip == client.ip)
             if here >= limits.rooms_per_ip:
                 raise Refusal(ErrorCode.TOO_MANY, f"your address hosts {here} open rooms; close one first")
         if not private and limits.public_rooms:
-            public = sum(1 for room in self.rooms.values() if not room.private)
+            public = sum(1 for room in self.rooms.values() if not room.private) + len(self.remote)
             if public >= limits.public_rooms:
                 raise Refusal(ErrorCode.TOO_MANY, "the server has all the public rooms it lists; open a private one")
 
@@ -1252,8 +1265,12 @@ class Lobby:
         if not 1 <= msg.limit <= MAX_LEADERBOARD_LIMIT:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"limit must be 1..{MAX_LEADERBOARD_LIMIT}")
         total, rows = self._history().leaderboard(msg.game, msg.offset, msg.limit)
-        policy = self.ratings.policy
-        entries = [LeaderEntry(provisional=row["rd"] >= policy.provisional_rd, **row) for row in rows]
+        book = self.ratings
+        entries = []
+        for row in rows:
+            vol, rated_at = row.pop("vol"), row.pop("rated_at")
+            rd = round(book.shown_rd(row["rating"], row.pop("rd"), vol, rated_at), 2)
+            entries.append(LeaderEntry(rd=rd, provisional=rd >= book.policy.provisional_rd, **row))
         return Leaders(game=msg.game, offset=msg.offset, total=total, entries=entries, id=msg.id)
 
     def _profile(self, viewer: str, msg: Profile) -> PlayerCard:
@@ -1262,7 +1279,8 @@ class Lobby:
         ratings, recent = self._history().profile(player_key(name), viewer)
         if not ratings:
             raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"{name!r} has played no rated game")
-        policy = self.ratings.policy
+        book = self.ratings
+        shown = [round(book.shown_rd(r.rating, r.rd, r.vol, r.rated_at), 2) for r in ratings]
         return PlayerCard(
             name=ratings[0].name,
             kind=ratings[0].kind,
@@ -1270,14 +1288,14 @@ class Lobby:
                 PoolRating(
                     r.pool,
                     round(r.rating, 2),
-                    round(r.rd, 2),
-                    r.rd >= policy.provisional_rd,
+                    rd,
+                    rd >= book.policy.provisional_rd,
                     r.games,
                     r.wins,
                     r.draws,
                     r.losses,
                 )
-                for r in ratings
+                for r, rd in zip(ratings, shown, strict=True)
             ],
             recent=recent,
             id=msg.id,

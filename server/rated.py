@@ -141,6 +141,10 @@ class RatingBook:
             self.standings.pop(key, None)
         self.load(row for row in stored if (row.player, row.pool) in wanted)
 
+    def shown_rd(self, rating: float, rd: float, vol: float, rated_at: float) -> float:
+        """A stored rating's RD as of now: grown for the days since its last rated game (as the next game sees it)."""
+        return idle(Rating(rating, rd, vol), max(0.0, self.clock() - rated_at) / DAY_S, self.policy).rd
+
     def current(self, entrant: Entrant, pool: str, now: float) -> Rating:
         """The entrant's rating going into a game at `now`: stored, with its RD grown for the days since."""
         standing = self.standings.get((entrant.key, pool))

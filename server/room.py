@@ -155,6 +155,7 @@ class Room:
         self.seq = 0
         self.game_no = 0
         self.moves: list[str] = []
+        self.movers: list[int] = []  # who made each of `moves` (-1: a joint move of a simultaneous game)
         self.last_move: str | None = None
         self.result: Result | None = None
         self.rematch_votes: set[int] = set()
@@ -382,7 +383,7 @@ class Room:
         """Begin a new game from the initial position and announce it."""
         self.state = self.game.initial_state(self.options)
         self.set_status(RoomStatus.PLAYING)
-        self.moves, self.last_move, self.result = [], None, None
+        self.moves, self.movers, self.last_move, self.result = [], [], None, None
         self.driver.clear()
         self.rematch_votes.clear()
         self.game_no += 1
@@ -458,6 +459,7 @@ class Room:
         notation = self.driver.notation(before, moves)
         self.state, self.last_move = after, notation
         self.moves.append(notation)
+        self.movers.append(_mover(moves))
         self.seq += 1
         spent = self.driver.settle(charge)
         out = Outbox()
@@ -476,8 +478,10 @@ class Room:
 
     def replay(self, notation: str) -> None:
         """Re-apply a stored move while restoring a room (no messages: nobody is connected yet)."""
-        self.state = self.game.apply(self.state, self.driver.replayed(self.state, notation))
+        moves = self.driver.replayed(self.state, notation)
+        self.state = self.game.apply(self.state, moves)
         self.moves.append(notation)
+        self.movers.append(_mover(moves))
         self.last_move = notation
         self.seq += 1
 
@@ -754,9 +758,15 @@ class Room:
             legal=legal,
             last_move=self.last_move,
             moves=self.driver.stored_moves(),
+            movers=self.driver.stored_movers(),
             result=self.result,
             next_tick_ms=self.driver.next_tick_ms() if next_tick_ms is None else next_tick_ms,
             clock=self.driver.clock_payload(),
             events=events,
             id=request_id,
         )
+
+
+def _mover(moves: dict[int, Any]) -> int:
+    """The seat that made a move (-1 for a joint move of several seats)."""
+    return next(iter(moves)) if len(moves) == 1 else -1

@@ -748,7 +748,7 @@ class Store:
         """
         total = self.db.execute("SELECT COUNT(*) FROM ratings WHERE pool = ?", (pool,)).fetchone()[0]
         rows = self.db.execute(
-            "SELECT name, kind, rating, rd, games, wins, draws, losses FROM ratings WHERE pool = ?"
+            "SELECT name, kind, rating, rd, vol, rated_at, games, wins, draws, losses FROM ratings WHERE pool = ?"
             " ORDER BY rating DESC LIMIT ? OFFSET ?",
             (pool, limit, offset),
         ).fetchall()
@@ -826,20 +826,23 @@ def tournament_states(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
 
 
 def leader_entries(offset: int, rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """A leaderboard page's rows (name, kind, rating, rd, games, wins, draws, losses), ranked from `offset`."""
+    """A leaderboard page's rows (name, kind, rating, rd, vol, rated_at, games, wins, draws, losses), ranked from
+    `offset` (the RD as stored: the lobby grows it for the time since `rated_at`)."""
     return [
         {
             "rank": offset + n + 1,
             "name": name,
             "kind": kind,
             "rating": round(rating, 2),
-            "rd": round(rd, 2),
+            "rd": rd,
+            "vol": vol,
+            "rated_at": rated_at,
             "games": games,
             "wins": wins,
             "draws": draws,
             "losses": losses,
         }
-        for n, (name, kind, rating, rd, games, wins, draws, losses) in enumerate(rows)
+        for n, (name, kind, rating, rd, vol, rated_at, games, wins, draws, losses) in enumerate(rows)
     ]
 
 

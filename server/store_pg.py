@@ -578,7 +578,7 @@ class PgStore:
         with self._session(snapshot=True) as db:
             counted = db.execute("SELECT COUNT(*) FROM ratings WHERE pool = %s", (pool,)).fetchone()
             rows = db.execute(
-                "SELECT name, kind, rating, rd, games, wins, draws, losses FROM ratings WHERE pool = %s"
+                "SELECT name, kind, rating, rd, vol, rated_at, games, wins, draws, losses FROM ratings WHERE pool = %s"
                 " ORDER BY rating DESC, player LIMIT %s OFFSET %s",
                 (pool, limit, offset),
             ).fetchall()

@@ -213,20 +213,25 @@ class GameSeat:
 
     def _catch_up(self, state: State) -> None:
         """The game has moves the engine was not told (missed while the connection was down: a full state replaced
-        them). Protocol 2 carries no per-move seats in a state, so the missing moves are taken to alternate from
-        the last known mover (a pass among them is not known), and the engine is restarted on that history."""
+        them). The state's `movers` says who made each move, so the passes among them are known (a server of an
+        older version sends none: the moves are then taken to alternate from the last known mover), and the engine
+        is restarted on that history."""
         told = [move for _, move in self.history if move is not None]
         if told != list(state.moves[: len(told)]):
             log.warning("room %s: the game's moves differ from those the engine was told; rebuilding", self.room)
             self.history, told = [], []
-        last = self.history[-1][0] if self.history else None
-        seats = len(self.state.room.summary.seats) if self.state.room and self.state.room.summary else 2
-        mover = 0 if last is None else (last + 1) % seats
-        if last is None and self.options.get("first") == "white":
-            mover = 1
-        for move in state.moves[len(told) :]:
-            self.history.append((mover, move))
-            mover = (mover + 1) % seats
+        if len(state.movers) == len(state.moves):
+            seats = len(self.state.room.summary.seats) if self.state.room and self.state.room.summary else 2
+            self.history = with_passes(list(zip(state.movers, state.moves, strict=True)), seats, state.to_move)
+        else:
+            last = self.history[-1][0] if self.history else None
+            seats = len(self.state.room.summary.seats) if self.state.room and self.state.room.summary else 2
+            mover = 0 if last is None else (last + 1) % seats
+            if last is None and self.options.get("first") == "white":
+                mover = 1
+            for move in state.moves[len(told) :]:
+                self.history.append((mover, move))
+                mover = (mover + 1) % seats
         log.warning(
             "room %s: %d moves missed; the engine is restarted on the game so far",
             self.room,
@@ -786,3 +791,26 @@ def _watched(task: asyncio.Task[None]) -> asyncio.Task[None]:
 
     task.add_done_callback(report)
     return task
+
+
+def with_passes(moves: list[tuple[int, Any]], seats: int, to_move: list[Any]) -> list[tuple[int, Any]]:
+    """A turn-based game's history, passes included, from who made each move: the seats skipped between one
+    mover and the next passed (as do those between the last mover and the seat to move now)."""
+    history: list[tuple[int, Any]] = []
+    expected: int | None = None
+
+    def passes_until(seat: int) -> None:
+        nonlocal expected
+        for _ in range(seats):  # (bounded: a seat number out of range adds no more than a round of passes)
+            if expected is None or expected == seat:
+                return
+            history.append((expected, None))
+            expected = (expected + 1) % seats
+
+    for seat, move in moves:
+        passes_until(seat)
+        history.append((seat, move))
+        expected = (seat + 1) % max(seats, 1)
+    if to_move and isinstance(to_move[0], int):
+        passes_until(to_move[0])
+    return history

@@ -5,6 +5,8 @@
 - `Leases`: one key per room naming its owner (SET NX PX); renewing and releasing are Lua compare-and-sets on the
   node id, so no node can extend or drop another's lease. A lease only says who may claim; the store's owner
   epoch (`Store.claim_room`, fenced writes) is what makes two owners unable to both record a move.
+- `Addresses`: the connections each client address has open over the whole cluster (a hash per address, one
+  field per running node), so that the per-address connection cap holds across nodes.
 - `Directory`: a hash code -> {owner, summary} every node mirrors in memory (a full read at start and after every
   reconnect, then the deltas published on its channel). Entries are written only by the node holding the room's
   lease (Lua), so a node that lost a room cannot overwrite its new owner's entry.
@@ -13,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +80,10 @@ class Keys:
     def where(self, session: str) -> str:
         return f"{self.prefix}where:{session}"
 
+    def address(self, ip: str) -> str:
+        """The hash node run -> connections open from the client address `ip`."""
+        return f"{self.prefix}ip:{ip}"
+
 
 @dataclass(frozen=True, slots=True)
 class NodeInfo:
@@ -86,6 +93,7 @@ class NodeInfo:
     url: str
     rooms: int
     connections: int
+    run: str = ""  # random per process: counts kept under an earlier run of the same node id are not its own
 
 
 class Registry:
@@ -93,11 +101,14 @@ class Registry:
 
     def __init__(self, redis: Redis, keys: Keys, node: str, url: str, ttl_ms: int = NODE_TTL_MS) -> None:
         self.redis, self.keys, self.node, self.url, self.ttl_ms = redis, keys, node, url, ttl_ms
+        self.run = f"{node}/{secrets.token_hex(4)}"
         self.live: dict[str, NodeInfo] = {}  # as of the last `refresh`
 
     async def beat(self, rooms: int, connections: int) -> None:
         """Say this node is alive (its key lives `ttl_ms` more)."""
-        value = json.dumps({"url": self.url, "rooms": rooms, "connections": connections, "at": time.time()})
+        value = json.dumps(
+            {"url": self.url, "rooms": rooms, "connections": connections, "run": self.run, "at": time.time()}
+        )
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(self.keys.node(self.node), value, px=self.ttl_ms)
             pipe.sadd(self.keys.nodes, self.node)
@@ -116,7 +127,11 @@ class Registry:
                 continue
             info = json.loads(value)
             live[node] = NodeInfo(
-                node, str(info.get("url", "")), int(info.get("rooms", 0)), int(info.get("connections", 0))
+                node,
+                str(info.get("url", "")),
+                int(info.get("rooms", 0)),
+                int(info.get("connections", 0)),
+                str(info.get("run", "")),
             )
         self.live = live
         return live, dead
@@ -138,6 +153,55 @@ def place(live: dict[str, NodeInfo], me: str, my_rooms: int) -> str:
     counts = {node: info.rooms for node, info in live.items()}
     counts[me] = my_rooms
     return min(counts, key=lambda node: (counts[node], node != me, node))
+
+
+_ADMIT = """
+local total = 0
+for i = 3, #ARGV do
+  local v = redis.call('HGET', KEYS[1], ARGV[i])
+  if v then total = total + tonumber(v) end
+end
+if total >= tonumber(ARGV[1]) then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+redis.call('PEXPIRE', KEYS[1], 86400000)
+return 1
+"""
+_DEPART = """
+if redis.call('HINCRBY', KEYS[1], ARGV[1], -1) <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 1
+"""
+
+
+class Addresses:
+    """Connections per client address over the cluster: the hash `ip:<address>` holds one count per node run.
+
+    A node admits a connection only if the counts of the live runs (its own included) are under the cap, in one
+    Lua call (so two nodes cannot both admit the last place); the counts of dead runs are ignored, and each
+    address's hash expires a day after its last admission.
+    """
+
+    def __init__(self, redis: Redis, keys: Keys, run: str) -> None:
+        self.redis, self.keys, self.run = redis, keys, run
+        self._admit = redis.register_script(_ADMIT)
+        self._depart = redis.register_script(_DEPART)
+
+    async def admit(self, ip: str, cap: int, runs: list[str]) -> bool:
+        """Count one more connection from `ip` here, unless the live runs have `cap` from it already."""
+        others = [run for run in runs if run and run != self.run]
+        return bool(await self._admit(keys=[self.keys.address(ip)], args=[cap, self.run, self.run, *others]))
+
+    async def depart(self, ip: str) -> None:
+        """One connection from `ip` here closed."""
+        await self._depart(keys=[self.keys.address(ip)], args=[self.run])
+
+    async def restore(self, counts: dict[str, int]) -> None:
+        """After Redis restarted empty: this run's counts again."""
+        if counts:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for ip, count in counts.items():
+                    pipe.hset(self.keys.address(ip), self.run, count)
+                    pipe.pexpire(self.keys.address(ip), 86400000)
+                await pipe.execute()
 
 
 _ACQUIRE = """
@@ -199,20 +263,27 @@ class Leases:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One room in the directory: its owner, and its lobby summary (plain data) while it is listed."""
+    """One room in the directory: its owner, its lobby summary (plain data) while it is listed, and who hosts it
+    (the host's token hash and address: every node's room caps count every node's rooms)."""
 
     owner: str
     summary: dict[str, Any] | None = None
+    host: tuple[str, str] | None = None
 
     def plain(self) -> dict[str, Any]:
-        return {"owner": self.owner, "summary": self.summary}
+        plain: dict[str, Any] = {"owner": self.owner, "summary": self.summary}
+        if self.host is not None:
+            plain["host"] = list(self.host)
+        return plain
 
     @classmethod
     def of(cls, raw: Any) -> Entry:
         if not isinstance(raw, dict) or not isinstance(raw.get("owner"), str):
             raise ValueError("not a directory entry")
-        summary = raw.get("summary")
-        return cls(raw["owner"], summary if isinstance(summary, dict) else None)
+        summary, host = raw.get("summary"), raw.get("host")
+        if not (isinstance(host, list) and len(host) == 2 and all(isinstance(part, str) for part in host)):
+            host = None
+        return cls(raw["owner"], summary if isinstance(summary, dict) else None, None if host is None else tuple(host))
 
 
 _PUT = """
@@ -273,9 +344,10 @@ class Directory:
             self.entries[code] = entry
         self.on_change(code, before, entry)
 
-    async def put(self, code: str, summary: dict[str, Any] | None) -> bool:
-        """Publish this node as the room's owner (with its summary); refused (False) unless it holds the lease."""
-        entry = Entry(self.node, summary)
+    async def put(self, code: str, summary: dict[str, Any] | None, host: tuple[str, str] | None = None) -> bool:
+        """Publish this node as the room's owner (with its summary and host); refused (False) unless it holds the
+        lease."""
+        entry = Entry(self.node, summary, host)
         value = json.dumps(entry.plain(), separators=(",", ":"))
         delta = pack({"code": code, "entry": entry.plain()})
         done = await self._put(keys=[self.keys.lease(code), self.keys.directory], args=[self.node, code, value, delta])

@@ -54,11 +54,12 @@ from gamenight.protocol.messages import (
     Takeback,
     TakebackDecline,
 )
-from gamenight.protocol.vocab import RoomSummary
+from gamenight.protocol.vocab import Role, RoomSummary
 from gamenight.server.cluster.bus import DOWN_ERRORS, Bus, connect
 from gamenight.server.cluster.coord import (
     BEAT_S,
     NODE_TTL_MS,
+    Addresses,
     Directory,
     Entry,
     Keys,
@@ -96,6 +97,8 @@ ROOM_REQUESTS = (
     Invite,
 )
 """Requests about one room: carried out by the room's owner, wherever the client is connected."""
+RESERVED_CODES = 4  # room codes this node holds ready (leased and in the directory) for the rooms it opens next
+CODE_WAIT_S = 5.0  # a new room waits this long for a reserved code (Redis away), then `unavailable`
 OWNER_WAIT_S = 15.0  # a request for a room whose owner died waits this long for the new owner, then `unavailable`
 READY_TIMEOUT_S = 10.0  # a node that cannot reach Redis at start-up gives up after this long
 TOKEN_TTL_S = 7 * 24 * 3600  # how long another node accepts a resume token this node gave out
@@ -106,6 +109,9 @@ if v and cjson.decode(v)['e'] == ARGV[2] then return redis.call('HDEL', KEYS[1],
 return 0
 """
 MOVING_TEXT = "room {code} is moving to another server node; try again in a moment"
+NO_CODE_TEXT = "the cluster's directory cannot be reached, so no room can be opened now; try again in a moment"
+ROOM_OPENERS = (CreateRoom, Accept)
+"""Requests that may open a room (an accepted challenge opens its game's room on the challenge's node)."""
 
 
 def advertised(nodes: Iterable[NodeInfo]) -> list[str]:
@@ -149,22 +155,30 @@ class ClusterNode:
         self.url = url
         self.registry = Registry(self.redis, self.keys, self.id, "")
         self.leases = Leases(self.redis, self.keys, self.id)
+        self.addresses = Addresses(self.redis, self.keys, self.registry.run)
+        self.counted: dict[str, int] = {}  # client address -> its connections here counted in Redis
         self.directory = Directory(self.redis, self.keys, self.id, self._directory_changed)
         channels = [self.keys.inbox(self.id), self.keys.directory, self.keys.everyone]
         self.bus = Bus(self.redis, channels, self._on_message, self._on_connected)
         self.epochs: dict[str, int] = {}  # rooms this node owns -> the store epoch it writes them under
         self.remotes: dict[str, RemoteSession] = {}  # sessions connected elsewhere that use rooms owned here
         self.routes: dict[str, set[str]] = {}  # sessions connected here -> rooms of other nodes they used
+        self.watching: dict[str, set[str]] = {}  # rooms of other nodes -> sessions here that asked to watch them
         self.claiming: set[str] = set()
         self.boot: bytes | str | None = None  # Redis's boot marker as last read (it changes when Redis restarts empty)
         self.settle_until = 0.0  # no takeovers before this (loop time): after a Redis restart, nodes re-register
         self.dead: set[str] = set()  # nodes whose key expired, until their rooms and sessions are cleared
         self.vanished: dict[str, float] = {}  # rooms missing from the directory re-read after a reconnect -> when
         self.claims = 0  # rooms taken over from dead nodes (or found ownerless at start)
+        # Codes leased and listed (with no summary) before any room uses them: a room is routable, and another
+        # node can take it over, from the moment its creator hears of it (see `_reserve`).
+        self.reserved: list[str] = []
+        self._reserving: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.lobby.cluster_changes = {}
         self.lobby.code_taken = lambda code: code in self.directory.entries
+        self.lobby.take_code = self._take_code
         server.outgoing.fences = self._fences
         self.tag = _tag(self.id)
         self.lobby.challenge_tag = self.tag + "-"
@@ -199,17 +213,22 @@ class ClusterNode:
         await self._fresh_start()
         await self._present()
         await self._adopt_orphans()
+        await self._reserve()
         self._tasks.append(asyncio.get_running_loop().create_task(self._beats()))
         log.info("node %s joined the cluster (%d rooms known)", self.id, len(self.directory.entries))
 
     async def stop(self) -> None:
         """Leave cleanly: what is queued goes out, leases and the node key go now (others take the rooms at once)."""
-        for task in self._tasks:
+        tasks = [*self._tasks, *([self._reserving] if self._reserving is not None else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         try:
             await asyncio.wait_for(self.bus.drain(), 2.0)
             for code in list(self.epochs):
+                await self.leases.release(code)
+            for code in self.reserved:
+                await self.directory.delete(code)
                 await self.leases.release(code)
             await self.registry.leave()
         except (*DOWN_ERRORS, TimeoutError):
@@ -248,12 +267,14 @@ class ClusterNode:
             if target != self.id:
                 self._forward(target, session, msg, frame)
                 return session
-            return self.server._handle(ws, session, msg)
+            return await self._open(ws, session, msg)
         if isinstance(msg, Accept | Decline) and not msg.challenge.startswith(self.lobby.challenge_tag):
             holder = next((n for n in self.registry.live if _tag(n) + "-" == msg.challenge[:7]), None)
             if holder is not None and holder != self.id:
                 self._forward(holder, session, msg, frame)
                 return session
+        if isinstance(msg, Accept):
+            return await self._open(ws, session, msg)
         if not isinstance(msg, ROOM_REQUESTS):
             return self.server._handle(ws, session, msg)
         code = msg.room.strip().upper()
@@ -265,8 +286,27 @@ class ClusterNode:
             self.server.outgoing.add_frame([ws], _encode(error))
             return session
         self.routes.setdefault(session, set()).add(code)
+        if isinstance(msg, Join | Leave):
+            self._watch(code, session, isinstance(msg, Join) and msg.role == Role.SPECTATOR)
         self._forward(owner, session, msg, frame)
         return session
+
+    def _watch(self, code: str, session: str, watching: bool) -> None:
+        """Note whether a session here watches a room owned elsewhere (so that it goes on watching after a takeover)."""
+        if watching:
+            self.watching.setdefault(code, set()).add(session)
+        elif (sessions := self.watching.get(code)) is not None:
+            sessions.discard(session)
+            if not sessions:
+                del self.watching[code]
+
+    async def _open(self, ws: ServerConnection, session: str, msg: CreateRoom | Accept) -> str | None:
+        """Carry out a request that may open a room here, once a reserved code is ready for it (or refuse it)."""
+        if not await self._code_ready():
+            error = Error(code=ErrorCode.UNAVAILABLE, message=NO_CODE_TEXT, id=msg.id)
+            self.server.outgoing.add_frame([ws], _encode(error))
+            return session
+        return self.server._handle(ws, session, msg)
 
     async def _owner(self, code: str) -> str | None:
         """Who runs the room now: this node, another live node, None (no such room), "" (its owner died and
@@ -338,9 +378,36 @@ class ClusterNode:
         self.bus.call(note)
         self.bus.publish(self.keys.everyone, pack(header))
 
+    async def admit(self, ip: str) -> bool | None:
+        """A new connection from `ip`: False if the address has the per-address cap of connections open over the
+        whole cluster already; True if admitted and counted; None if admitted uncounted (no cap, or Redis away:
+        then this node's own cap is all that holds). Each counted connection is `depart`ed when it closes."""
+        cap = self.server.config.max_connections_per_ip
+        if not cap or not ip or not self.bus.connected:
+            return None
+        runs = [info.run for info in self.registry.live.values()]
+        try:
+            admitted = await self.addresses.admit(ip, cap, runs)
+        except DOWN_ERRORS as exc:
+            log.debug("connection from %s not counted: redis away (%s)", ip, exc)
+            return None
+        if admitted:
+            self.counted[ip] = self.counted.get(ip, 0) + 1
+        return admitted
+
+    def depart(self, ip: str) -> None:
+        """A counted connection from `ip` closed."""
+        left = self.counted.get(ip, 0) - 1
+        if left > 0:
+            self.counted[ip] = left
+        else:
+            self.counted.pop(ip, None)
+        self.bus.call(functools.partial(self.addresses.depart, ip))
+
     def disconnected(self, session: str) -> None:
         """A connection here closed: the owners of rooms it used elsewhere apply their seat policies."""
-        self.routes.pop(session, None)
+        for code in self.routes.pop(session, ()):
+            self._watch(code, session, False)
         self.bus.publish(self.keys.everyone, pack({"t": "g", "e": self.id, "s": session}))
         self.bus.call(functools.partial(self._offline, session))
 
@@ -445,6 +512,9 @@ class ClusterNode:
             msg = decode(body)
         except ProtocolError:
             return  # the edge decoded it already; a node of another version: nothing sensible to answer
+        if isinstance(msg, ROOM_OPENERS) and not self.reserved:
+            self.server._spawn(self._open(cast(ServerConnection, remote), session, msg))
+            return
         self.server._handle(cast(ServerConnection, remote), session, msg)
 
     def _attach(self, session: str, edge: str, identity: dict[str, Any]) -> RemoteSession:
@@ -524,7 +594,11 @@ class ClusterNode:
                 if not await self.leases.acquire(code):
                     self._drop(code, "its lease was taken while redis was away")
             for code in list(self.epochs):
-                await self.directory.put(code, self._summary(code))
+                await self.directory.put(code, self._summary(code), self.lobby.hosts.get(code))
+            for code in list(self.reserved):
+                if not await self.leases.acquire(code) or not await self.directory.put(code, None):
+                    self.reserved.remove(code)
+            await self.addresses.restore(self.counted)  # (Redis may have come back empty) this run's true counts
         known = set(self.directory.entries)
         await self.directory.load()
         now = asyncio.get_running_loop().time()
@@ -535,11 +609,62 @@ class ClusterNode:
             self._snapshots(set(self.remotes))
             self.bus.publish(self.keys.everyone, pack({"t": "r", "e": self.id}))
 
+    # -- room codes -------------------------------------------------------------------------------------------
+    def _take_code(self) -> str | None:
+        """The code for a room opened now (the lobby's `take_code`): a reserved one, and more reserved meanwhile."""
+        code = self.reserved.pop(0) if self.reserved else None
+        if self._reserving is None and not self.server._closing:
+            self._reserving = asyncio.get_running_loop().create_task(self._reserve())
+        return code
+
+    async def _code_ready(self) -> bool:
+        """Wait (up to CODE_WAIT_S) until a reserved code is there for a room opened here."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CODE_WAIT_S
+        while not self.reserved:
+            if self._reserving is None:
+                self._reserving = loop.create_task(self._reserve())
+            if loop.time() > deadline:
+                return False
+            await asyncio.wait({self._reserving}, timeout=max(0.0, deadline - loop.time()))
+            if not self.reserved:
+                await asyncio.sleep(0.05)  # Redis is away: try again shortly
+        return True
+
+    async def _reserve(self) -> None:
+        """Hold RESERVED_CODES codes ready: each leased to this node and listed in the directory without a summary.
+
+        A room's creator hears of it (its `created`, after its record is stored) only once its code is in the
+        directory under this node: if the node dies a moment later, the room is found, claimed and restored
+        like any other. A reserved code no room used is dropped by whoever claims it (no such room is stored).
+        """
+        try:
+            while len(self.reserved) < RESERVED_CODES and not self.server._closing:
+                code = self.lobby._random_code()
+                if code in self.directory.entries or code in self.lobby.rooms or code in self.lobby.offline:
+                    continue
+                if not await self.leases.acquire(code):
+                    continue
+                if await self.directory.put(code, None):
+                    self.reserved.append(code)
+                else:
+                    await self.leases.release(code)
+        except DOWN_ERRORS as exc:
+            log.debug("room codes not reserved: redis away (%s)", exc)
+        finally:
+            self._reserving = None
+
     # -- the directory ----------------------------------------------------------------------------------------
     def _directory_changed(self, code: str, before: Entry | None, after: Entry | None) -> None:
         """A room of the cluster appeared, changed owner or summary, or went: the lobby's listing follows."""
         if after is not None and after.owner != self.id and code in self.epochs:
             self._drop(code, f"node {after.owner} owns it now")
+        if before is not None and after is not None and before.owner != after.owner and code in self.watching:
+            self._watch_again(code, after.owner)
+        if after is not None and after.owner != self.id and after.host is not None:
+            self.lobby.remote_hosts[code] = after.host
+        else:
+            self.lobby.remote_hosts.pop(code, None)
         if after is None or after.owner == self.id:
             self.lobby.remote_room(code, None)
             self._poke()
@@ -552,6 +677,20 @@ class ClusterNode:
                 log.warning("a broken summary of room %s in the directory; not listed", code)
         self.lobby.remote_room(code, summary)
         self._poke()
+
+    def _watch_again(self, code: str, owner: str) -> None:
+        """A room watched from here was taken over (spectators are not stored, so the new owner does not know
+        them): each of its spectators connected here joins it again as a spectator, and gets its state."""
+        for session in sorted(self.watching.pop(code, ())):
+            ws = self.server.connections.get(session)
+            if ws is None or isinstance(ws, Relay):
+                continue
+            msg = Join(room=code, role=Role.SPECTATOR)
+            if owner == self.id:
+                self.server._handle(ws, session, msg)
+            else:
+                self._watch(code, session, True)
+                self._forward(owner, session, msg, _encode(msg))
 
     def _poke(self) -> None:
         """The lobby's watchers here get the change in their next `lobby` push."""
@@ -581,7 +720,7 @@ class ClusterNode:
             log.error("room code %s is leased by another node; this node's room of that code is dropped", code)
             self._drop(code, "code collision")
             return
-        if not await self.directory.put(code, summary) and code in self.epochs:
+        if not await self.directory.put(code, summary, self.lobby.hosts.get(code)) and code in self.epochs:
             self._drop(code, "its lease is another node's")
 
     async def _remove(self, code: str) -> None:
@@ -630,9 +769,11 @@ class ClusterNode:
         """Renew this node's key (with its counts) and its leases; read who is alive."""
         connections = sum(1 for ws in self.server.connections.values() if not isinstance(ws, Relay))
         await self.registry.beat(len(self.lobby.rooms), connections)
-        for code in await self.leases.renew(list(self.epochs)):
+        for code in await self.leases.renew([*self.epochs, *self.reserved]):
             if code in self.epochs:
                 self._drop(code, "its lease is another node's")
+            elif code in self.reserved:
+                self.reserved.remove(code)
         live, self.dead = await self.registry.refresh()
         self.lobby.nodes = advertised(live.values())
         elsewhere = sum(info.connections for node, info in live.items() if node != self.id)
@@ -671,7 +812,8 @@ class ClusterNode:
         for session, remote in list(self.remotes.items()):
             if remote.edge not in live:
                 self._gone(session, remote.edge)
-        stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in self.epochs]
+        mine = set(self.epochs) | set(self.reserved)
+        stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in mine]
         for code in stale:
             await self._claim(code)  # listed as this node's by a previous run under the same --node-id
         others = [code for code, entry in self.directory.entries.items() if entry.owner != self.id]
@@ -752,7 +894,7 @@ class ClusterNode:
             self.claims += 1
             if self.lobby.cluster_changes is not None:
                 self.lobby.cluster_changes.pop(code, None)
-            await self.directory.put(code, self._summary(code))
+            await self.directory.put(code, self._summary(code), self.lobby.hosts.get(code))
             self.server.deliver(out)
             log.info("took room %s over (epoch %d)", code, epoch)
             await self._attach_holders(code)

@@ -19,8 +19,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 import tests.peer
-from gamenight.client.bot.runner import BotRunner, Refused, bot_key
-from gamenight.protocol.messages import AddAi, ChallengeRequest, CreateRoom, Invite, Join, MakeMove, State
+from gamenight.client.bot.runner import BotRunner, Refused, bot_key, with_passes
+from gamenight.protocol.messages import AddAi, ChallengeRequest, CreateRoom, Invite, Join, MakeMove, State, Sync
 from gamenight.protocol.vocab import Role
 from tests.client.botrun import (
     ENGINES,
@@ -506,3 +506,30 @@ async def test_bot_plays_several_games_at_once_and_the_pending_cap_holds(
             final = await play_out(human, room, 0)
             assert final.result is not None and len(final.moves) >= 20
         await games_done(runner, 3)
+
+
+async def test_a_snapshot_tells_a_bot_who_made_each_move_passes_included(server: ServerProcess) -> None:
+    """A full state lists who made each move (`movers`), from which a bot that missed moves rebuilds the game's
+    history with its passes, exactly as it would have seen them move by move (first-legal Othello passes)."""
+    black, white = await Peer.connect(server.url, "black"), await Peer.connect(server.url, "white")
+    code = (await black.request(CreateRoom, game="othello", options={})).room
+    await black.request(Join, room=code, seat=0)
+    await white.request(Join, room=code, seat=1)
+    seen: list[tuple[int, str | None]] = []
+    state = await black.at(code, 1)
+    while state.status == "playing" and not any(move is None for _, move in seen):
+        mover = (black, white)[state.to_move[0]]
+        legal = (await mover.at(code, state.seq)).legal
+        await mover.send(MakeMove(room=code, move=legal[0], seq=state.seq))
+        after = state.seq + 1
+        moved = await black.wait(lambda m, after=after: m.type == "moved" and m.room == code and m.seq == after)
+        seen.append((moved.seat, moved.move))
+        seen.extend((note.data["seat"], None) for note in moved.events if note.kind == "pass")
+        state = await black.at(code, after)
+    assert any(move is None for _, move in seen), "first-legal Othello reaches a pass"
+    snapshot = await white.request(Sync, room=code, seq=0)
+    assert snapshot.type == "state" and len(snapshot.movers) == len(snapshot.moves)
+    pairs = list(zip(snapshot.movers, snapshot.moves, strict=True))
+    assert with_passes(pairs, 2, snapshot.to_move) == seen
+    for peer in (black, white):
+        await peer.close()

@@ -6,9 +6,11 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
+from redis.asyncio import Redis
 
 from gamenight.client.connection import Connection
 from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Sync
+from gamenight.protocol.vocab import Role
 from tests.cluster.helpers import HANG_S, eventually, listed, play_out
 from tests.cluster.redisproc import RedisProcess
 from tests.peer import Peer
@@ -186,3 +188,53 @@ async def test_the_bundled_client_fails_over_to_another_node(cluster: Callable[.
     assert back.type == "room" and back.room == code  # its room info (no game started yet): it is back
     await connection.close()
     await asyncio.wait_for(running, HANG_S)
+
+
+async def test_a_room_its_creator_heard_of_survives_its_node_dying_at_once(
+    cluster: Callable[..., ServerProcess], redis_server: RedisProcess
+) -> None:
+    """A room is confirmed to its creator only under a code already in the cluster's directory: with Redis
+    holding every write back (CLIENT PAUSE), a room created and joined on n1 right before n1 is killed is found,
+    taken over and restored by n2, and its creator resumes there in its seat."""
+    nodes = [cluster("n1"), cluster("n2")]
+    alice = await Peer.connect(nodes[0].url, "alice")
+    redis = Redis.from_url(redis_server.url)
+    try:
+        await redis.execute_command("CLIENT", "PAUSE", 1500, "WRITE")  # n1 cannot publish anything meanwhile
+        code = (await alice.request(CreateRoom, game="othello", options={})).room
+        assert (await alice.request(Join, room=code, seat=0)).type == "joined"
+        nodes[0].kill()
+        token = alice.welcome.token
+        await alice.close()
+        alice = await resume(nodes[1].url, "alice", token)
+        back = await alice.request(Sync, room=code, seq=0)
+        assert back.type == "room" and back.room == code
+        assert back.seats[0].name == "alice"
+    finally:
+        await redis.aclose()
+    await alice.close()
+
+
+async def test_a_spectator_goes_on_watching_a_room_taken_over(cluster: Callable[..., ServerProcess]) -> None:
+    """A spectator connected to a surviving node keeps watching when the room's owner dies: its node joins the
+    room again on its behalf with the new owner, so it gets the restored state and every move after it."""
+    nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
+    host = await Peer.connect(nodes[0].url, "host")
+    code = (await host.request(CreateRoom, game="othello", options={})).room
+    alice = await Peer.connect(nodes[1].url, "alice")
+    bob = await Peer.connect(nodes[1].url, "bob")
+    carol = await Peer.connect(nodes[2].url, "carol")
+    for peer in (alice, bob, carol):
+        await eventually(lambda peer=peer: listed(peer, code), "the room listed")
+    assert (await alice.request(Join, room=code, seat=0)).type == "joined"
+    assert (await bob.request(Join, room=code, seat=1)).type == "joined"
+    assert (await carol.request(Join, room=code, role=Role.SPECTATOR)).type == "joined"
+    state = await play_out({0: alice, 1: bob}, code, await alice.at(code, 1), [carol], moves=4)
+    carol.inbox.clear()  # what carol saw before: the next state she gets comes after the takeover
+    nodes[0].kill()
+    back = await carol.wait(lambda m: m.type == "state" and m.room == code and m.seq >= state.seq)
+    assert back.moves == state.moves
+    final = await play_out({0: alice, 1: bob}, code, await alice.at(code, state.seq), [carol], moves=4)
+    assert (await carol.at(code, final.seq)).view == final.view
+    for peer in (host, alice, bob, carol):
+        await peer.close()

@@ -53,7 +53,9 @@ async def test_ai_plays_a_whole_game_while_another_room_flows(peers, monkeypatch
     final = await asyncio.wait_for(ai_game, 60)
     assert final.result is not None
     ai_moves = [m for m in host.seen if m.type == "moved" and m.seat == 1]
-    assert ai_moves and all({"depth", "nodes", "score"} <= set(m.ai or {}) for m in ai_moves)
+    searched = [m for m in ai_moves if {"depth", "nodes", "score"} <= set(m.ai or {})]
+    # (a worker held up past its budget and grace by a loaded machine answers with a marked fallback move)
+    assert searched and all(m in searched or (m.ai or {}).get("fallback") for m in ai_moves)
 
 
 async def test_all_ai_room_plays_itself_for_a_spectator(peers):

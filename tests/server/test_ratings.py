@@ -22,7 +22,7 @@ from gamenight.protocol.messages import (
     Takeback,
 )
 from gamenight.server import clock as clock_module
-from gamenight.server.ratings import Rating, new_rating, rate_pair
+from gamenight.server.ratings import Rating, idle, new_rating, rate_pair
 from tests.peer import Peer
 
 RATED = {"rated": True}
@@ -326,3 +326,27 @@ def test_a_rider_who_leaves_a_rated_three_rider_game_is_still_rated_last() -> No
     after = {c.name: c.after for c in room.result.ratings}
     assert set(after) == {"ann", "ben", "cat"}
     assert after["ben"] == min(after.values()) and after["ben"] < 1500
+
+
+async def test_an_idle_players_rd_is_shown_grown_since_their_last_game(db_server):
+    """The leaderboard and a profile show each RD grown for the days since that player's last rated game (as
+    their next game will see it), not the RD as it was the day they last played."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice, bob = await claimed_pair(url)
+    code = await rated_game(alice, bob)
+    await alice_resigns(alice, bob, code)
+    fresh = {e.name: e.rd for e in (await alice.request(Leaderboard, game="connect4")).entries}
+    db = sqlite3.connect(db_server.config.db, isolation_level=None)
+    stored = dict(db.execute("SELECT name, rd FROM ratings WHERE pool = 'connect4'").fetchall())
+    rating, rd, vol = db.execute("SELECT rating, rd, vol FROM ratings WHERE name = 'alice'").fetchone()
+    db.execute("UPDATE ratings SET rated_at = rated_at - 365 * 86400 WHERE name = 'alice'")
+    db.close()
+    board = {e.name: e for e in (await alice.request(Leaderboard, game="connect4")).entries}
+    grown = round(idle(Rating(rating, rd, vol), 365).rd, 2)
+    assert fresh == {name: round(value, 2) for name, value in stored.items()}  # just played: as stored
+    assert board["alice"].rd == grown and grown > fresh["alice"]
+    assert board["bob"].rd == fresh["bob"]
+    card = await bob.request(Profile, name="alice")
+    assert card.ratings[0].rd == grown
+    await alice.close()
+    await bob.close()
