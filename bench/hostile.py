@@ -102,6 +102,24 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def helpers_cpu_s(pid: int) -> float:
+    """The CPU time so far of every living process below `pid` (the server's AI workers, forkserver and history
+    worker): work the server hands off is still the server's cost, on the same cores."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    total = 0.0
+    for child in found:
+        with contextlib.suppress(OSError, IndexError):
+            total += cpu_s(child)
+    return total
+
+
 # -- the honest game ------------------------------------------------------------------------------------------
 class Player:
     """One honest client: reads everything, keeps the latest state (protocol 2: each `moved` folded into the last
@@ -275,14 +293,14 @@ async def _forever(worker: Callable[[int], Awaitable[None]], count: int, until: 
         while time.monotonic() < until:
             try:
                 await asyncio.wait_for(worker(n), max(0.1, until - time.monotonic()))
+            except TimeoutError:  # the attack's time is up (caught first: TimeoutError is an OSError)
+                return
             except (ConnectionClosed, ConnectionError, OSError, asyncio.IncompleteReadError):
                 stats["dropped"] += 1
                 await asyncio.sleep(0.05)
             except InvalidStatus:
                 stats["refused"] += 1
                 await asyncio.sleep(0.2)
-            except TimeoutError:
-                return
 
     await asyncio.gather(*(loop(n) for n in range(count)))
     return stats
@@ -431,9 +449,9 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         context = multiprocessing.get_context("spawn")
         for name in args.attacks:
             before_start = time.monotonic()
-            cpu_before = cpu_s(proc.pid)
+            cpu_before, helpers_before = cpu_s(proc.pid), helpers_cpu_s(proc.pid)
             await asyncio.sleep(args.before)
-            cpu_at = cpu_s(proc.pid)
+            cpu_at, helpers_at = cpu_s(proc.pid), helpers_cpu_s(proc.pid)
             receiver, sender = context.Pipe(duplex=False)
             child = context.Process(target=attack_main, args=(name, url, game["room"], args.seconds, sender))
             during_start = time.monotonic()
@@ -443,7 +461,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 await asyncio.sleep(0.25)
                 peak = max(peak, rss_mib(proc.pid))
             during_end = time.monotonic()
-            cpu_after = cpu_s(proc.pid)
+            cpu_after, helpers_after = cpu_s(proc.pid), helpers_cpu_s(proc.pid)
             if child.is_alive():
                 child.kill()
             counters = receiver.recv() if receiver.poll(1) else {}
@@ -464,6 +482,10 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 # the server's share of a core in each window: what the attack costs the server itself
                 "server_cpu_before": round((cpu_at - cpu_before) / max(during_start - before_start, 0.001), 3),
                 "server_cpu_during": round((cpu_after - cpu_at) / max(during_end - during_start, 0.001), 3),
+                # ... and its helper processes' (AI workers, history worker), which a process of their own moves
+                # off the event loop but not off the machine
+                "helpers_cpu_before": round((helpers_at - helpers_before) / max(during_start - before_start, 0.001), 3),
+                "helpers_cpu_during": round((helpers_after - helpers_at) / max(during_end - during_start, 0.001), 3),
                 "rss_start_mib": round(rss_start, 1),
                 "rss_peak_mib": round(peak, 1),
                 "rss_after_mib": round(rss_mib(proc.pid), 1),
@@ -476,6 +498,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     f"{name:12} p50/p99 before {before.get('p50')}/{before.get('p99')} ms (n={before['n']})"
                     f"  during {during.get('p50')}/{during.get('p99')} ms (n={during['n']})"
                     f"  ratio {row['p99_ratio']}  server CPU {row['server_cpu_before']} -> {row['server_cpu_during']}"
+                    f" (helpers {row['helpers_cpu_before']} -> {row['helpers_cpu_during']})"
                     f"  RSS {row['rss_start_mib']} -> peak {row['rss_peak_mib']}"
                     f" -> after {row['rss_after_mib']} MiB  attacker {counters}"
                     f"  | AI answer p50/p99 before {ai_before.get('p50')}/{ai_before.get('p99')}"

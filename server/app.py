@@ -18,10 +18,9 @@ import math
 import multiprocessing
 import os
 import ssl
-import threading
 import time
 from collections.abc import Callable, Coroutine
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from http import HTTPStatus
@@ -36,7 +35,8 @@ from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
-from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget
+from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget, refusal
+from gamenight.server.history_worker import Answer, HistoryWorker, WorkerLost, watch_server
 from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
@@ -67,12 +67,16 @@ HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
 POLICY_VIOLATION = 1008
 AI_NICENESS = 10  # added to the AI workers' nice value
-WORKER_WATCH_S = 1.0  # how often an AI worker checks that the server process still exists
 CLOSE_TIMEOUT_S = 2.0
+TOO_MANY_CONNECTIONS = refusal("too many connections from your address\n")
+PENALIZED = refusal("your address broke a limit; wait a few seconds\n")
 HISTORY_REQUESTS = (ListGames, GetGame, Leaderboard, Profile)
 """Requests answered in the history thread (`GameServer._history`)."""
 AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not None)
 """Every game's AI module, preloaded in the AI workers (never in this process)."""
+FORKSERVER_PRELOAD = ["gamenight.server.ai.play", *AI_MODULES, "gamenight.server.history_worker"]
+"""What the forkserver imports once, for the AI workers and the history worker it forks (one forkserver serves both,
+and whichever starts first starts it with this list)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +139,16 @@ def _address(ws: ServerConnection) -> str:
     usually holds a whole /64, so counting single IPv6 addresses would cap nothing); "" if the socket no longer tells.
     """
     try:
-        address = ipaddress.ip_address(str(ws.remote_address[0]).split("%")[0])
+        peername = ws.remote_address
+    except (AttributeError, OSError):
+        return ""
+    return _peer_address(peername)
+
+
+def _peer_address(peername: object) -> str:
+    """`_address` of a socket's peer name (a (host, port, ...) tuple)."""
+    try:
+        address = ipaddress.ip_address(str(peername[0]).split("%")[0])  # type: ignore[index]
     except (TypeError, IndexError, OSError, ValueError):
         return ""
     if isinstance(address, ipaddress.IPv6Address):
@@ -151,21 +164,11 @@ def _worker_start(server_pid: int) -> None:
 
     A pool worker waits on its task queue forever, and the forkserver lives as long as any worker does, so a
     server killed outright (SIGKILL, a crash, an OOM kill) would leave both behind on the host. A daemon thread
-    checks every `WORKER_WATCH_S` that the server still exists and otherwise ends the worker at once.
+    checks every `WORKER_WATCH_S` that the server still exists and otherwise ends the worker at once
+    (`watch_server`, server/history_worker.py: the history worker does the same).
     """
     os.nice(AI_NICENESS)
-
-    def watch() -> None:
-        while True:
-            time.sleep(WORKER_WATCH_S)
-            try:
-                os.kill(server_pid, 0)  # signal 0: only "does it exist"
-            except ProcessLookupError:
-                os._exit(0)
-            except PermissionError:  # exists, owned by someone else: the pid was reused, the server is gone
-                os._exit(0)
-
-    threading.Thread(target=watch, name="server-watch", daemon=True).start()
+    watch_server(server_pid)
 
 
 def _warm() -> None:
@@ -187,15 +190,13 @@ class GameServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.store: StoreBackend | None = open_store(config.db) if config.db else None
-        # History is read off the event loop, through a connection of its own (a file or PostgreSQL database;
-        # ":memory:" has one connection only, so there it is read on the loop).
-        self.reader = open_store(config.db) if config.db and config.db != ":memory:" else None
-        self._history_pool = ThreadPoolExecutor(1, thread_name_prefix="history") if self.reader else None
+        # History is read in a process of its own, through a connection of its own (a file or PostgreSQL
+        # database; ":memory:" has one connection only, so there it is read on the loop). server/history_worker.py
+        self.history = HistoryWorker(config.db, FORKSERVER_PRELOAD) if config.db and config.db != ":memory:" else None
         self._history_pending = 0
         self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet
         self._history_asked: dict[ServerConnection, Coroutine[Any, Any, None]] = {}  # the answer to await next
-        history = self.reader or self.store
-        self.lobby = Lobby(ai_bots=bots(), history=history, limits=config.lobby_limits)
+        self.lobby = Lobby(ai_bots=bots(), history=self.store, limits=config.lobby_limits)
         self.per_ip: dict[str, int] = {}  # open connections by remote address
         self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
         self.ip_budget: dict[str, SharedBudget] = {}  # address -> the messages its connections may send together
@@ -243,7 +244,9 @@ class GameServer:
             max_size=MAX_FRAME,
             compression=None,
             create_connection=type(
-                "Connection", (GuardedConnection,), {"limits": self.config.frame_limits, "on_abort": self._penalize}
+                "Connection",
+                (GuardedConnection,),
+                {"limits": self.config.frame_limits, "on_abort": self._penalize, "admit": self._admit},
             ),
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_interval,
@@ -286,10 +289,8 @@ class GameServer:
             await self.cluster.stop()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        if self._history_pool is not None:
-            self._history_pool.shutdown(wait=True, cancel_futures=True)
-        if self.reader is not None:
-            self.reader.close()
+        if self.history is not None:
+            self.history.shutdown()
         if self.store is not None:
             self.store.close()
 
@@ -300,6 +301,17 @@ class GameServer:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.config.certfile, self.config.keyfile)
         return context
+
+    def _admit(self, peername: object) -> bytes | None:
+        """On accepting a TCP connection, before websockets reads it: the 429 for an address at its connection cap
+        or waiting out a penalty (server/guard.py), or None to let it through."""
+        address = _peer_address(peername)
+        cap = self.config.max_connections_per_ip
+        if cap and self.per_ip.get(address, 0) >= cap:
+            return TOO_MANY_CONNECTIONS
+        if self.penalized.get(address, 0.0) > time.monotonic():
+            return PENALIZED
+        return None
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         """Answer plain HTTP health checks on the websocket port; let upgrades through (up to the per-address cap)."""
@@ -434,7 +446,7 @@ class GameServer:
         try:
             if session is None:
                 return self._hello(ws, msg)
-            if isinstance(msg, HISTORY_REQUESTS) and self._history_pool is not None:
+            if isinstance(msg, HISTORY_REQUESTS) and self.history is not None:
                 self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
@@ -444,51 +456,59 @@ class GameServer:
         return session
 
     def _history(self, ws: ServerConnection, session: str, msg: ListGames | GetGame | Leaderboard | Profile) -> None:
-        """Answer a history request in the history thread (queries and replays never hold the event loop).
+        """Answer a history request in the history worker (queries and replays never hold the event loop, nor the
+        GIL it needs: server/history_worker.py).
 
         The connection's handler awaits the answer before it reads that connection's next frame, so each client
         gets its replies in the order it asked, and other connections go on meanwhile. At most
         MAX_HISTORY_PENDING requests wait at once; past that, or past HISTORY_TIMEOUT_S, the answer is
-        `rate_limited`. The lobby's history part only reads the store and its own replay cache.
+        `rate_limited`, as it is for a request the worker held when it died (the next one starts a new worker).
         """
-        assert self._history_pool is not None
+        assert self.history is not None
+        client = self.lobby.clients.get(session)
+        if client is None:
+            return  # the session ended before its request was read
         mine = self._history_waiting.get(session, 0)
         if self._history_pending >= MAX_HISTORY_PENDING or mine >= MAX_HISTORY_PER_SESSION:
             self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
             return
         self._history_pending += 1
         self._history_waiting[session] = mine + 1
-        loop = asyncio.get_running_loop()
-        future = self._history_pool.submit(self.lobby.handle, session, msg, time.monotonic())
-        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._history_done, session))
-        self._history_asked[ws] = self._history_answer(ws, session, msg, future)
+        future = self.history.submit(msg, client.token_hash)
+        future.add_done_callback(partial(self._history_done, session))  # counted until the worker answers
+        self._history_asked[ws] = self._history_answer(ws, msg, future)
 
-    def _history_done(self, session: str) -> None:
-        """On the loop: a history request left the thread (answered, failed, or given up on long ago)."""
+    def _history_done(self, session: str, future: asyncio.Future[Answer]) -> None:
+        """A history request left the worker (answered, failed, or given up on long ago)."""
+        if not future.cancelled():
+            future.exception()  # seen here: an answer nobody waits for any more is not an error
         self._history_pending -= 1
         if (left := self._history_waiting.pop(session, 1) - 1) > 0:
             self._history_waiting[session] = left
 
     async def _history_answer(
-        self,
-        ws: ServerConnection,
-        session: str,
-        msg: ListGames | GetGame | Leaderboard | Profile,
-        future: Future[Outbox],
+        self, ws: ServerConnection, msg: ListGames | GetGame | Leaderboard | Profile, future: asyncio.Future[Answer]
     ) -> None:
-        """Deliver the history thread's answer, or say the history is busy if it takes too long."""
+        """Send the history worker's answer, or say the history is busy if it takes too long (or the worker died)."""
         try:
-            out = await asyncio.wait_for(asyncio.wrap_future(future), HISTORY_TIMEOUT_S)
+            frame, bug = await asyncio.wait_for(asyncio.shield(future), HISTORY_TIMEOUT_S)
         except TimeoutError:
             self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
             return
-        except KeyError:
-            return  # the session ended while its request waited
+        except WorkerLost:  # logged once by the worker's side (server/history_worker.py)
+            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is restarting; try again in a moment", msg.id)
+            return
         except Exception:
             log.exception("bug while handling %s", msg.type)
             self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
             return
-        self.deliver(out, (ws, session, msg.id))
+        if frame is None:
+            log.error("bug while handling %s in the history worker:\n%s", msg.type, bug)
+            self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
+            return
+        # A spectator first gets the room traffic held for it (server/fanout.py), as with any direct reply.
+        frames = self.fanout.take(ws) if self.fanout.holds(ws) else []
+        self.outgoing.add((), [*frames, ([ws], frame)])
 
     def _hello(self, ws: ServerConnection, msg: Message) -> str | None:
         """The first message must be hello; on success the connection gets its session."""
@@ -788,7 +808,7 @@ class GameServer:
         """The AI worker pool (forkserver: safe beside the event loop's threads; the AI preloaded once)."""
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["gamenight.server.ai.play", *AI_MODULES])
+            context.set_forkserver_preload(FORKSERVER_PRELOAD)
             self._pool = ProcessPoolExecutor(
                 self.config.ai_workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
             )

@@ -15,6 +15,13 @@ transport is dropped): asking a flooder to close politely would wait behind ever
 spent on it is bounded by one read of the socket (asyncio reads at most 256 KiB at a time). Its address then
 may not open a connection for `abort_penalty_s` (the server answers HTTP 429), so a flooder that reconnects
 at once costs an HTTP refusal, not a websocket.
+
+That refusal (and the one for an address at its connection cap) is decided when the TCP connection is accepted
+(`admit`), before websockets reads the request: the canned 429 response is written at once, the server's side
+shut for writing, and whatever the client sends is dropped unread until it closes (or `REFUSED_LINGER_S` passes).
+No handler task, no HTTP parsing, no response object: an attacker retrying from a capped address (the
+`chat_fanout` attack of bench/hostile.py: ~48 refusals a second, arriving in bursts) costs the event loop about
+half as much per attempt (docs/performance.md, "session 7").
 """
 
 from __future__ import annotations
@@ -34,6 +41,18 @@ log = logging.getLogger("gamenight.server")
 
 BURST_FACTOR = 4.0
 """A bucket holds this many seconds of its rate, so short bursts above the rate pass."""
+REFUSED_LINGER_S = 5.0
+"""How long a refused connection may stay open after its 429 (the client closes it on reading the response)."""
+
+
+def refusal(text: str) -> bytes:
+    """A complete HTTP 429 response saying `text` (written as is to a connection refused on accepting it)."""
+    body = text.encode()
+    head = (
+        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +153,17 @@ class GuardedConnection(ServerConnection):
 
     limits = FrameLimits()
     on_abort: Callable[[ServerConnection, str], None] | None = None
+    admit: Callable[[object], bytes | None] | None = None  # peername -> a refusal to write, or None to go on
+    refused: asyncio.TimerHandle | None = None  # set on a connection refused on accepting it (its linger timer)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        answer = self.admit(transport.get_extra_info("peername")) if self.admit is not None else None
+        if answer is not None:  # refused before websockets sees it: see the module's docstring
+            assert isinstance(transport, asyncio.WriteTransport)
+            transport.write(answer)
+            transport.write_eof()
+            self.refused = asyncio.get_running_loop().call_later(REFUSED_LINGER_S, transport.abort)
+            return
         super().connection_made(transport)
         limits = self.limits
         self._bytes = Bucket(limits.bytes_per_s, floor=128 * 1024) if limits.bytes_per_s else None
@@ -146,7 +174,7 @@ class GuardedConnection(ServerConnection):
 
     def data_received(self, data: bytes) -> None:
         """Count the bytes before websockets parses them; after the automatic replies, check the backlog."""
-        if self.aborted is not None:
+        if self.refused is not None or self.aborted is not None:
             return
         if self._bytes is not None and not self._bytes.take(len(data)):
             self.abort("too many bytes")
@@ -155,6 +183,18 @@ class GuardedConnection(ServerConnection):
         backlog = self.limits.max_backlog
         if self.aborted is None and backlog and self.transport.get_write_buffer_size() > backlog:
             self.abort("not reading")
+
+    def eof_received(self) -> None:
+        """A refused client closed its side: asyncio then closes ours (as for every connection: this returns None)."""
+        if self.refused is None:
+            super().eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """A refused connection ends without websockets (which never saw it); others as websockets does."""
+        if self.refused is not None:
+            self.refused.cancel()
+            return
+        super().connection_lost(exc)
 
     def process_event(self, event: Event) -> None:
         """Count frames, pings and fragments; hand on only what is within the limits."""

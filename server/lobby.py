@@ -531,16 +531,8 @@ class Lobby:
                 return self._accept(client, msg, now)
             case Decline():
                 return self._decline(client, msg)
-            case ListGames():
-                if not 1 <= msg.limit <= MAX_LIST_GAMES:
-                    raise Refusal(ErrorCode.BAD_MESSAGE, f"limit must be 1 to {MAX_LIST_GAMES}")
-                games = self._history().list_games(msg.player, msg.game, msg.limit, client.token_hash, msg.room)
-                return _reply(client, Games(games=games, id=msg.id))
-            case GetGame():
-                record = self._history().get_game(msg.game_id, client.token_hash)
-                if record is None:
-                    raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
-                return _reply(client, GameRecord(record=record, frames=self._frames(record), id=msg.id))
+            case ListGames() | GetGame() | Leaderboard() | Profile():
+                return _reply(client, self.history_answer(msg, client.token_hash))
             case CreateTournament():
                 return self.tournaments.create(client, msg, now)
             case JoinTournament():
@@ -551,10 +543,6 @@ class Lobby:
                 return self.tournaments.get(client, msg.tournament, msg.id)
             case ListTournaments():
                 return _reply(client, self.tournaments.listing(msg.id))
-            case Leaderboard():
-                return _reply(client, self._leaderboard(msg))
-            case Profile():
-                return _reply(client, self._profile(client, msg))
         raise Refusal(ErrorCode.BAD_MESSAGE, f"{msg.type} is not a request a client can send")
 
     def _room(self, code: str, client: Client | None = None) -> Room:
@@ -601,6 +589,28 @@ class Lobby:
             allowance = self.guesses[client.ip] = Allowance(rate, now, self.limits.code_guess_burst)
         if not allowance.take(now):
             raise Refusal(ErrorCode.RATE_LIMITED, "too many room codes tried from your address; wait a minute")
+
+    def history_answer(self, msg: ListGames | GetGame | Leaderboard | Profile, viewer: str) -> Message:
+        """The answer to a history request from the person whose token hash is `viewer` (Refusal if none).
+
+        Reads only the store and the replay cache, so it runs wherever the store can be read: here, or in the
+        server's history worker (server/history_worker.py), a process with a lobby of its own for this alone.
+        """
+        match msg:
+            case ListGames():
+                if not 1 <= msg.limit <= MAX_LIST_GAMES:
+                    raise Refusal(ErrorCode.BAD_MESSAGE, f"limit must be 1 to {MAX_LIST_GAMES}")
+                games = self._history().list_games(msg.player, msg.game, msg.limit, viewer, msg.room)
+                return Games(games=games, id=msg.id)
+            case GetGame():
+                record = self._history().get_game(msg.game_id, viewer)
+                if record is None:
+                    raise Refusal(ErrorCode.UNKNOWN_GAME, f"there is no finished game {msg.game_id}")
+                return GameRecord(record=record, frames=self._frames(record), id=msg.id)
+            case Leaderboard():
+                return self._leaderboard(msg)
+            case Profile():
+                return self._profile(viewer, msg)
 
     def _frames(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """A finished game's replay frames, from the cache if it was replayed lately (a game never changes)."""
@@ -1263,10 +1273,10 @@ class Lobby:
             entries.append(LeaderEntry(rd=rd, provisional=rd >= book.policy.provisional_rd, **row))
         return Leaders(game=msg.game, offset=msg.offset, total=total, entries=entries, id=msg.id)
 
-    def _profile(self, client: Client, msg: Profile) -> PlayerCard:
+    def _profile(self, viewer: str, msg: Profile) -> PlayerCard:
         """A player's card: ratings by pool and latest rated games (unknown_player if they have no rating)."""
         name = clean_name(msg.name)[:MAX_NAME]
-        ratings, recent = self._history().profile(player_key(name), client.token_hash)
+        ratings, recent = self._history().profile(player_key(name), viewer)
         if not ratings:
             raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"{name!r} has played no rated game")
         book = self.ratings

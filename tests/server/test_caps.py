@@ -86,6 +86,28 @@ async def test_connections_per_address_are_capped(server_with):
         await peer.close()
 
 
+async def test_a_capped_address_is_refused_on_connecting_before_it_sends_anything(server_with, monkeypatch):
+    """At its connection cap an address gets HTTP 429 with the reason as soon as its TCP connection is accepted
+    (before any request is read), and a refused client that never closes is dropped after REFUSED_LINGER_S."""
+    monkeypatch.setattr("gamenight.server.guard.REFUSED_LINGER_S", 0.3)
+    server = await server_with(ServerConfig(port=0, ai_workers=1, max_connections_per_ip=1))
+    holder = await Peer.connect(_url(server), "holder")
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    async with asyncio.timeout(60):  # guards a hang only: the answer needs no request, and the close no client
+        answer = await reader.read()  # everything until the server's side ends, without sending a byte
+        assert answer.startswith(b"HTTP/1.1 429 ") and answer.endswith(b"too many connections from your address\n")
+        while True:  # the refused client lingers, sending and never closing: the server drops it in time
+            writer.write(b"GET / HTTP/1.1\r\n")
+            try:
+                await writer.drain()
+            except ConnectionError:
+                break  # reset: the server's side is gone
+            await asyncio.sleep(0.05)
+    writer.close()
+    assert server.per_ip == {"127.0.0.1": 1} and len(server.connections) == 1  # it never became a connection
+    await holder.close()
+
+
 async def test_rooms_held_only_by_squatters_close_after_the_short_grace(server_with, monkeypatch):
     """Seats taken in a game nobody moved in do not keep the room for 24 hours; a game that was played stays."""
     monkeypatch.setattr("gamenight.server.lobby.EMPTY_ROOM_GRACE_S", 0.2)

@@ -1,19 +1,25 @@
-"""The history: bad ids are a client's mistake, closed rooms leave the database, lookups by player use an index."""
+"""The history: bad ids are a client's mistake, closed rooms leave the database, lookups by player use an index,
+and requests are answered in a worker process that neither holds up the games nor outlives the server."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import sqlite3
-import threading
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from gamenight.protocol.messages import CreateRoom, GetGame, ListGames, MakeMove, Resign
 from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.history_worker import WORKER_NAME
 from gamenight.server.store import GameFinished, Store
 from tests.peer import Peer, seat_pair
+from tests.server.test_restart import HANG_S, _alive, _descendants
 
 
 @pytest.fixture
@@ -78,41 +84,121 @@ def test_games_by_player_are_found_through_the_index(tmp_path):
     store.close()
 
 
-async def test_games_go_on_while_a_replay_is_computed(server, monkeypatch):
-    """While a long replay is being computed for one client, moves in another room are still answered; the
-    replay then arrives, and asking for it again does not replay the game again."""
-    from gamenight.server import lobby
-
-    url = f"ws://127.0.0.1:{server.port}"
+async def _finished_game(url: str) -> int:
+    """Play one short Othello game to its end (a move, then a resignation); its id in the history."""
     alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
     code, state = await seat_pair(alice, bob)
     await alice.send(MakeMove(room=code, move=state.legal[0], seq=state.seq))
-    state = await alice.expect("state", seq=state.seq + 1)
+    await alice.expect("state", seq=state.seq + 1)
     await bob.send(Resign(room=code))
     await alice.expect("event", kind="game_over")
-    game_id = (await alice.request(ListGames)).games[0]["game_id"]
-    release, replays, original = threading.Event(), [], lobby.replay_frames
+    game_id = int((await alice.request(ListGames)).games[0]["game_id"])
+    await alice.close()
+    await bob.close()
+    return game_id
 
-    def slow_replay(record):
-        replays.append(record["game_id"])
-        assert release.wait(20), "the test never released the replay"
-        return original(record)
 
-    monkeypatch.setattr(lobby, "replay_frames", slow_replay)
+def _worker_pid(server: GameServer) -> int:
+    """The running history worker's pid (a history request started it)."""
+    assert server.history is not None and server.history.pid is not None
+    return server.history.pid
+
+
+async def test_games_go_on_while_the_history_worker_is_stuck(server, monkeypatch):
+    """While the history worker cannot answer (here: stopped outright), moves in another room are still
+    answered and the history request waits; once the worker goes on, the replay arrives."""
+    monkeypatch.setattr("gamenight.server.app.HISTORY_TIMEOUT_S", 60.0)  # only `rate_limited` would end the wait
+    url = f"ws://127.0.0.1:{server.port}"
+    game_id = await _finished_game(url)
+    pid = _worker_pid(server)
     reader = await Peer.connect(url, "reader")
-    await reader.send(GetGame(game_id=game_id, id=4242))
-    async with asyncio.timeout(10):  # guards a hang only: the history thread picks the request up
-        while not replays:
-            await asyncio.sleep(0.01)
-    one, two = await Peer.connect(url, "one"), await Peer.connect(url, "two")
-    other, state = await seat_pair(one, two)
-    for _ in range(2):
-        mover = one if state.to_move == [0] else two
-        legal = (await mover.at(other, state.seq)).legal
-        await mover.send(MakeMove(room=other, move=legal[0], seq=state.seq))
-        state = await one.expect("state", seq=state.seq + 1)
-    assert replays == [game_id]  # the replay is still running: the moves did not wait for it
-    release.set()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        await reader.send(GetGame(game_id=game_id, id=4242))
+        one, two = await Peer.connect(url, "one"), await Peer.connect(url, "two")
+        other, state = await seat_pair(one, two)
+        for _ in range(2):
+            mover = one if state.to_move == [0] else two
+            legal = (await mover.at(other, state.seq)).legal
+            await mover.send(MakeMove(room=other, move=legal[0], seq=state.seq))
+            state = await one.expect("state", seq=state.seq + 1)
+        assert reader._frames.empty()  # nothing arrived for the reader: its request is still in the worker
+    finally:
+        os.kill(pid, signal.SIGCONT)
     first = await reader.wait(lambda m: m.id == 4242)
     again = await reader.request(GetGame, game_id=game_id)
+    assert first.type == again.type == "game" and len(first.frames) == 2 and first.frames == again.frames
+
+
+async def test_a_killed_history_worker_is_replaced(server, caplog):
+    """A history worker that dies (SIGKILL) fails the request it held with a clean `rate_limited`, without a
+    traceback in the log; the next request is answered by a new worker."""
+    url = f"ws://127.0.0.1:{server.port}"
+    game_id = await _finished_game(url)
+    pid = _worker_pid(server)
+    reader = await Peer.connect(url, "reader")
+    os.kill(pid, signal.SIGSTOP)  # so that the request is surely in the worker when it dies
+    await reader.send(GetGame(game_id=game_id, id=77))
+    async with asyncio.timeout(HANG_S):  # guards a hang only: the request reaches the worker's pipe
+        while server._history_pending == 0:
+            await asyncio.sleep(0.01)
+    with caplog.at_level(logging.WARNING, logger="gamenight.server"):
+        os.kill(pid, signal.SIGKILL)
+        failed = await reader.wait(lambda m: m.id == 77)
+        assert failed.type == "error" and failed.code == "rate_limited"
+        answered = await reader.request(GetGame, game_id=game_id)
+    assert answered.type == "game" and answered.record["game_id"] == game_id
+    assert _worker_pid(server) != pid
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    await reader.close()
+
+
+def test_a_replay_is_computed_once_for_repeated_requests(tmp_path, monkeypatch):
+    """get_game of the same finished game twice replays it once (the replay cache) and returns the same frames."""
+    from gamenight.server import lobby as lobby_module
+
+    store = Store(str(tmp_path / "g.db"))
+    finished = GameFinished("R", 1, "othello", {}, [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bo"}], {}, [], "")
+    store.write([finished])
+    game_id = store.list_games()[0]["game_id"]
+    replays, original = [], lobby_module.replay_frames
+
+    def counted(record):
+        replays.append(record["game_id"])
+        return original(record)
+
+    monkeypatch.setattr(lobby_module, "replay_frames", counted)
+    lobby = lobby_module.Lobby(history=store)
+    first = lobby.history_answer(GetGame(game_id=game_id), "viewer")
+    again = lobby.history_answer(GetGame(game_id=game_id), "viewer")
     assert first.type == again.type == "game" and first.frames == again.frames and replays == [game_id]
+    store.close()
+
+
+def _history_workers_below(pid: int) -> set[int]:
+    """The history workers (process name `gn-history`) among the living processes below `pid` (Linux /proc)."""
+    found = set()
+    for child in _descendants(pid):
+        try:
+            if Path(f"/proc/{child}/comm").read_text().strip() == WORKER_NAME:
+                found.add(child)
+        except OSError:
+            continue  # ended while we looked
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from Linux's /proc")
+async def test_a_killed_server_leaves_no_history_worker_behind(server_process):
+    """A server killed outright (SIGKILL, an OOM kill) leaves no history worker running on the host."""
+    server = server_process()
+    assert server.proc is not None
+    peer = await Peer.connect(server.url, "reader")
+    assert (await peer.request(ListGames)).type == "games"  # the first history request starts the worker
+    workers = _history_workers_below(server.proc.pid)
+    assert len(workers) == 1
+    server.kill()
+    await peer.close()
+    deadline = time.monotonic() + HANG_S  # the worker checks every second; this only guards a hang
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not [pid for pid in workers if _alive(pid)]

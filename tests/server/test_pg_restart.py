@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gamenight.protocol.messages import CreateRoom, Join, ListGames, MakeMove, Resign
+from gamenight.protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 
@@ -28,7 +28,7 @@ def pg_servers(pg_url: str) -> Iterator[list[ServerProcess]]:
 async def test_sigkill_then_restart_on_postgres_resumes_the_exact_board(
     pg_url: str, pg_servers: list[ServerProcess]
 ) -> None:
-    """On a PostgreSQL store a server killed mid-game restarts with the board exact; players resume with tokens."""
+    """On PostgreSQL a server killed mid-game restarts with the board exact (tokens resume); the game replays after."""
     first = ServerProcess(pg_url).start()
     pg_servers.append(first)
     alice = await Peer.connect(first.url, "alice")
@@ -61,6 +61,8 @@ async def test_sigkill_then_restart_on_postgres_resumes_the_exact_board(
     listed = await alice.request(ListGames, player="bob")
     assert listed.type == "games" and [g["game"] for g in listed.games] == ["othello"]
     game_id = listed.games[0]["game_id"]
+    replay = await alice.request(GetGame, game_id=game_id)  # read and replayed in the history worker, on PostgreSQL
+    assert replay.type == "game" and replay.record["moves"] == made and len(replay.frames) == len(made) + 1
     await alice.close()
     await bob.close()
     assert second.stop() == 0
