@@ -3,6 +3,8 @@ moretime shown only when allowed, and the flag when the server ends a game on ti
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import Select
 
 from gamenight.client import messages as ui
@@ -69,13 +71,15 @@ async def test_blitz_preset_game_against_a_friend(make_app, url):
         await pilot.press("escape")
         code = await create_room_via_form(app, pilot, "connect4", [ME, OPEN], {"clock_s": 300, "increment_s": 3})
         await bob.request(Join, room=code, seat=1)
+        start = await bob.wait(lambda m: m.type == "state" and m.status == "playing" and m.clock is not None)
         await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
         await wait_for(pilot, lambda: app.screen.query_one(ClockView).display, "the clocks")
-        assert "5:00" in _clock_text(app) or "4:59" in _clock_text(app)
+        assert re.search(r"\b[45]:\d\d\b", _clock_text(app))  # five minutes, counting down (however loaded)
         assert not app.screen.check_action("takeback", ()) and app.screen.check_action("moretime", ())
         app.post_message(ui.MoveChosen("d"))
         state = await bob.wait(lambda m: m.type == "state" and m.moves == ["d"])
-        assert state.clock.remaining_ms[0] > 300_000  # the increment came back
+        spent = state.clock.at_ms - start.clock.at_ms  # the mover's thinking time, by the server's clock
+        assert abs(state.clock.remaining_ms[0] - (300_000 - spent + 3_000)) <= 50  # the increment came back
         await pilot.press("m")
         more = await bob.expect("event", kind="moretime")
         assert more.data["to"] == [1]
