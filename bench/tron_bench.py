@@ -219,6 +219,73 @@ def apart(b: str, count: int, ms: int, search_ms: int) -> None:
     print(f"  the split's sign wrong: {wrong}")
 
 
+def separations(per_map: int, min_room: int) -> list[tuple[str, int, int, int]]:
+    """Lone riders' rooms for `prove`: the first tick apart of level-1 self-play (depth 1, seeded noise, so the
+    same on every machine), `per_map` games on each official two-player map; each rider's (map, open squares,
+    stride, head) whose room has at least `min_room` squares."""
+    found = []
+    for name in match_maps():
+        for game in range(per_map):
+            state = new_state(official_maps()[name])
+            while state.result is None:
+                grid = tron_ai.grid_of(state)
+                if not tron_ai.voronoi(grid.open, grid.stride, *grid.heads).touching:
+                    for head in grid.heads:
+                        region = tron_ai.flood(grid.open, grid.stride, head)
+                        if region.bit_count() >= min_room:
+                            found.append((name, region, grid.stride, head))
+                    break
+                rng = random.Random(game * 100_003 + state.tick)
+                moves = {seat: tron_ai.choose_level(state, seat, 1, 1000, rng)[0] for seat in (0, 1)}
+                state = GAME.apply(state, moves)
+    return found
+
+
+def prove(per_map: int, ms: int, min_room: int) -> None:
+    """The endgame search on the same rooms with the chamber bound (`FILL_CHAINS` off) and the per-chain parity
+    bound (on), in turn room by room: how many longest rides each proves within `ms`, its nodes and CPU time."""
+    rooms = separations(per_map, min_room)
+    totals = {False: [0, 0, 0, 0.0], True: [0, 0, 0, 0.0]}  # proven, squares ridden, nodes, CPU seconds
+    times: dict[bool, list[float]] = {False: [], True: []}
+    both = only = 0
+    saved = tron_ai.FILL_CHAINS
+    try:
+        for name, region, stride, head in rooms:
+            proven, ridden = {}, {}
+            for chains in (False, True):
+                tron_ai.FILL_CHAINS = chains
+                tron_ai._TREES.clear()
+                cpu = time.process_time()
+                search = tron_ai.fill_search(region, stride, head, time.perf_counter() + ms / 1000)
+                spent = time.process_time() - cpu
+                total = totals[chains]
+                total[0] += search.proven
+                total[1] += len(search.best)
+                total[2] += search.nodes
+                total[3] += spent
+                proven[chains] = search.proven
+                ridden[chains] = len(search.best)
+                if search.proven:
+                    times[chains].append(spent * 1000)
+            both += proven[False] and proven[True]
+            only += proven[True] and not proven[False]
+            print(
+                f"  {name}: {region.bit_count()} squares, proven (chamber, chains) {proven[False]}, {proven[True]};"
+                f" ridden {ridden[False]}, {ridden[True]}"
+            )
+    finally:
+        tron_ai.FILL_CHAINS = saved
+    print(f"{len(rooms)} rooms of {min_room}+ squares at the first tick apart, {ms} ms each")
+    for chains, label in ((False, "chamber bound"), (True, "chain parity bound")):
+        proven, squares, nodes, cpu = totals[chains]
+        spent = times[chains]
+        print(
+            f"  {label}: proven {proven} of {len(rooms)}, squares ridden {squares}, nodes {nodes},"
+            f" CPU {cpu:.2f} s; CPU time to a proof median {statistics.median(spent) if spent else 0:.1f} ms"
+        )
+    print(f"  proven by both: {both}; only with the chain parity bound: {only}")
+
+
 def _sign(value: int) -> int:
     """-1, 0 or 1."""
     return (value > 0) - (value < 0)
@@ -315,7 +382,7 @@ def _load_module(path: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill", "speed", "apart"))
+    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove"))
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
     parser.add_argument("--ms", type=int, default=100)
@@ -339,6 +406,14 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         choices=(0, 1),
         help="experiment: level 5's LEVEL5_CHAINS, apart leaves by the parity bound per chain of chambers (1)",
+    )
+    parser.add_argument("--per-map", type=int, default=3, help="prove: self-play games per map")
+    parser.add_argument("--min-room", type=int, default=20, help="prove: the smallest room searched")
+    parser.add_argument(
+        "--fill-chains",
+        type=int,
+        choices=(0, 1),
+        help="level 5's endgame search bounded by the parity bound per chain (FILL_CHAINS, default 1) or not (0)",
     )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
@@ -364,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.Level5Engine.chains = bool(args.chains)
     if args.exact_ticks is not None:
         tron_ai.Level5Engine.exact_ticks = args.exact_ticks
+    if args.fill_chains is not None:
+        tron_ai.FILL_CHAINS = bool(args.fill_chains)
     if args.exact_ms is not None:
         tron_ai.EXACT_MS = args.exact_ms
     if args.what == "games":
@@ -372,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
         fill(args.positions, args.ms, args.seed)
     elif args.what == "apart":
         apart(args.b, args.games, args.ms, args.search_ms)
+    elif args.what == "prove":
+        prove(args.per_map, args.ms, args.min_room)
     else:
         speed(args.depth, args.repeat, args.against)
     return 0

@@ -1074,7 +1074,7 @@ def fill_search(free: Mask, stride: int, head: Index, deadline: float, seed: lis
     """
     bound, region = room_after(free, stride, head)
     if region.bit_count() <= CHAMBER_ROOT_ROOM:
-        bound = min(bound, chamber_fill(free, stride, head))
+        bound = min(bound, (chain_fill if FILL_CHAINS else chamber_fill)(free, stride, head))
     first = greedy_ride(free, stride, head, deadline, partial=True)
     if seed is not None and len(seed) > len(first):
         first = seed
@@ -1110,8 +1110,13 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
     if len(path) + room <= len(fill.best):
         return
     if room <= CHAMBER_BOUND_ROOM:
-        # The chamber tree is the tighter bound (dead ends can be had only one at a time), at a price.
-        room = min(room, chamber_fill(region, stride, head))
+        # The chamber tree is the tighter bound (dead ends can be had only one at a time), at a price. With
+        # `FILL_CHAINS` it is taken over every region the head leads into (the parity bound above keeps only the
+        # best one) and capped by the parity bound of each chain (`chain_fill`).
+        if FILL_CHAINS:
+            room = min(room, chain_fill(free, stride, head))
+        else:
+            room = min(room, chamber_fill(region, stride, head))
         if len(path) + room <= len(fill.best):
             return
     if horizon == 0:
@@ -1147,6 +1152,11 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
 CHAMBER_BOUND_ROOM = 64
 """Nodes with at most this much room left are bounded by the chamber tree too, not only by the parity bound."""
 CHAMBER_ROOT_ROOM = 700
+FILL_CHAINS = True
+"""The endgame search bounds its rides by the checkerboard bound per chain of chambers (`chain_fill`) where it
+uses the chamber tree (at the root, and at nodes with at most `CHAMBER_BOUND_ROOM` squares left), rather than
+by the chamber tree capped by the parity bound of the whole region (`chamber_fill`): never looser, so it proves
+rides sooner and cuts more branches (session 7)."""
 """The endgame search's proof target is the chamber tree capped by the parity bound up to this much room,
 the parity bound alone beyond (the chamber tree of a huge region takes too long to build for a tick)."""
 

@@ -370,6 +370,66 @@ def test_endgame_filler_rides_the_longest_ride_of_small_rooms() -> None:
         checked += 1
 
 
+SPLIT_AT_HEAD = """
+6 6
+2#####
+#    #
+##1 ##
+#  # #
+#   ##
+######
+"""
+
+
+def test_endgame_filler_rides_the_longest_ride_where_the_head_splits_the_room() -> None:
+    """Where the rider's square joins several regions, the endgame search still finds the longest ride (5 squares
+    here: the chamber bound of only the region with the best parity bound once cut it off at 4), and on random
+    small rooms whose head splits them it always rides the longest ride (checked exhaustively)."""
+    grid = grid_of(state_from(SPLIT_AT_HEAD))
+    head = grid.heads[0]
+    region = tron_ai.flood(grid.open, grid.stride, head)
+    fill = tron_ai.fill_search(region, grid.stride, head, deadline=float("inf"))
+    assert longest_ride(region, grid.stride, head, {}) == 5
+    assert len(fill.best) == 5 and fill.proven
+    rng = random.Random(35)
+    checked = 0
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    while checked < 60:
+        grid = grid_of(small_room(rng))
+        head = grid.heads[0]
+        region = tron_ai.flood(grid.open, grid.stride, head)
+        if not 4 <= region.bit_count() <= 22 or tron_ai.room_after(region, grid.stride, head)[1] == region:
+            continue
+        fill = tron_ai.fill_search(region, grid.stride, head, deadline=float("inf"))
+        assert len(fill.best) == longest_ride(region, grid.stride, head, {}) and fill.proven
+        checked += 1
+
+
+POCKET_PAST_PARITY = """
+8 7
+2#######
+## # 1 #
+##   # #
+#   # ##
+#  #   #
+#  # ###
+########
+"""
+
+
+def test_endgame_filler_proves_rides_by_the_parity_bound_per_chain() -> None:
+    """A ride that fills its best chain of chambers as far as the checkerboard allows is proven the longest at
+    once (the search stops there and plays on from its plan), though the chamber bound over the whole room
+    promises one square more."""
+    grid = grid_of(state_from(POCKET_PAST_PARITY))
+    head = grid.heads[0]
+    region = tron_ai.flood(grid.open, grid.stride, head)
+    assert tron_ai.chain_fill(region, grid.stride, head) < tron_ai.chamber_fill(region, grid.stride, head)
+    fill = tron_ai.fill_search(region, grid.stride, head, deadline=float("inf"))
+    assert fill.bound == tron_ai.chain_fill(region, grid.stride, head) == len(fill.best)
+    assert fill.proven and not fill.complete
+
+
 def test_chamber_estimate_is_never_below_the_longest_ride() -> None:
     """The chamber-tree room estimate, which ends the endgame search once a ride reaches it, never promises
     less than a lone rider can really ride (a cycle through the head once made it do so)."""
