@@ -407,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
         choices=(0, 1),
         help="experiment: level 5's LEVEL5_CHAINS, apart leaves by the parity bound per chain of chambers (1)",
     )
+    parser.add_argument(
+        "--draw-ahead", type=int, help="level 5's LEVEL5_DRAW_AHEAD: the draw cost when not behind (0: off)"
+    )
     parser.add_argument("--per-map", type=int, default=3, help="prove: self-play games per map")
     parser.add_argument("--min-room", type=int, default=20, help="prove: the smallest room searched")
     parser.add_argument(
@@ -439,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.Level5Engine.chains = bool(args.chains)
     if args.exact_ticks is not None:
         tron_ai.Level5Engine.exact_ticks = args.exact_ticks
+    if args.draw_ahead is not None:
+        tron_ai.Level5Engine.draw_ahead = args.draw_ahead
     if args.fill_chains is not None:
         tron_ai.FILL_CHAINS = bool(args.fill_chains)
     if args.exact_ms is not None:

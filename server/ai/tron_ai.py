@@ -65,6 +65,10 @@ LEVEL5_DRAW = 2000
 so of two lines it takes the draw only if the other is clearly worse; worth 0, as in a1k0n's bot, it rode into
 head-on and equal-room draws where it stood better (against prev5 at 100 ms: 15 draws in 46 and 72.8% at 0;
 at 2000 81.5% on the first run of 46 games, 75.3% over four runs of 46; at 8000 68.5% on one run)."""
+LEVEL5_DRAW_AHEAD = 0
+"""What a draw costs level 5 instead of `LEVEL5_DRAW` on a move whose root it does not trail (its chamber-counted
+territory at least the opponent's): contempt, to steer away from equal splits and head-on crashes while even or
+ahead, and still to take a draw rather than a loss when behind; 0: `LEVEL5_DRAW` always (session 7)."""
 LEVEL5_CLOSE = -1
 """Apart leaves whose chamber estimates (`chamber_fill`, an upper bound) differ by at most this many squares
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
@@ -523,6 +527,8 @@ class Level5Engine(VoronoiEngine):
 
     edge = LEVEL5_EDGE
     draw_penalty = LEVEL5_DRAW
+    draw_ahead = LEVEL5_DRAW_AHEAD
+    """The draw cost of a move whose root level 5 does not trail (`LEVEL5_DRAW_AHEAD`; 0: `draw_penalty`)."""
     close = LEVEL5_CLOSE
     chains = LEVEL5_CHAINS
     exact_ticks = LEVEL5_EXACT_TICKS
@@ -1358,6 +1364,8 @@ def _pessimistic_move(
     chamber-counted territory (`Level5Engine`), deepening a whole tick at a time until the deadline."""
     engine = Level5Engine(grid.stride, deadline)
     engine.root_open = grid.open.bit_count()
+    if engine.draw_ahead and engine.score(grid.open, ours, theirs, False, True) >= 0:
+        engine.draw_penalty = engine.draw_ahead
     engine.exact_until = start + EXACT_SHARE * (deadline - start)
     root: Position = (grid.open, ours, theirs, 0, 0)
     owner = (5, seat)
