@@ -554,6 +554,12 @@ class Level5Engine(VoronoiEngine):
             self.chains,
         )
 
+    def contempt(self, free: Mask, ours: Index, theirs: Index) -> None:
+        """Set this move's draw cost from its root: `draw_ahead` (when set) unless level 5's chamber-counted
+        territory is below the opponent's, else `draw_penalty` stays (`LEVEL5_DRAW`)."""
+        if self.draw_ahead and self.score(free, ours, theirs, False, True) >= 0:
+            self.draw_penalty = self.draw_ahead
+
     def terminal(self, pos: Position) -> int | None:
         """A finished game, or a position at most `exact_ticks` ticks from the root whose riders are apart
         and whose two longest rides are proven (`exact_ride`): scored by them rather than searched on."""
@@ -1364,8 +1370,7 @@ def _pessimistic_move(
     chamber-counted territory (`Level5Engine`), deepening a whole tick at a time until the deadline."""
     engine = Level5Engine(grid.stride, deadline)
     engine.root_open = grid.open.bit_count()
-    if engine.draw_ahead and engine.score(grid.open, ours, theirs, False, True) >= 0:
-        engine.draw_penalty = engine.draw_ahead
+    engine.contempt(grid.open, ours, theirs)
     engine.exact_until = start + EXACT_SHARE * (deadline - start)
     root: Position = (grid.open, ours, theirs, 0, 0)
     owner = (5, seat)

@@ -500,6 +500,27 @@ def test_level5_values_draws_below_an_even_position() -> None:
     assert voronoi_bot.score(grid.open, ours, theirs, False, True) == 0
 
 
+def test_level5_contempt_makes_draws_dearer_only_when_not_behind() -> None:
+    """With contempt on (`LEVEL5_DRAW_AHEAD`), a move whose root level 5 does not trail values a draw at that
+    dearer cost, so it steers away from equal splits and head-on crashes while even or ahead; behind, a draw
+    keeps the usual cost, a better result than the loss it is losing; off (the default), draws always cost
+    `LEVEL5_DRAW`."""
+    ahead = grid_of(_room_with((4, 3), (1, 3)))
+    even = grid_of(_room_with((2, 3), (6, 3)))
+    for grid, ours, theirs, expected in (
+        (ahead, ahead.heads[0], ahead.heads[1], 6000),
+        (even, even.heads[0], even.heads[1], 6000),
+        (ahead, ahead.heads[1], ahead.heads[0], tron_ai.LEVEL5_DRAW),
+    ):
+        engine = tron_ai.Level5Engine(grid.stride)
+        engine.draw_ahead = 6000
+        engine.contempt(grid.open, ours, theirs)
+        assert engine.terminal((grid.open, ours, theirs, 0, DRAWN)) == -expected
+        default = tron_ai.Level5Engine(grid.stride)
+        default.contempt(grid.open, ours, theirs)
+        assert default.terminal((grid.open, ours, theirs, 0, DRAWN)) == -tron_ai.LEVEL5_DRAW
+
+
 CLOSE_SPLIT = """
 13 6
 #############
