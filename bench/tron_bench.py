@@ -3,9 +3,11 @@ and how well its endgame filler fills small rooms against an exhaustive search.
 
 Usage (from the repository root):
     python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2] [--chains 1]
+        [--draw-ahead 5000] [--fill-chains 0]
     python -m bench.tron_bench fill --positions 200 --ms 100
     python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
+    python -m bench.tron_bench prove [--per-map 6] [--ms 100] [--min-room 20]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -19,6 +21,11 @@ nodes per second of CPU time, which the load of other processes barely changes. 
 against B (`--ms` each) to the first tick the riders are apart and compares, for each rider, the apart
 estimate `chamber_fill` and the greedy ride `ride_length` with the longest ride `fill_search` finds in
 `--search-ms` (proven or not), and how often each estimate gets the sign of the split wrong.
+`prove` searches the rooms of the first tick apart of level-1 self-play (the same rooms on every machine) with
+the endgame search's chamber bound and with its per-chain parity bound (`tron_ai.FILL_CHAINS`), room by room in
+turn, and prints how many longest rides each proves within `--ms`, the squares ridden, nodes and CPU time.
+`--draw-ahead N` (session 7's experiment, off by default) makes a draw cost level 5 N when it does not trail at
+the root (`tron_ai.LEVEL5_DRAW_AHEAD`); `--fill-chains 0` turns the per-chain bound of the endgame search off.
 `--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
 of the root whose longest rides a short search proves (`tron_ai.LEVEL5_EXACT_TICKS`, `--exact-ms` its time
 per room).
