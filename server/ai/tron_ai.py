@@ -19,7 +19,7 @@ deadline; a draw costs it about five squares (`LEVEL5_DRAW`). The floodfill bot 
 plies per tick (`TronEngine`).
 Apart, each rider only fills its own space: levels 1-4 search their moves alone, scored by a chamber-tree
 estimate of the squares still reachable; level 5 searches for the longest ride depth-first, cut by the
-parity and chamber bounds, until it proves one or the deadline comes (`fill_search`).
+parity and chamber bounds (per chain of chambers), until it proves one or the deadline comes (`fill_search`).
 Three or four riders: a greedy pick of the safe move with the largest Voronoi share.
 """
 
