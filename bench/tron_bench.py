@@ -8,6 +8,7 @@ Usage (from the repository root):
     python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
     python -m bench.tron_bench prove [--per-map 6] [--ms 100] [--min-room 20]
+    python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -24,6 +25,8 @@ estimate `chamber_fill` and the greedy ride `ride_length` with the longest ride 
 `prove` searches the rooms of the first tick apart of level-1 self-play (the same rooms on every machine) with
 the endgame search's chamber bound and with its per-chain parity bound (`tron_ai.FILL_CHAINS`), room by room in
 turn, and prints how many longest rides each proves within `--ms`, the squares ridden, nodes and CPU time.
+`ride` rides those rooms to their ends with level 5's endgame move (`--ms` a tick), and another `tron_ai.py` after
+it with `--against`: squares ridden and CPU time per move.
 `--draw-ahead N` (session 7's experiment, off by default) makes a draw cost level 5 N when it does not trail at
 the root (`tron_ai.LEVEL5_DRAW_AHEAD`); `--fill-chains 0` turns the per-chain bound of the endgame search off.
 `--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
@@ -293,6 +296,38 @@ def prove(per_map: int, ms: int, min_room: int) -> None:
     print(f"  proven by both: {both}; only with the chain parity bound: {only}")
 
 
+def ride(per_map: int, ms: int, min_room: int, against: str | None) -> None:
+    """Ride every `separations` room to its end with level 5's `endgame_move` at `ms` a tick and print the squares
+    ridden and the CPU time per move; with `against` (another tron_ai.py, e.g. main's) that module rides each room
+    right after ours, so both figures come from the same minutes of a shared machine."""
+    rooms = separations(per_map, min_room)
+    modules: list[tuple[str, Any]] = [("this", tron_ai)]
+    if against is not None:
+        modules.append(("against", _load_module(against)))
+    cpu_ms: dict[str, list[float]] = {name: [] for name, _ in modules}
+    ridden = dict.fromkeys(cpu_ms, 0)
+    for _, region, stride, start in rooms:
+        for name, module in modules:
+            module._PLANS.clear()
+            free, head = region, start
+            steps = module.steps_of(stride)
+            while True:
+                cpu = time.process_time()
+                move, _ = module.endgame_move(free, stride, head, time.perf_counter() + ms / 1000)
+                cpu_ms[name].append((time.process_time() - cpu) * 1000)
+                head += steps[move]
+                if not free >> head & 1:
+                    break
+                free ^= 1 << head
+                ridden[name] += 1
+    for name, spent in cpu_ms.items():
+        print(
+            f"{name}: {len(rooms)} rooms, {ridden[name]} squares ridden in {len(spent)} moves; CPU per move"
+            f" median {statistics.median(spent):.2f} ms, mean {statistics.fmean(spent):.2f} ms,"
+            f" total {sum(spent) / 1000:.1f} s"
+        )
+
+
 def _sign(value: int) -> int:
     """-1, 0 or 1."""
     return (value > 0) - (value < 0)
@@ -389,7 +424,7 @@ def _load_module(path: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove"))
+    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove", "ride"))
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
     parser.add_argument("--ms", type=int, default=100)
@@ -427,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
-    parser.add_argument("--against", help="speed: another tron_ai.py (e.g. main's) timed round by round with ours")
+    parser.add_argument("--against", help="speed, ride: another tron_ai.py (e.g. main's) timed with ours")
     parser.add_argument(
         "--no-chambers",
         action="store_true",
@@ -463,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
         apart(args.b, args.games, args.ms, args.search_ms)
     elif args.what == "prove":
         prove(args.per_map, args.ms, args.min_room)
+    elif args.what == "ride":
+        ride(args.per_map, args.ms, args.min_room, args.against)
     else:
         speed(args.depth, args.repeat, args.against)
     return 0
