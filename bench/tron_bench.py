@@ -3,9 +3,12 @@ and how well its endgame filler fills small rooms against an exhaustive search.
 
 Usage (from the repository root):
     python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2] [--chains 1]
+        [--draw-ahead 5000] [--fill-chains 0]
     python -m bench.tron_bench fill --positions 200 --ms 100
     python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
+    python -m bench.tron_bench prove [--per-map 6] [--ms 100] [--min-room 20]
+    python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -19,6 +22,13 @@ nodes per second of CPU time, which the load of other processes barely changes. 
 against B (`--ms` each) to the first tick the riders are apart and compares, for each rider, the apart
 estimate `chamber_fill` and the greedy ride `ride_length` with the longest ride `fill_search` finds in
 `--search-ms` (proven or not), and how often each estimate gets the sign of the split wrong.
+`prove` searches the rooms of the first tick apart of level-1 self-play (the same rooms on every machine) with
+the endgame search's chamber bound and with its per-chain parity bound (`tron_ai.FILL_CHAINS`), room by room in
+turn, and prints how many longest rides each proves within `--ms`, the squares ridden, nodes and CPU time.
+`ride` rides those rooms to their ends with level 5's endgame move (`--ms` a tick), and another `tron_ai.py` after
+it with `--against`: squares ridden and CPU time per move.
+`--draw-ahead N` (session 7's experiment, off by default) makes a draw cost level 5 N when it does not trail at
+the root (`tron_ai.LEVEL5_DRAW_AHEAD`); `--fill-chains 0` turns the per-chain bound of the endgame search off.
 `--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
 of the root whose longest rides a short search proves (`tron_ai.LEVEL5_EXACT_TICKS`, `--exact-ms` its time
 per room).
@@ -219,6 +229,105 @@ def apart(b: str, count: int, ms: int, search_ms: int) -> None:
     print(f"  the split's sign wrong: {wrong}")
 
 
+def separations(per_map: int, min_room: int) -> list[tuple[str, int, int, int]]:
+    """Lone riders' rooms for `prove`: the first tick apart of level-1 self-play (depth 1, seeded noise, so the
+    same on every machine), `per_map` games on each official two-player map; each rider's (map, open squares,
+    stride, head) whose room has at least `min_room` squares."""
+    found = []
+    for name in match_maps():
+        for game in range(per_map):
+            state = new_state(official_maps()[name])
+            while state.result is None:
+                grid = tron_ai.grid_of(state)
+                if not tron_ai.voronoi(grid.open, grid.stride, *grid.heads).touching:
+                    for head in grid.heads:
+                        region = tron_ai.flood(grid.open, grid.stride, head)
+                        if region.bit_count() >= min_room:
+                            found.append((name, region, grid.stride, head))
+                    break
+                rng = random.Random(game * 100_003 + state.tick)
+                moves = {seat: tron_ai.choose_level(state, seat, 1, 1000, rng)[0] for seat in (0, 1)}
+                state = GAME.apply(state, moves)
+    return found
+
+
+def prove(per_map: int, ms: int, min_room: int) -> None:
+    """The endgame search on the same rooms with the chamber bound (`FILL_CHAINS` off) and the per-chain parity
+    bound (on), in turn room by room: how many longest rides each proves within `ms`, its nodes and CPU time."""
+    rooms = separations(per_map, min_room)
+    totals = {False: [0, 0, 0, 0.0], True: [0, 0, 0, 0.0]}  # proven, squares ridden, nodes, CPU seconds
+    times: dict[bool, list[float]] = {False: [], True: []}
+    both = only = 0
+    saved = tron_ai.FILL_CHAINS
+    try:
+        for name, region, stride, head in rooms:
+            proven, ridden = {}, {}
+            for chains in (False, True):
+                tron_ai.FILL_CHAINS = chains
+                tron_ai._TREES.clear()
+                cpu = time.process_time()
+                search = tron_ai.fill_search(region, stride, head, time.perf_counter() + ms / 1000)
+                spent = time.process_time() - cpu
+                total = totals[chains]
+                total[0] += search.proven
+                total[1] += len(search.best)
+                total[2] += search.nodes
+                total[3] += spent
+                proven[chains] = search.proven
+                ridden[chains] = len(search.best)
+                if search.proven:
+                    times[chains].append(spent * 1000)
+            both += proven[False] and proven[True]
+            only += proven[True] and not proven[False]
+            print(
+                f"  {name}: {region.bit_count()} squares, proven (chamber, chains) {proven[False]}, {proven[True]};"
+                f" ridden {ridden[False]}, {ridden[True]}"
+            )
+    finally:
+        tron_ai.FILL_CHAINS = saved
+    print(f"{len(rooms)} rooms of {min_room}+ squares at the first tick apart, {ms} ms each")
+    for chains, label in ((False, "chamber bound"), (True, "chain parity bound")):
+        proven, squares, nodes, cpu = totals[chains]
+        spent = times[chains]
+        print(
+            f"  {label}: proven {proven} of {len(rooms)}, squares ridden {squares}, nodes {nodes},"
+            f" CPU {cpu:.2f} s; CPU time to a proof median {statistics.median(spent) if spent else 0:.1f} ms"
+        )
+    print(f"  proven by both: {both}; only with the chain parity bound: {only}")
+
+
+def ride(per_map: int, ms: int, min_room: int, against: str | None) -> None:
+    """Ride every `separations` room to its end with level 5's `endgame_move` at `ms` a tick and print the squares
+    ridden and the CPU time per move; with `against` (another tron_ai.py, e.g. main's) that module rides each room
+    right after ours, so both figures come from the same minutes of a shared machine."""
+    rooms = separations(per_map, min_room)
+    modules: list[tuple[str, Any]] = [("this", tron_ai)]
+    if against is not None:
+        modules.append(("against", _load_module(against)))
+    cpu_ms: dict[str, list[float]] = {name: [] for name, _ in modules}
+    ridden = dict.fromkeys(cpu_ms, 0)
+    for _, region, stride, start in rooms:
+        for name, module in modules:
+            module._PLANS.clear()
+            free, head = region, start
+            steps = module.steps_of(stride)
+            while True:
+                cpu = time.process_time()
+                move, _ = module.endgame_move(free, stride, head, time.perf_counter() + ms / 1000)
+                cpu_ms[name].append((time.process_time() - cpu) * 1000)
+                head += steps[move]
+                if not free >> head & 1:
+                    break
+                free ^= 1 << head
+                ridden[name] += 1
+    for name, spent in cpu_ms.items():
+        print(
+            f"{name}: {len(rooms)} rooms, {ridden[name]} squares ridden in {len(spent)} moves; CPU per move"
+            f" median {statistics.median(spent):.2f} ms, mean {statistics.fmean(spent):.2f} ms,"
+            f" total {sum(spent) / 1000:.1f} s"
+        )
+
+
 def _sign(value: int) -> int:
     """-1, 0 or 1."""
     return (value > 0) - (value < 0)
@@ -315,7 +424,7 @@ def _load_module(path: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill", "speed", "apart"))
+    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove", "ride"))
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
     parser.add_argument("--ms", type=int, default=100)
@@ -340,9 +449,20 @@ def main(argv: list[str] | None = None) -> int:
         choices=(0, 1),
         help="experiment: level 5's LEVEL5_CHAINS, apart leaves by the parity bound per chain of chambers (1)",
     )
+    parser.add_argument(
+        "--draw-ahead", type=int, help="level 5's LEVEL5_DRAW_AHEAD: the draw cost when not behind (0: off)"
+    )
+    parser.add_argument("--per-map", type=int, default=3, help="prove: self-play games per map")
+    parser.add_argument("--min-room", type=int, default=20, help="prove: the smallest room searched")
+    parser.add_argument(
+        "--fill-chains",
+        type=int,
+        choices=(0, 1),
+        help="level 5's endgame search bounded by the parity bound per chain (FILL_CHAINS, default 1) or not (0)",
+    )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
-    parser.add_argument("--against", help="speed: another tron_ai.py (e.g. main's) timed round by round with ours")
+    parser.add_argument("--against", help="speed, ride: another tron_ai.py (e.g. main's) timed with ours")
     parser.add_argument(
         "--no-chambers",
         action="store_true",
@@ -364,6 +484,10 @@ def main(argv: list[str] | None = None) -> int:
         tron_ai.Level5Engine.chains = bool(args.chains)
     if args.exact_ticks is not None:
         tron_ai.Level5Engine.exact_ticks = args.exact_ticks
+    if args.draw_ahead is not None:
+        tron_ai.Level5Engine.draw_ahead = args.draw_ahead
+    if args.fill_chains is not None:
+        tron_ai.FILL_CHAINS = bool(args.fill_chains)
     if args.exact_ms is not None:
         tron_ai.EXACT_MS = args.exact_ms
     if args.what == "games":
@@ -372,6 +496,10 @@ def main(argv: list[str] | None = None) -> int:
         fill(args.positions, args.ms, args.seed)
     elif args.what == "apart":
         apart(args.b, args.games, args.ms, args.search_ms)
+    elif args.what == "prove":
+        prove(args.per_map, args.ms, args.min_room)
+    elif args.what == "ride":
+        ride(args.per_map, args.ms, args.min_room, args.against)
     else:
         speed(args.depth, args.repeat, args.against)
     return 0

@@ -19,7 +19,7 @@ deadline; a draw costs it about five squares (`LEVEL5_DRAW`). The floodfill bot 
 plies per tick (`TronEngine`).
 Apart, each rider only fills its own space: levels 1-4 search their moves alone, scored by a chamber-tree
 estimate of the squares still reachable; level 5 searches for the longest ride depth-first, cut by the
-parity and chamber bounds, until it proves one or the deadline comes (`fill_search`).
+parity and chamber bounds (per chain of chambers), until it proves one or the deadline comes (`fill_search`).
 Three or four riders: a greedy pick of the safe move with the largest Voronoi share.
 """
 
@@ -65,6 +65,10 @@ LEVEL5_DRAW = 2000
 so of two lines it takes the draw only if the other is clearly worse; worth 0, as in a1k0n's bot, it rode into
 head-on and equal-room draws where it stood better (against prev5 at 100 ms: 15 draws in 46 and 72.8% at 0;
 at 2000 81.5% on the first run of 46 games, 75.3% over four runs of 46; at 8000 68.5% on one run)."""
+LEVEL5_DRAW_AHEAD = 0
+"""What a draw costs level 5 instead of `LEVEL5_DRAW` on a move whose root it does not trail (its chamber-counted
+territory at least the opponent's): contempt, to steer away from equal splits and head-on crashes while even or
+ahead, and still to take a draw rather than a loss when behind; 0: `LEVEL5_DRAW` always (session 7)."""
 LEVEL5_CLOSE = -1
 """Apart leaves whose chamber estimates (`chamber_fill`, an upper bound) differ by at most this many squares
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
@@ -523,6 +527,8 @@ class Level5Engine(VoronoiEngine):
 
     edge = LEVEL5_EDGE
     draw_penalty = LEVEL5_DRAW
+    draw_ahead = LEVEL5_DRAW_AHEAD
+    """The draw cost of a move whose root level 5 does not trail (`LEVEL5_DRAW_AHEAD`; 0: `draw_penalty`)."""
     close = LEVEL5_CLOSE
     chains = LEVEL5_CHAINS
     exact_ticks = LEVEL5_EXACT_TICKS
@@ -547,6 +553,12 @@ class Level5Engine(VoronoiEngine):
             self.close,
             self.chains,
         )
+
+    def contempt(self, free: Mask, ours: Index, theirs: Index) -> None:
+        """Set this move's draw cost from its root: `draw_ahead` (when set) unless level 5's chamber-counted
+        territory is below the opponent's, else `draw_penalty` stays (`LEVEL5_DRAW`)."""
+        if self.draw_ahead and self.score(free, ours, theirs, False, True) >= 0:
+            self.draw_penalty = self.draw_ahead
 
     def terminal(self, pos: Position) -> int | None:
         """A finished game, or a position at most `exact_ticks` ticks from the root whose riders are apart
@@ -1074,7 +1086,7 @@ def fill_search(free: Mask, stride: int, head: Index, deadline: float, seed: lis
     """
     bound, region = room_after(free, stride, head)
     if region.bit_count() <= CHAMBER_ROOT_ROOM:
-        bound = min(bound, chamber_fill(free, stride, head))
+        bound = min(bound, (chain_fill if FILL_CHAINS else chamber_fill)(free, stride, head))
     first = greedy_ride(free, stride, head, deadline, partial=True)
     if seed is not None and len(seed) > len(first):
         first = seed
@@ -1110,8 +1122,13 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
     if len(path) + room <= len(fill.best):
         return
     if room <= CHAMBER_BOUND_ROOM:
-        # The chamber tree is the tighter bound (dead ends can be had only one at a time), at a price.
-        room = min(room, chamber_fill(region, stride, head))
+        # The chamber tree is the tighter bound (dead ends can be had only one at a time), at a price. With
+        # `FILL_CHAINS` it is taken over every region the head leads into (the parity bound above keeps only the
+        # best one) and capped by the parity bound of each chain (`chain_fill`).
+        if FILL_CHAINS:
+            room = min(room, chain_fill(free, stride, head))
+        else:
+            room = min(room, chamber_fill(region, stride, head))
         if len(path) + room <= len(fill.best):
             return
     if horizon == 0:
@@ -1147,6 +1164,11 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
 CHAMBER_BOUND_ROOM = 64
 """Nodes with at most this much room left are bounded by the chamber tree too, not only by the parity bound."""
 CHAMBER_ROOT_ROOM = 700
+FILL_CHAINS = True
+"""The endgame search bounds its rides by the checkerboard bound per chain of chambers (`chain_fill`) where it
+uses the chamber tree (at the root, and at nodes with at most `CHAMBER_BOUND_ROOM` squares left), rather than
+by the chamber tree capped by the parity bound of the whole region (`chamber_fill`): never looser, so it proves
+rides sooner and cuts more branches (session 7)."""
 """The endgame search's proof target is the chamber tree capped by the parity bound up to this much room,
 the parity bound alone beyond (the chamber tree of a huge region takes too long to build for a tick)."""
 
@@ -1348,6 +1370,7 @@ def _pessimistic_move(
     chamber-counted territory (`Level5Engine`), deepening a whole tick at a time until the deadline."""
     engine = Level5Engine(grid.stride, deadline)
     engine.root_open = grid.open.bit_count()
+    engine.contempt(grid.open, ours, theirs)
     engine.exact_until = start + EXACT_SHARE * (deadline - start)
     root: Position = (grid.open, ours, theirs, 0, 0)
     owner = (5, seat)

@@ -370,6 +370,66 @@ def test_endgame_filler_rides_the_longest_ride_of_small_rooms() -> None:
         checked += 1
 
 
+SPLIT_AT_HEAD = """
+6 6
+2#####
+#    #
+##1 ##
+#  # #
+#   ##
+######
+"""
+
+
+def test_endgame_filler_rides_the_longest_ride_where_the_head_splits_the_room() -> None:
+    """Where the rider's square joins several regions, the endgame search still finds the longest ride (5 squares
+    here: the chamber bound of only the region with the best parity bound once cut it off at 4), and on random
+    small rooms whose head splits them it always rides the longest ride (checked exhaustively)."""
+    grid = grid_of(state_from(SPLIT_AT_HEAD))
+    head = grid.heads[0]
+    region = tron_ai.flood(grid.open, grid.stride, head)
+    fill = tron_ai.fill_search(region, grid.stride, head, deadline=float("inf"))
+    assert longest_ride(region, grid.stride, head, {}) == 5
+    assert len(fill.best) == 5 and fill.proven
+    rng = random.Random(35)
+    checked = 0
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    while checked < 60:
+        grid = grid_of(small_room(rng))
+        head = grid.heads[0]
+        region = tron_ai.flood(grid.open, grid.stride, head)
+        if not 4 <= region.bit_count() <= 22 or tron_ai.room_after(region, grid.stride, head)[1] == region:
+            continue
+        fill = tron_ai.fill_search(region, grid.stride, head, deadline=float("inf"))
+        assert len(fill.best) == longest_ride(region, grid.stride, head, {}) and fill.proven
+        checked += 1
+
+
+POCKET_PAST_PARITY = """
+8 7
+2#######
+## # 1 #
+##   # #
+#   # ##
+#  #   #
+#  # ###
+########
+"""
+
+
+def test_endgame_filler_proves_rides_by_the_parity_bound_per_chain() -> None:
+    """A ride that fills its best chain of chambers as far as the checkerboard allows is proven the longest at
+    once (the search stops there and plays on from its plan), though the chamber bound over the whole room
+    promises one square more."""
+    grid = grid_of(state_from(POCKET_PAST_PARITY))
+    head = grid.heads[0]
+    region = tron_ai.flood(grid.open, grid.stride, head)
+    assert tron_ai.chain_fill(region, grid.stride, head) < tron_ai.chamber_fill(region, grid.stride, head)
+    fill = tron_ai.fill_search(region, grid.stride, head, deadline=float("inf"))
+    assert fill.bound == tron_ai.chain_fill(region, grid.stride, head) == len(fill.best)
+    assert fill.proven and not fill.complete
+
+
 def test_chamber_estimate_is_never_below_the_longest_ride() -> None:
     """The chamber-tree room estimate, which ends the endgame search once a ride reaches it, never promises
     less than a lone rider can really ride (a cycle through the head once made it do so)."""
@@ -438,6 +498,27 @@ def test_level5_values_draws_below_an_even_position() -> None:
     assert level5.score(grid.open, ours, theirs, False, True) == -tron_ai.LEVEL5_DRAW
     assert level5.score(grid.open, theirs, ours, False, False) == tron_ai.LEVEL5_DRAW
     assert voronoi_bot.score(grid.open, ours, theirs, False, True) == 0
+
+
+def test_level5_contempt_makes_draws_dearer_only_when_not_behind() -> None:
+    """With contempt on (`LEVEL5_DRAW_AHEAD`), a move whose root level 5 does not trail values a draw at that
+    dearer cost, so it steers away from equal splits and head-on crashes while even or ahead; behind, a draw
+    keeps the usual cost, a better result than the loss it is losing; off (the default), draws always cost
+    `LEVEL5_DRAW`."""
+    ahead = grid_of(_room_with((4, 3), (1, 3)))
+    even = grid_of(_room_with((2, 3), (6, 3)))
+    for grid, ours, theirs, expected in (
+        (ahead, ahead.heads[0], ahead.heads[1], 6000),
+        (even, even.heads[0], even.heads[1], 6000),
+        (ahead, ahead.heads[1], ahead.heads[0], tron_ai.LEVEL5_DRAW),
+    ):
+        engine = tron_ai.Level5Engine(grid.stride)
+        engine.draw_ahead = 6000
+        engine.contempt(grid.open, ours, theirs)
+        assert engine.terminal((grid.open, ours, theirs, 0, DRAWN)) == -expected
+        default = tron_ai.Level5Engine(grid.stride)
+        default.contempt(grid.open, ours, theirs)
+        assert default.terminal((grid.open, ours, theirs, 0, DRAWN)) == -tron_ai.LEVEL5_DRAW
 
 
 CLOSE_SPLIT = """
