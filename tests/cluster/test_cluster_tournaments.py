@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import secrets
+import signal
 from collections import Counter
 from collections.abc import Callable
 
@@ -15,6 +17,7 @@ from gamenight.protocol.messages import (
     CreateTournament,
     GetTournament,
     JoinTournament,
+    ListGames,
     ListTournaments,
     MakeMove,
     Message,
@@ -201,3 +204,58 @@ async def test_the_node_running_a_round_robin_is_killed_and_it_finishes_elsewher
     for peer in (bob, carol):
         await eventually(lambda peer=peer: listed_as(peer, tid, "finished"), "the round robin listed finished")
         await peer.close()
+
+
+async def test_a_paused_tournament_node_cannot_write_after_another_took_over(cluster: Callable[..., ServerProcess]):
+    """SIGSTOP the node running a round robin of AIs until another node has taken it over, then SIGCONT it: the old
+    node's late writes are refused by the store's epoch (split brain), it lets the tournament go, and the tournament
+    finishes once: every game once in the standings and once in the history."""
+    nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
+    alice = await Peer.connect(nodes[0].url, "alice", key=key())
+    bob = await Peer.connect(nodes[1].url, "bob", key=key())
+    entrants = ["AI level 1", "AI level 2", "AI level 3", "AI level 4"]
+    reply = await alice.request(
+        CreateTournament, game="connect4", kind="round_robin", options=FAST_CONNECT4, players=entrants
+    )
+    assert reply.type == "tournament" and reply.status == "running", reply
+    tid = reply.tournament
+    async with asyncio.timeout(TOURNAMENT_HANG_S):
+        while True:
+            before = await alice.wait(lambda m: m.type == "tournament" and m.tournament == tid)
+            if sum(g["places"] is not None for g in before.games) >= 2:
+                break
+    paused = nodes[0].proc
+    assert paused is not None
+    os.kill(paused.pid, signal.SIGSTOP)
+    try:
+
+        async def taken_over() -> bool:
+            try:
+                return (await asked(bob, GetTournament, tournament=tid)).type == "tournament"
+            except TimeoutError:
+                return False  # forwarded to the stopped node, which cannot answer
+
+        await eventually(taken_over, "the round robin run by another node")  # n1 cannot answer while stopped
+        await asyncio.sleep(1.0)  # its games go on there meanwhile
+    finally:
+        os.kill(paused.pid, signal.SIGCONT)
+
+    async def finished() -> bool:
+        view = await asked(bob, GetTournament, tournament=tid)
+        return view.type == "tournament" and view.status == "finished"
+
+    async with asyncio.timeout(TOURNAMENT_HANG_S):
+        while not await finished():
+            await asyncio.sleep(0.5)
+    final = await asked(bob, GetTournament, tournament=tid)
+    games = final.games
+    assert len(games) == 12 and all(g["places"] is not None and g["room"] for g in games)
+    assert Counter(tuple(g["players"]) for g in games) == Counter(itertools.permutations(entrants, 2))
+    for game in games:
+        history = await asked(bob, ListGames, room=game["room"])
+        played = [g for g in history.games if [p["name"] for p in g["players"]] == game["players"]]
+        assert len(played) == 1, (game, history.games)
+    table = {row["player"]: row for row in final.standings}
+    assert {p: table[p]["points"] for p in entrants} == pytest.approx(points_from_games(games))
+    await bob.close()
+    await alice.close()
