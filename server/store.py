@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -167,7 +167,19 @@ MIGRATIONS: dict[int, str] = {
     # room's current owner. Claiming a room raises it; a write that holds an older epoch is refused whole, so a
     # node that lost a room (paused, cut off, its lease expired) can never write over the new owner's moves.
     7: "ALTER TABLE rooms ADD COLUMN owner_epoch INTEGER NOT NULL DEFAULT 0",
+    # The same for tournaments (server/cluster/tours.py): the node running one claims it by raising its epoch, and
+    # its writes carry the epoch as a fence (`tournament_fence`), so a node that lost a tournament cannot store it.
+    8: "ALTER TABLE tournaments ADD COLUMN owner_epoch INTEGER NOT NULL DEFAULT 0",
 }
+TOURNAMENT_FENCE = "tournament:"
+"""A `write` fence whose key starts with this names a tournament (the id follows), not a room."""
+
+
+def tournament_fence(tournament: str) -> str:
+    """The fence key of a tournament in `write`'s `fences` (room codes never contain a colon)."""
+    return TOURNAMENT_FENCE + tournament
+
+
 MAX_LEADERBOARD_OFFSET = 10_000  # a leaderboard page starts at most this far down (the index walk stays bounded)
 MAX_LEADERBOARD_LIMIT = 100
 RECENT_RATED = 10  # rated games a profile lists
@@ -372,6 +384,8 @@ class StoreBackend(Protocol):
 
     def claim_room(self, code: str) -> int | None: ...
 
+    def claim_tournament(self, tournament: str) -> tuple[int, dict[str, Any]] | None: ...
+
     def open_room(self, code: str) -> StoredRoom | None: ...
 
     def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]: ...
@@ -482,7 +496,12 @@ class Store:
         now = time.time()
         with self._transaction():
             for code, held in (fences or {}).items():
-                row = self.db.execute("SELECT owner_epoch FROM rooms WHERE code = ?", (code,)).fetchone()
+                if code.startswith(TOURNAMENT_FENCE):
+                    row = self.db.execute(
+                        "SELECT owner_epoch FROM tournaments WHERE id = ?", (code[len(TOURNAMENT_FENCE) :],)
+                    ).fetchone()
+                else:
+                    row = self.db.execute("SELECT owner_epoch FROM rooms WHERE code = ?", (code,)).fetchone()
                 if row is not None and row[0] != held:
                     raise Fenced(code, held, row[0])
             for record in records:
@@ -499,6 +518,19 @@ class Store:
                 (code,),
             ).fetchone()
         return None if row is None else int(row[0])
+
+    def claim_tournament(self, tournament: str) -> tuple[int, dict[str, Any]] | None:
+        """Take a stored tournament over: raise its owner epoch; returns the new epoch and its stored state (None:
+        no such tournament, or its state is not a map). Writes fenced with an older epoch are refused from now on."""
+        with self._transaction():
+            row = self.db.execute(
+                "UPDATE tournaments SET owner_epoch = owner_epoch + 1 WHERE id = ? RETURNING owner_epoch, data",
+                (tournament,),
+            ).fetchone()
+        if row is None:
+            return None
+        states = tournament_states([(row[1],)])
+        return (int(row[0]), states[0]) if states else None
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -3,14 +3,14 @@
 `gamenight-server --db postgresql://user:pass@host/dbname` opens this store (server/store.py `open_store`). A
 cluster's nodes all write here (docs/architecture.md, "A cluster"); one process may use it too.
 
-- The schema is that of SQLite schema 8 (server/store.py): the same tables, columns and indexes, with
+- The schema is that of SQLite schema 9 (server/store.py): the same tables, columns and indexes, with
   PostgreSQL's types (an identity column for games.id, booleans for flags, DOUBLE PRECISION for times). JSON
   values are TEXT, as in SQLite: they are written and read whole by this code and never queried inside (the
   game_players table is the index by player), and TEXT gives them back byte for byte — jsonb would reorder
   their keys, so an exported replay would differ between the two backends.
 - Its version is in `gamenight_schema`; `PG_MIGRATIONS[n]` upgrades version n to n+1 (PostgreSQL's own
-  numbering: its version 1 is SQLite's 8). Migrations run under an advisory lock, so nodes starting together
-  on an empty database do not race; a database from a newer gamenight is refused.
+  numbering: its version 1 is SQLite's 8, version 2 SQLite's 9). Migrations run under an advisory lock, so nodes
+  starting together on an empty database do not race; a database from a newer gamenight is refused.
 - `write` is one transaction. Its fences lock the fenced rooms' rows (`SELECT ... FOR UPDATE`, in code order)
   before anything is written: a concurrent `claim_room` (an UPDATE of the same row) waits for the batch to
   commit, and a batch that comes after a claim waits for the claim and then reads the raised epoch (READ
@@ -44,6 +44,7 @@ except ImportError as exc:  # the `cluster` extra is not installed
 
 from gamenight.server.store import (
     RECENT_RATED,
+    TOURNAMENT_FENCE,
     ClockSaved,
     Fenced,
     GameFinished,
@@ -69,7 +70,7 @@ from gamenight.server.store import (
     tournament_states,
 )
 
-PG_SCHEMA_VERSION = 1
+PG_SCHEMA_VERSION = 2
 CONNECT_TIMEOUT_S = 3  # a server that does not answer fails the start (or the write) instead of hanging it
 RECONNECT_PAUSE_S = 5.0  # after a failed reconnect, calls fail at once for this long (the event loop waits on writes)
 # libpq's TCP settings: a connection to a server that vanished (power, network) fails within seconds instead of
@@ -197,6 +198,8 @@ PG_MIGRATIONS: dict[int, str] = {
         created_at DOUBLE PRECISION NOT NULL
     );
     """,
+    # SQLite's migration 8: the owner epoch of a tournament (fenced writes of a cluster's tournaments).
+    1: "ALTER TABLE tournaments ADD COLUMN owner_epoch BIGINT NOT NULL DEFAULT 0",
 }
 
 ROOM_COLUMNS = "code, game, options, room_options, host_name, private, game_no, host_token_hash"
@@ -322,10 +325,21 @@ class PgStore:
             return
         now = time.time()
         with self._session(transaction=True) as db:
-            if fences:
+            rooms = sorted(c for c in fences or () if not c.startswith(TOURNAMENT_FENCE))
+            tournaments = sorted(c[len(TOURNAMENT_FENCE) :] for c in fences or () if c.startswith(TOURNAMENT_FENCE))
+            if fences and tournaments:  # tournaments first, then rooms, each in order: no two batches deadlock
+                rows = db.execute(
+                    "SELECT id, owner_epoch FROM tournaments WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+                    (tournaments,),
+                ).fetchall()
+                for tournament, current in rows:
+                    key = TOURNAMENT_FENCE + tournament
+                    if current != fences[key]:
+                        raise Fenced(key, fences[key], int(current))
+            if fences and rooms:
                 rows = db.execute(
                     "SELECT code, owner_epoch FROM rooms WHERE code = ANY(%s) ORDER BY code FOR UPDATE",
-                    (sorted(fences),),
+                    (rooms,),
                 ).fetchall()
                 for code, current in rows:
                     if current != fences[code]:
@@ -345,6 +359,19 @@ class PgStore:
                 (code,),
             ).fetchone()
         return None if row is None else int(row[0])
+
+    def claim_tournament(self, tournament: str) -> tuple[int, dict[str, Any]] | None:
+        """Take a stored tournament over: raise its owner epoch; returns the new epoch and its stored state (None:
+        no such tournament, or its state is not a map). Writes fenced with an older epoch are refused from now on."""
+        with self._session() as db:
+            row = db.execute(
+                "UPDATE tournaments SET owner_epoch = owner_epoch + 1 WHERE id = %s RETURNING owner_epoch, data",
+                (tournament,),
+            ).fetchone()
+        if row is None:
+            return None
+        states = tournament_states([(row[1],)])
+        return (int(row[0]), states[0]) if states else None
 
     def _write_one(self, db: psycopg.Cursor[Any], record: Record, now: float) -> None:
         """Apply one record to the tables (the statements mirror the SQLite store's, upsert for upsert)."""

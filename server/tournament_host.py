@@ -103,6 +103,7 @@ class Tournament:
     duration_s: int = 0
     games: list[Game] = field(default_factory=list)
     arena: dict[str, ArenaRecord] = field(default_factory=dict)
+    created: float = 0.0  # wall-clock seconds (a cluster's listing orders every node's tournaments by it)
 
     def plain(self) -> dict[str, Any]:
         """The stored form."""
@@ -126,6 +127,7 @@ class Tournament:
                 p: {"points": r.points, "streak": r.streak, "opponents": r.opponents, "results": r.results}
                 for p, r in self.arena.items()
             },
+            "created": self.created,
         }
 
     @classmethod
@@ -160,6 +162,7 @@ class Tournament:
             str(p): ArenaRecord(int(r["points"]), int(r["streak"]), list(r["opponents"]), list(r["results"]))
             for p, r in raw["arena"].items()
         }
+        t.created = float(raw.get("created", t.starts_at))  # stored before it was kept: its start will do
         return t
 
     def played(self) -> list[Played]:
@@ -181,6 +184,13 @@ class TournamentHost:
         self.by_room: dict[str, tuple[str, int]] = {}  # room code -> (tournament, game index)
         self.watchers: dict[str, set[str]] = {}  # tournament -> sessions that asked for it
         self.away: dict[tuple[str, str], float] = {}  # (tournament, person) -> since when they are not connected
+        # In a cluster (server/cluster/tours.py): the other nodes' tournaments as their listing summaries, the ids of
+        # this node's tournaments changed since they were last published (None: not in a cluster), and whether a
+        # game's room is gone for good (a lone server: not in the lobby; a cluster: its room may be on its way here).
+        self.remote: dict[str, dict[str, Any]] = {}
+        self.changed: set[str] | None = None
+        self.room_gone: Callable[[str], bool] = lambda code: code not in self.lobby.rooms
+        self.taken: Callable[[str], bool] = lambda tournament: False  # an id in use on another node
 
     # -- start-up ---------------------------------------------------------------------------------------------
     def load(self, stored: list[dict[str, Any]]) -> list[str]:
@@ -192,11 +202,52 @@ class TournamentHost:
             except (KeyError, TypeError, ValueError):
                 broken.append(str(raw.get("id", "?")))
                 continue
-            self.tournaments[t.id] = t
-            for index, game in enumerate(t.games):
-                if game.room is not None and game.places is None:
-                    self.by_room[game.room] = (t.id, index)
+            self._take(t)
         return broken
+
+    def _take(self, t: Tournament) -> None:
+        """Run a stored tournament here (its games in progress are found by their rooms)."""
+        self.tournaments[t.id] = t
+        for index, game in enumerate(t.games):
+            if game.room is not None and game.places is None:
+                self.by_room[game.room] = (t.id, index)
+
+    # -- a cluster of nodes (server/cluster/tours.py) ---------------------------------------------------------
+    def adopt(self, raw: dict[str, Any]) -> Tournament | None:
+        """Run a tournament another node ran (taken over from the store); None if its stored state is broken."""
+        try:
+            t = Tournament.from_plain(raw)
+        except (KeyError, TypeError, ValueError):
+            return None
+        self.drop(t.id)
+        self._take(t)
+        self.watchers.setdefault(t.id, set())
+        return t
+
+    def drop(self, tournament: str) -> list[str]:
+        """Another node runs this tournament now: forget it here (nothing written); returns its games' rooms here."""
+        t = self.tournaments.pop(tournament, None)
+        self.watchers.pop(tournament, None)
+        self.away = {key: since for key, since in self.away.items() if key[0] != tournament}
+        rooms = [code for code, (tid, _) in self.by_room.items() if tid == tournament]
+        for code in rooms:
+            del self.by_room[code]
+        if self.changed is not None:
+            self.changed.discard(tournament)
+        return rooms if t is not None else []
+
+    def summary(self, t: Tournament) -> dict[str, Any]:
+        """What every node lists of a tournament (plain data), and the rooms of its games in progress."""
+        return {
+            "game": t.game,
+            "kind": t.kind,
+            "status": t.status,
+            "host": t.host,
+            "entries": [e for e in t.entries if e not in t.left],
+            "starts_at": t.starts_at,
+            "created": t.created,
+            "rooms": [g.room for g in t.running()],
+        }
 
     # -- requests ---------------------------------------------------------------------------------------------
     def create(self, client: Client, msg: CreateTournament, now: float) -> Outbox:
@@ -233,7 +284,8 @@ class TournamentHost:
         )
         for name in msg.players:
             self._enter(t, name)
-        t.starts_at = self.clock() + msg.start_in_s
+        t.created = self.clock()
+        t.starts_at = t.created + msg.start_in_s
         self.tournaments[t.id] = t
         self.watchers[t.id] = set()
         out = self.sweep(now)  # one starting now starts before the reply, which shows it running
@@ -296,21 +348,26 @@ class TournamentHost:
         return out
 
     def listing(self, request_id: int | None) -> Tournaments:
-        """The latest tournaments, newest first."""
+        """The latest tournaments, newest first (in a cluster: every node's, by when they were created)."""
         now = self.clock()
-        newest = list(self.tournaments.values())[-LISTED:][::-1]
+        if self.remote:
+            every = {tid: s for tid, s in self.remote.items() if tid not in self.tournaments}
+            every.update((t.id, self.summary(t)) for t in self.tournaments.values())
+            newest = sorted(every.items(), key=lambda item: (-float(item[1].get("created", 0.0)), item[0]))[:LISTED]
+        else:
+            newest = [(t.id, self.summary(t)) for t in list(self.tournaments.values())[-LISTED:][::-1]]
         return Tournaments(
             tournaments=[
                 {
-                    "tournament": t.id,
-                    "game": t.game,
-                    "kind": t.kind,
-                    "status": t.status,
-                    "host": t.host,
-                    "entries": [e for e in t.entries if e not in t.left],
-                    "starts_in_ms": max(0, int((t.starts_at - now) * 1000)),
+                    "tournament": tid,
+                    "game": s.get("game"),
+                    "kind": s.get("kind"),
+                    "status": s.get("status"),
+                    "host": s.get("host"),
+                    "entries": s.get("entries", []),
+                    "starts_in_ms": max(0, int((float(s.get("starts_at", 0.0)) - now) * 1000)),
                 }
-                for t in newest
+                for tid, s in newest
             ],
             id=request_id,
         )
@@ -362,7 +419,7 @@ class TournamentHost:
         """Games whose room is gone unfinished (not restorable, taken offline): a round robin plays them again,
         an arena forgets them."""
         for game in t.running():
-            if game.room is not None and game.room not in self.lobby.rooms:
+            if game.room is not None and self.room_gone(game.room):
                 self.by_room.pop(game.room, None)
                 game.room = None
         if t.kind == "arena":
@@ -556,6 +613,8 @@ class TournamentHost:
         """Store the tournament and tell its entrants and watchers (the requester gets the reply with its id)."""
         out = Outbox()
         out.records.append(TournamentSaved(t.id, t.plain(), t.status == "finished"))
+        if self.changed is not None:
+            self.changed.add(t.id)
         sessions = set(self.watchers.get(t.id, set()))
         for entrant in t.entries:
             client = self._client(entrant)
@@ -585,7 +644,7 @@ class TournamentHost:
         """A fresh tournament id."""
         while True:
             tid = "t" + secrets.token_hex(4)
-            if tid not in self.tournaments:
+            if tid not in self.tournaments and not self.taken(tid):
                 return tid
 
     def forget_session(self, session: str) -> None:

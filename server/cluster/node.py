@@ -37,7 +37,6 @@ from gamenight.protocol.messages import (
     AddAi,
     Chat,
     CreateRoom,
-    CreateTournament,
     Decline,
     Error,
     Hello,
@@ -68,6 +67,7 @@ from gamenight.server.cluster.coord import (
     Registry,
     place,
 )
+from gamenight.server.cluster.tours import TOURNAMENT_REQUESTS, Tours
 from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack
 from gamenight.server.lobby import Client, Lobby, hash_token
 from gamenight.server.outbox import Outbox
@@ -184,6 +184,7 @@ class ClusterNode:
         self.lobby.challenge_tag = self.tag + "-"
         self._unlist = self.redis.register_script(_UNLIST)
         self._rate_from_the_store()
+        self.tours = Tours(self)  # the cluster's tournaments (server/cluster/tours.py)
 
     def _rate_from_the_store(self) -> None:
         """Rated games on any node see every node's results: the ratings are read again from the shared store
@@ -212,6 +213,7 @@ class ClusterNode:
         await self._beat()
         await self._fresh_start()
         await self._present()
+        await self.tours.adopt_orphans()  # before the rooms: a tournament's node takes its games' rooms
         await self._adopt_orphans()
         await self._reserve()
         self._tasks.append(asyncio.get_running_loop().create_task(self._beats()))
@@ -230,6 +232,7 @@ class ClusterNode:
             for code in self.reserved:
                 await self.directory.delete(code)
                 await self.leases.release(code)
+            await self.tours.leave()
             await self.registry.leave()
         except (*DOWN_ERRORS, TimeoutError):
             log.warning("could not leave the cluster cleanly; others take this node's rooms when its keys expire")
@@ -258,10 +261,6 @@ class ClusterNode:
             elif isinstance(msg, Hello) and msg.key is not None:
                 await self._claim_name(msg)
             return self.server._handle(ws, session, msg)
-        if isinstance(msg, CreateTournament):
-            error = Error(code=ErrorCode.NOT_ALLOWED, message="tournaments are not run by a cluster yet", id=msg.id)
-            self.server.outgoing.add_frame([ws], _encode(error))
-            return session
         if isinstance(msg, CreateRoom):
             target = place(self.registry.live, self.id, len(self.lobby.rooms))
             if target != self.id:
@@ -275,6 +274,8 @@ class ClusterNode:
                 return session
         if isinstance(msg, Accept):
             return await self._open(ws, session, msg)
+        if isinstance(msg, TOURNAMENT_REQUESTS) and await self.tours.route(session, msg, frame):
+            return session  # forwarded to the node running the tournament
         if not isinstance(msg, ROOM_REQUESTS):
             return self.server._handle(ws, session, msg)
         code = msg.room.strip().upper()
@@ -343,6 +344,9 @@ class ClusterNode:
         """A request held for a node that died before it was subscribed to receive it (so never carried out):
         sent on to the room's new owner (or, for a new room, to the node placement picks now)."""
         header, body = unpack(data)
+        if "tr" in header:  # a tournament request
+            await self.tours.reroute(data)
+            return
         session, code = str(header.get("s")), header.get("r")
         ws = self.server.connections.get(session)
         if ws is None or isinstance(ws, Relay) or not isinstance(code, str):
@@ -464,6 +468,9 @@ class ClusterNode:
         if channel == self.keys.directory:
             self.directory.apply(data)
             return
+        if channel == self.tours.keys.directory:
+            self.tours.directory.apply(data)
+            return
         header, body = unpack(data)
         kind = header.get("t")
         if kind == "f":
@@ -472,6 +479,8 @@ class ClusterNode:
             self._request(header, body)
         elif kind == "x":
             self._kicked(header)
+        elif kind == "tg":  # a tournament's node asks for the room of one of its games
+            self.tours.hand_over(header)
         elif header.get("e") == self.id:
             return  # this node's own broadcast
         elif kind == "h":
@@ -599,6 +608,7 @@ class ClusterNode:
                 if not await self.leases.acquire(code) or not await self.directory.put(code, None):
                     self.reserved.remove(code)
             await self.addresses.restore(self.counted)  # (Redis may have come back empty) this run's true counts
+        await self.tours.connected(again)  # before the rooms' directory: which rooms are tournaments' games
         known = set(self.directory.entries)
         await self.directory.load()
         now = asyncio.get_running_loop().time()
@@ -699,6 +709,7 @@ class ClusterNode:
 
     def publish_changes(self) -> None:
         """After a decision: publish the directory entries of this node's rooms that changed (in bus order)."""
+        self.tours.publish()  # a tournament's entry (naming its new rooms) before the rooms' own entries
         changes = self.lobby.cluster_changes
         if not changes:
             return
@@ -748,6 +759,7 @@ class ClusterNode:
         """A write refused because another node claimed the room: let it go here (True), nothing else to do."""
         if not isinstance(exc, Fenced):
             return False
+        self.tours.fenced(records)
         for code in {getattr(r, "code", None) for r in records} - {None}:
             if isinstance(code, str) and code in self.epochs:
                 self._drop(code, "another node claimed it (fenced write)")
@@ -774,6 +786,7 @@ class ClusterNode:
                 self._drop(code, "its lease is another node's")
             elif code in self.reserved:
                 self.reserved.remove(code)
+        await self.tours.beat()
         live, self.dead = await self.registry.refresh()
         self.lobby.nodes = advertised(live.values())
         elsewhere = sum(info.connections for node, info in live.items() if node != self.id)
@@ -812,6 +825,7 @@ class ClusterNode:
         for session, remote in list(self.remotes.items()):
             if remote.edge not in live:
                 self._gone(session, remote.edge)
+        await self.tours.failover()  # tournaments first: their games' rooms go to the tournament's new node
         mine = set(self.epochs) | set(self.reserved)
         stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in mine]
         for code in stale:
@@ -865,7 +879,7 @@ class ClusterNode:
     async def _claim(self, code: str) -> None:
         """Take a room over: its lease, a new epoch in the store, its state from the store, its players back."""
         store = self.server.store
-        if store is None or code in self.claiming or code in self.lobby.rooms:
+        if store is None or code in self.claiming or code in self.lobby.rooms or not self.tours.may_claim(code):
             return
         self.claiming.add(code)
         try:
@@ -879,6 +893,7 @@ class ClusterNode:
                 await self.leases.release(code)
                 return
             if stored is None:  # closed meanwhile: nothing to run; the directory forgets it
+                self.tours.room_lost(code)
                 await self.directory.put(code, None)
                 await self.directory.delete(code)
                 await self.leases.release(code)
@@ -887,6 +902,7 @@ class ClusterNode:
             out = self.lobby.restore([stored], time.monotonic())
             if len(self.lobby.skipped) > skipped:
                 log.error("room %s cannot be restored: %s", code, self.lobby.skipped[-1][1])
+                self.tours.room_lost(code)
                 await self.leases.release(code)
                 return
             assert epoch is not None

@@ -33,6 +33,7 @@ from gamenight.server.store import (
     TournamentSaved,
     is_postgres,
     open_store,
+    tournament_fence,
 )
 from tests.pg import PgServer
 
@@ -280,6 +281,22 @@ def test_a_new_room_passes_its_fence_and_a_closed_room_cannot_be_claimed(store: 
     store.write([RoomClosed("ROOM1")])
     assert store.claim_room("ROOM1") is None and store.claim_room("NOPE1") is None
     assert store.open_room("ROOM1") is None and store.open_room("NOPE1") is None
+
+
+def test_a_tournament_claim_fences_its_old_owners_writes(stores: Callable[[], StoreBackend]) -> None:
+    """A cluster's tournament: a claim raises its epoch and returns its state; the old owner's batch holding the
+    old epoch is refused whole (its rooms' records too), the new owner's is stored."""
+    old, new = stores(), stores()
+    fence = tournament_fence("t1")
+    old.write([TournamentSaved("t1", {"id": "t1", "games": 0}), room("ROOM1")], fences={fence: 0, "ROOM1": 0})
+    assert new.claim_tournament("t1") == (1, {"id": "t1", "games": 0})
+    with pytest.raises(Fenced) as refused:
+        old.write([room("ROOM2"), TournamentSaved("t1", {"id": "t1", "games": 1})], fences={fence: 0, "ROOM1": 0})
+    assert (refused.value.code, refused.value.held, refused.value.current) == (fence, 0, 1)
+    assert [r.code for r in new.unfinished_rooms()] == ["ROOM1"]
+    new.write([TournamentSaved("t1", {"id": "t1", "games": 2})], fences={fence: 1})
+    assert old.tournaments() == [{"id": "t1", "games": 2}]
+    assert new.claim_tournament("t1") == (2, {"id": "t1", "games": 2}) and new.claim_tournament("t9") is None
 
 
 def test_a_room_with_a_broken_row_is_skipped_and_named(target: str, store: StoreBackend) -> None:
