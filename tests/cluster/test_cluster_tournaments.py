@@ -206,6 +206,7 @@ async def test_the_node_running_a_round_robin_is_killed_and_it_finishes_elsewher
         await peer.close()
 
 
+@pytest.mark.slow
 async def test_a_paused_tournament_node_cannot_write_after_another_took_over(cluster: Callable[..., ServerProcess]):
     """SIGSTOP the node running a round robin of AIs until another node has taken it over, then SIGCONT it: the old
     node's late writes are refused by the store's epoch (split brain), it lets the tournament go, and the tournament
