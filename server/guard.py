@@ -43,6 +43,9 @@ BURST_FACTOR = 4.0
 """A bucket holds this many seconds of its rate, so short bursts above the rate pass."""
 REFUSED_LINGER_S = 5.0
 """How long a refused connection may stay open after its 429 (the client closes it on reading the response)."""
+REFUSED_READ_LIMIT = 8 * 1024
+"""Bytes a refused connection may still send (a request, a few frames); past them it is cut off at once (reset), so
+a client that floods a refused connection costs one read of its socket, not a read of every chunk for the linger."""
 
 
 def refusal(text: str) -> bytes:
@@ -155,6 +158,8 @@ class GuardedConnection(ServerConnection):
     on_abort: Callable[[ServerConnection, str], None] | None = None
     admit: Callable[[object], bytes | None] | None = None  # peername -> a refusal to write, or None to go on
     refused: asyncio.TimerHandle | None = None  # set on a connection refused on accepting it (its linger timer)
+    refused_transport: asyncio.WriteTransport
+    refused_bytes = 0  # what a refused connection sent since (dropped unread; past REFUSED_READ_LIMIT it is cut off)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         answer = self.admit(transport.get_extra_info("peername")) if self.admit is not None else None
@@ -163,6 +168,7 @@ class GuardedConnection(ServerConnection):
             transport.write(answer)
             transport.write_eof()
             self.refused = asyncio.get_running_loop().call_later(REFUSED_LINGER_S, transport.abort)
+            self.refused_transport = transport
             return
         super().connection_made(transport)
         limits = self.limits
@@ -174,7 +180,12 @@ class GuardedConnection(ServerConnection):
 
     def data_received(self, data: bytes) -> None:
         """Count the bytes before websockets parses them; after the automatic replies, check the backlog."""
-        if self.refused is not None or self.aborted is not None:
+        if self.refused is not None:
+            self.refused_bytes += len(data)
+            if self.refused_bytes > REFUSED_READ_LIMIT:
+                self.refused_transport.abort()
+            return
+        if self.aborted is not None:
             return
         if self._bytes is not None and not self._bytes.take(len(data)):
             self.abort("too many bytes")

@@ -108,6 +108,25 @@ async def test_a_capped_address_is_refused_on_connecting_before_it_sends_anythin
     await holder.close()
 
 
+async def test_a_refused_client_that_keeps_sending_is_cut_off_at_once(server_with, monkeypatch):
+    """A client that floods a connection refused at the cap (a raw attacker that took the 429 for a handshake) is
+    reset after a few KiB, not read for the whole linger: it costs the server a read or two, then a reconnect."""
+    monkeypatch.setattr("gamenight.server.guard.REFUSED_LINGER_S", 600.0)  # only the read limit can cut it off
+    server = await server_with(ServerConfig(port=0, ai_workers=1, max_connections_per_ip=1))
+    holder = await Peer.connect(_url(server), "holder")
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    async with asyncio.timeout(60):  # guards a hang only
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 429 ")
+        with pytest.raises(ConnectionError):
+            while True:
+                writer.write(b"\x89\x80" + b"\0" * 4094)  # masked pings' worth of bytes, as fast as taken
+                await writer.drain()
+                await asyncio.sleep(0.01)
+    writer.close()
+    assert len(server.connections) == 1
+    await holder.close()
+
+
 async def test_rooms_held_only_by_squatters_close_after_the_short_grace(server_with, monkeypatch):
     """Seats taken in a game nobody moved in do not keep the room for 24 hours; a game that was played stays."""
     monkeypatch.setattr("gamenight.server.lobby.EMPTY_ROOM_GRACE_S", 0.2)
