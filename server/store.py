@@ -527,10 +527,7 @@ class Store:
                 "UPDATE tournaments SET owner_epoch = owner_epoch + 1 WHERE id = ? RETURNING owner_epoch, data",
                 (tournament,),
             ).fetchone()
-        if row is None:
-            return None
-        states = tournament_states([(row[1],)])
-        return (int(row[0]), states[0]) if states else None
+        return claimed_tournament(row)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -855,6 +852,14 @@ def tournament_states(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             found.append(value)
     return found
+
+
+def claimed_tournament(row: tuple[Any, ...] | None) -> tuple[int, dict[str, Any]] | None:
+    """A `claim_tournament` row (new epoch, stored state) as returned: None if no such tournament or no map."""
+    if row is None:
+        return None
+    states = tournament_states([(row[1],)])
+    return (int(row[0]), states[0]) if states else None
 
 
 def leader_entries(offset: int, rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:

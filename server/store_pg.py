@@ -61,6 +61,7 @@ from gamenight.server.store import (
     StoredRoom,
     StoreError,
     TournamentSaved,
+    claimed_tournament,
     game_summaries,
     leader_entries,
     list_games_query,
@@ -368,10 +369,7 @@ class PgStore:
                 "UPDATE tournaments SET owner_epoch = owner_epoch + 1 WHERE id = %s RETURNING owner_epoch, data",
                 (tournament,),
             ).fetchone()
-        if row is None:
-            return None
-        states = tournament_states([(row[1],)])
-        return (int(row[0]), states[0]) if states else None
+        return claimed_tournament(row)
 
     def _write_one(self, db: psycopg.Cursor[Any], record: Record, now: float) -> None:
         """Apply one record to the tables (the statements mirror the SQLite store's, upsert for upsert)."""

@@ -25,6 +25,7 @@ from gamenight.protocol.messages import (
 from tests.cluster.helpers import HANG_S, eventually
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
+from tests.server.test_ratings_tournaments import points_from_games
 
 FAST_CONNECT4 = {"ai_pace_ms": 0}
 TOURNAMENT_HANG_S = 240.0  # a whole tournament with people playing through Redis: a hang guard, not a timing
@@ -148,17 +149,6 @@ async def test_an_arena_on_one_node_is_joined_and_played_from_the_others(cluster
         await eventually(lambda peer=peer: listed_as(peer, tid, "finished"), "the arena listed finished")
     for peer in (alice, bob, carol):
         await peer.close()
-
-
-def points_from_games(games: list[dict]) -> dict[str, float]:
-    """Round-robin points recomputed from the games: 1 for a win, ½ each for a draw."""
-    points: Counter[str] = Counter()
-    for g in games:
-        a, b = g["players"]
-        pa, pb = g["places"]
-        points[a] += 1.0 if pa < pb else 0.5 if pa == pb else 0.0
-        points[b] += 1.0 if pb < pa else 0.5 if pa == pb else 0.0
-    return dict(points)
 
 
 async def test_the_node_running_a_round_robin_is_killed_and_it_finishes_elsewhere(
