@@ -43,6 +43,7 @@ MIN_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
 MAX_QUEUED = 20_000
 HOLD_S = 10.0  # a publish nobody was subscribed to receive is tried again this long (a node reconnecting)
+STOP_WAIT_S = 2.0  # how long `stop` waits for its cancelled tasks to end
 MAX_BATCH = 1_000  # queued publishes sent in one round trip, at most
 MAX_BATCH_BYTES = 1 << 20  # ... and their bytes (a batch past this closes; the rest goes in the next round trip)
 
@@ -115,10 +116,15 @@ class Bus:
         ]
 
     async def stop(self) -> None:
-        """Stop both tasks (what is still queued is not sent)."""
+        """Stop both tasks (what is still queued is not sent), waiting at most STOP_WAIT_S for them: a task whose
+        Redis call does not end on cancellation (a client library swallowing it mid-command) is left behind,
+        logged, rather than holding the node's shutdown forever."""
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            _, pending = await asyncio.wait(self._tasks, timeout=STOP_WAIT_S)
+            for task in pending:
+                log.warning("cluster bus task %s did not stop when cancelled; left behind", task.get_name())
         self._tasks = []
 
     # -- sending ------------------------------------------------------------------------------------------

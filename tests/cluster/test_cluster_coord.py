@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from gamenight.server.cluster.bus import Bus, connect
 from gamenight.server.cluster.coord import Directory, Entry, Keys, Leases, NodeInfo, Registry, place
@@ -198,26 +199,33 @@ async def test_sender_waits_for_redis_and_keeps_order(redis_server: RedisProcess
     again (nothing queued is lost)."""
     redis, reader = connect(redis_server.url), connect(redis_server.url)
     keys = Keys()
-    received: list[bytes] = []
     bus = Bus(redis, [keys.inbox("x")], lambda _c, _d: None, lambda _again: asyncio.sleep(0))
     try:
-        bus.start()
-        redis_server.stop()
-        for number in range(5):
-            bus.publish(keys.inbox("z"), str(number).encode(), reach=True)
-        await asyncio.sleep(0.3)  # the sender meets the dead Redis and backs off (not a timing assertion)
-        redis_server.start()
-        pubsub = reader.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(keys.inbox("z"))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + HANG_S
-        while len(received) < 5 and loop.time() < deadline:
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2)
-            if message is not None:
-                received.extend(unpack_batch(message["data"]))  # the five may travel as one batch
-        await pubsub.aclose()
-        assert received == [b"0", b"1", b"2", b"3", b"4"]
+        async with asyncio.timeout(HANG_S * 2):  # a hang guard: a hang here fails with where it hung
+            await sender_keeps_order(bus, redis_server, reader, keys)
     finally:
-        await bus.stop()
-        await redis.aclose()
-        await reader.aclose()
+        async with asyncio.timeout(HANG_S):  # (the clients' cleanup is guarded too)
+            await bus.stop()
+            await redis.aclose()
+            await reader.aclose()
+
+
+async def sender_keeps_order(bus: Bus, redis_server: RedisProcess, reader: Redis, keys: Keys) -> None:
+    """The body of test_sender_waits_for_redis_and_keeps_order."""
+    received: list[bytes] = []
+    bus.start()
+    redis_server.stop()
+    for number in range(5):
+        bus.publish(keys.inbox("z"), str(number).encode(), reach=True)
+    await asyncio.sleep(0.3)  # the sender meets the dead Redis and backs off (not a timing assertion)
+    redis_server.start()
+    pubsub = reader.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(keys.inbox("z"))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HANG_S
+    while len(received) < 5 and loop.time() < deadline:
+        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2)
+        if message is not None:
+            received.extend(unpack_batch(message["data"]))  # the five may travel as one batch
+    await pubsub.aclose()
+    assert received == [b"0", b"1", b"2", b"3", b"4"]
