@@ -403,14 +403,14 @@ class TurnDriver(Driver):
             "increment_ms": clock.increment_ms,
             "days_per_move": clock.days_per_move,
             "move_ms": list(clock.spent),
-            "seats": self._movers(),
+            "seats": list(self.room.movers),
         }
 
     def restored(self, saved: StoredRoom) -> Outbox:
         """Take back the stored times; the mover's clock starts again now (the downtime is charged to nobody)."""
         room = self.room
         self.clock = GameClock.from_options(room.room_options, len(room.seats))
-        self.moved = set(self._movers())
+        self.moved = set(self.room.movers)
         mover = self._mover()
         if mover is not None and mover not in self.moved:
             self.turn_since[mover] = room.now
@@ -420,21 +420,13 @@ class TurnDriver(Driver):
         self.clock.start(mover, room.now)
         return self._arm()
 
-    def _positions(self) -> tuple[list[Any], list[int]]:
-        """Every position of the current game from the start, and who made each move (replayed)."""
+    def _position_at(self, ply: int) -> Any:
+        """The current game's position before its move `ply` (replayed from the start)."""
         room = self.room
         state = room.game.initial_state(room.options)
-        states, movers = [state], []
-        for notation in room.moves:
-            (seat,) = room.game.to_move(state)
+        for seat, notation in zip(room.movers[:ply], room.moves[:ply], strict=True):
             state = room.game.apply(state, {seat: room.game.parse_move(state, notation)})
-            states.append(state)
-            movers.append(seat)
-        return states, movers
-
-    def _movers(self) -> list[int]:
-        """Who made each move of the current game."""
-        return list(self.room.movers)
+        return state
 
     # -- moretime, takeback, abort ------------------------------------------------------------------------------
     def _require_running(self) -> None:
@@ -472,7 +464,7 @@ class TurnDriver(Driver):
             return self._take_back(offer, seat)
         if offer == seat:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you already asked; wait for the answer")
-        if seat not in self._movers():
+        if seat not in self.room.movers:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you have made no move to take back")
         self.takeback_offer = seat
         out = room.event(EventKind.TAKEBACK, {"seat": seat, "action": "offer"})
@@ -484,14 +476,13 @@ class TurnDriver(Driver):
     def _take_back(self, asker: int, by: int) -> Outbox:
         """Undo `asker`'s last move and every move after it: the board and the clocks go back exactly."""
         room = self.room
-        states, movers = self._positions()
-        ply = max(i for i, mover in enumerate(movers) if mover == asker)
+        ply = max(i for i, mover in enumerate(room.movers) if mover == asker)
         undone = len(room.moves) - ply
-        room.state, room.moves, room.movers = states[ply], room.moves[:ply], room.movers[:ply]
+        room.state, room.moves, room.movers = self._position_at(ply), room.moves[:ply], room.movers[:ply]
         room.last_move = room.moves[-1] if room.moves else None
         room.seq += 1
         self.takeback_offer = None
-        self.moved = set(movers[:ply])
+        self.moved = set(room.movers)
         out = Outbox()
         out.records.append(MovesUndone(room.code, room.game_no, ply))
         if self.clock is not None:
