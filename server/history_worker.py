@@ -28,6 +28,7 @@ requests wait, per session and in all, and how long one may take (server/app.py,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import multiprocessing
@@ -89,11 +90,8 @@ def _serve(sock: socket.socket, target: str, server_pid: int) -> None:
     """The worker process: lower priority, a name `ps` shows, a watch on the server, the store opened once; then
     answer requests in order until the server closes its end of the socket."""
     os.nice(WORKER_NICENESS)
-    try:
-        with open("/proc/self/comm", "w", encoding="ascii") as comm:  # Linux: how `ps` and `top` name it
-            comm.write(WORKER_NAME)
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/self/comm", "w", encoding="ascii") as comm:
+        comm.write(WORKER_NAME)  # Linux: how `ps` and `top` name it (elsewhere it keeps its name)
     watch_server(server_pid)
     store = open_store(target)
     lobby = Lobby(history=store)
@@ -106,7 +104,7 @@ def _serve(sock: socket.socket, target: str, server_pid: int) -> None:
             data = frame if frame is not None else str(bug).encode()
             sock.sendall(REPLY.pack(request_id, FRAME if frame is not None else BUG, len(data)) + data)
     except OSError:
-        pass  # the server went away
+        return  # the server closed its end (or died): this worker's life ends with it
     finally:
         store.close()
 

@@ -931,9 +931,9 @@ def replay_record(row: tuple[Any, ...]) -> dict[str, Any]:
 def list_games_query(
     player: str | None, game: str | None, limit: int, viewer: str | None, room: str | None, mark: str, public: str
 ) -> tuple[str, list[Any]]:
-    """The `list_games` query and its arguments, in a dialect: `mark` is its placeholder ("?" or "%s"), `public` its
-    test that a game is not a private room's ("g.private = 0", "NOT g.private"). With `player` it starts from the
-    game_players index, so its cost follows `limit`, not the history's size."""
+    """The `list_games` query and its arguments, in a dialect: `mark` is its parameter marker ("?" or "%s"),
+    `public` its test that a game is not a private room's ("g.private = 0", "NOT g.private"). With `player` it
+    starts from the game_players index, so its cost follows `limit`, not the history's size."""
     where: list[str] = ["1 = 1"]
     args: list[Any] = []
     if viewer is not None:

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-
-import pytest
-
 from gamenight.protocol.messages import ListRooms, MakeMove, State
 from tests.peer import Peer
+from tests.waiting import HANG_S, eventually
 
-HANG_S = 60.0  # hang guard for conditions that take a moment (never a speed assertion)
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, every: float = 0.05) -> None:
-    """Wait until `check()` is true, failing after the hang guard."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + HANG_S
-    while not await check():
-        if loop.time() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await asyncio.sleep(every)
+__all__ = ["HANG_S", "eventually", "listed", "play_out"]
 
 
 async def listed(peer: Peer, code: str) -> bool:

@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 import sqlite3
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.history_worker import WORKER_NAME
 from gamenight.server.store import GameFinished, Store
 from tests.peer import Peer, seat_pair
-from tests.server.test_restart import HANG_S, _alive, _descendants
+from tests.server.test_restart import _alive, _descendants
+from tests.waiting import HANG_S, eventually
 
 
 @pytest.fixture
@@ -198,7 +198,8 @@ async def test_a_killed_server_leaves_no_history_worker_behind(server_process):
     assert len(workers) == 1
     server.kill()
     await peer.close()
-    deadline = time.monotonic() + HANG_S  # the worker checks every second; this only guards a hang
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert not [pid for pid in workers if _alive(pid)]
+
+    async def all_gone() -> bool:
+        return not any(_alive(pid) for pid in workers)
+
+    await eventually(all_gone, "the history worker to notice its server is gone (it checks every second)")
