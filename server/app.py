@@ -246,7 +246,7 @@ class GameServer:
             create_connection=type(
                 "Connection",
                 (GuardedConnection,),
-                {"limits": self.config.frame_limits, "on_abort": self._penalize, "admit": self._admit},
+                {"limits": self.config.frame_limits, "on_abort": self._penalize, "admit": self._admit, "held": {}},
             ),
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_interval,

@@ -17,11 +17,18 @@ may not open a connection for `abort_penalty_s` (the server answers HTTP 429), s
 at once costs an HTTP refusal, not a websocket.
 
 That refusal (and the one for an address at its connection cap) is decided when the TCP connection is accepted
-(`admit`), before websockets reads the request: the canned 429 response is written at once, the server's side
-shut for writing, and whatever the client sends is dropped unread until it closes (or `REFUSED_LINGER_S` passes).
-No handler task, no HTTP parsing, no response object: an attacker retrying from a capped address (the
-`chat_fanout` attack of bench/hostile.py: ~48 refusals a second, arriving in bursts) costs the event loop about
-half as much per attempt (docs/performance.md, "session 7").
+(`admit`), before websockets reads the request. No handler task, no HTTP parsing, no response object: the canned
+429 response is written, the server's side shut for writing, and whatever the client sends is dropped unread
+until it closes (or `REFUSED_LINGER_S` passes; past `REFUSED_READ_LIMIT` bytes it is reset).
+
+The 429 is written `refusal_delay_s` after the accept, not at once (a tarpit). A client that retries as soon as it
+is refused (the `ping_flood` attack of bench/hostile.py: four connections cycling accept, 429, reset ~70 times a
+second) then waits for its answer instead of making the kernel, the event loop and its own process churn through
+new connections; a person refused at the cap reads the same answer a second later. While held, a refusal costs a
+socket and a timer. An address may have at most `MAX_HELD_PER_ADDRESS` held at once and the server
+`MAX_HELD_REFUSALS` in all; a connection past either is reset on accepting it, the cheapest refusal there is (a
+client that opens connections without waiting for answers gets nothing else; such a flood of bare TCP connects is
+a firewall's job: docs/security.md).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Close, CloseCode, Frame, Opcode
@@ -46,6 +54,10 @@ REFUSED_LINGER_S = 5.0
 REFUSED_READ_LIMIT = 8 * 1024
 """Bytes a refused connection may still send (a request, a few frames); past them it is cut off at once (reset), so
 a client that floods a refused connection costs one read of its socket, not a read of every chunk for the linger."""
+MAX_HELD_PER_ADDRESS = 16
+"""Refused connections of one address waiting for their delayed 429 at once; more are reset on accepting them."""
+MAX_HELD_REFUSALS = 4096
+"""Refused connections of all addresses waiting for their delayed 429 at once (a bound on the sockets they hold)."""
 
 
 def refusal(text: str) -> bytes:
@@ -68,6 +80,7 @@ class FrameLimits:
     max_fragments: int = 16  # frames one message may be cut into
     max_backlog: int = 1 << 20  # bytes written to the connection that the client has not taken yet
     abort_penalty_s: float = 10.0  # after a connection is dropped for a limit, its address may not connect
+    refusal_delay_s: float = 1.0  # a connection refused on accepting it gets its 429 this long after (0: at once)
 
 
 class Bucket:
@@ -157,18 +170,21 @@ class GuardedConnection(ServerConnection):
     limits = FrameLimits()
     on_abort: Callable[[ServerConnection, str], None] | None = None
     admit: Callable[[object], bytes | None] | None = None  # peername -> a refusal to write, or None to go on
-    refused: asyncio.TimerHandle | None = None  # set on a connection refused on accepting it (its linger timer)
+    held: ClassVar[dict[str, int]] = {}  # refusals waiting for their 429, per address ("" counts all); one per server
+    refusing = False  # refused on accepting it: websockets never sees this connection
+    refused: asyncio.TimerHandle | None = None  # a refused connection's timer: its delayed 429, then its linger
     refused_transport: asyncio.WriteTransport
     refused_bytes = 0  # what a refused connection sent since (dropped unread; past REFUSED_READ_LIMIT it is cut off)
+    held_address: str | None = None  # the address a held refusal counts against, until its 429 is written
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        answer = self.admit(transport.get_extra_info("peername")) if self.admit is not None else None
+        peername = transport.get_extra_info("peername")
+        answer = self.admit(peername) if self.admit is not None else None
         if answer is not None:  # refused before websockets sees it: see the module's docstring
             assert isinstance(transport, asyncio.WriteTransport)
-            transport.write(answer)
-            transport.write_eof()
-            self.refused = asyncio.get_running_loop().call_later(REFUSED_LINGER_S, transport.abort)
+            self.refusing = True
             self.refused_transport = transport
+            self._refuse(answer, str(peername[0]) if isinstance(peername, tuple) and peername else "?")
             return
         super().connection_made(transport)
         limits = self.limits
@@ -178,9 +194,42 @@ class GuardedConnection(ServerConnection):
         self._fragments = 0
         self.aborted: str | None = None  # why the guard dropped the connection
 
+    def _refuse(self, answer: bytes, address: str) -> None:
+        """Hold the refused connection for `refusal_delay_s`, then answer; past the caps on those held, reset it."""
+        delay, held = self.limits.refusal_delay_s, self.held
+        if not delay:
+            self._answer(answer)
+        elif held.get(address, 0) >= MAX_HELD_PER_ADDRESS or held.get("", 0) >= MAX_HELD_REFUSALS:
+            self.refused_transport.abort()
+        else:
+            held[address] = held.get(address, 0) + 1
+            held[""] = held.get("", 0) + 1
+            self.held_address = address
+            self.refused = asyncio.get_running_loop().call_later(delay, self._answer, answer)
+
+    def _answer(self, answer: bytes) -> None:
+        """Write the 429 and shut our side; the client has `REFUSED_LINGER_S` to read it and close."""
+        self._release()
+        transport = self.refused_transport
+        transport.write(answer)
+        transport.write_eof()
+        self.refused = asyncio.get_running_loop().call_later(REFUSED_LINGER_S, transport.abort)
+
+    def _release(self) -> None:
+        """This refusal no longer counts as held (answered, or the connection is gone)."""
+        address, held = self.held_address, self.held
+        if address is None:
+            return
+        self.held_address = None
+        for key in (address, ""):
+            if held[key] <= 1:
+                del held[key]
+            else:
+                held[key] -= 1
+
     def data_received(self, data: bytes) -> None:
         """Count the bytes before websockets parses them; after the automatic replies, check the backlog."""
-        if self.refused is not None:
+        if self.refusing:
             self.refused_bytes += len(data)
             if self.refused_bytes > REFUSED_READ_LIMIT:
                 self.refused_transport.abort()
@@ -197,13 +246,15 @@ class GuardedConnection(ServerConnection):
 
     def eof_received(self) -> None:
         """A refused client closed its side: asyncio then closes ours (as for every connection: this returns None)."""
-        if self.refused is None:
+        if not self.refusing:
             super().eof_received()
 
     def connection_lost(self, exc: Exception | None) -> None:
         """A refused connection ends without websockets (which never saw it); others as websockets does."""
-        if self.refused is not None:
-            self.refused.cancel()
+        if self.refusing:
+            if self.refused is not None:
+                self.refused.cancel()
+            self._release()
             return
         super().connection_lost(exc)
 

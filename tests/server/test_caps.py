@@ -87,8 +87,8 @@ async def test_connections_per_address_are_capped(server_with):
 
 
 async def test_a_capped_address_is_refused_on_connecting_before_it_sends_anything(server_with, monkeypatch):
-    """At its connection cap an address gets HTTP 429 with the reason as soon as its TCP connection is accepted
-    (before any request is read), and a refused client that never closes is dropped after REFUSED_LINGER_S."""
+    """At its connection cap an address gets HTTP 429 with the reason once its TCP connection is accepted (after the
+    refusal delay, before any request is read), and a refused client that never closes is dropped in time."""
     monkeypatch.setattr("gamenight.server.guard.REFUSED_LINGER_S", 0.3)
     server = await server_with(ServerConfig(port=0, ai_workers=1, max_connections_per_ip=1))
     holder = await Peer.connect(_url(server), "holder")
@@ -124,6 +124,36 @@ async def test_a_refused_client_that_keeps_sending_is_cut_off_at_once(server_wit
                 await asyncio.sleep(0.01)
     writer.close()
     assert len(server.connections) == 1
+    await holder.close()
+
+
+async def test_refusals_are_answered_late_and_past_the_held_cap_reset_at_once(server_with, monkeypatch):
+    """A refused client gets its 429 only after `refusal_delay_s` (a flooder retrying at once is slowed to one try a
+    delay); an address's connections past MAX_HELD_PER_ADDRESS waiting for theirs are reset without an answer."""
+    monkeypatch.setattr("gamenight.server.guard.MAX_HELD_PER_ADDRESS", 3)
+    config = ServerConfig(port=0, ai_workers=1, max_connections_per_ip=1)
+    server = await server_with(replace(config, frame_limits=replace(config.frame_limits, refusal_delay_s=0.5)))
+    holder = await Peer.connect(_url(server), "holder")
+    loop = asyncio.get_running_loop()
+
+    async def knock() -> tuple[bytes, float]:
+        """What a new connection reads until the server's side ends, and how long after connecting that came."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        opened = loop.time()
+        try:
+            answer = await reader.read()
+        except ConnectionError:
+            answer = b""
+        writer.close()
+        return answer, loop.time() - opened
+
+    async with asyncio.timeout(60):  # guards a hang only
+        results = await asyncio.gather(*(knock() for _ in range(5)))
+        answered = [waited for answer, waited in results if answer.startswith(b"HTTP/1.1 429 ")]
+        assert len(answered) == 3 and min(answered) >= 0.45  # held for the delay (the clock's grain aside)
+        assert sorted(answer for answer, _ in results)[:2] == [b"", b""]  # the other two: reset, nothing read
+        answer, waited = await knock()  # the held ones were answered: the next refusal is held again, not reset
+        assert answer.startswith(b"HTTP/1.1 429 ") and waited >= 0.45
     await holder.close()
 
 
