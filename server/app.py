@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State as SocketState
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
@@ -367,8 +368,11 @@ class GameServer:
                     except TimeoutError:
                         await self._close(ws, IDLE_CLOSE, "idle")
                         break
-                if self.config.messages_per_ip_per_s:
-                    await self._address_turn(ip)
+                waited = self.config.messages_per_ip_per_s and await self._address_turn(ip)
+                if waited and ws.state is SocketState.CLOSED:
+                    # Over its address's budget and gone: what it left queued (up to websockets' max_queue frames)
+                    # is dropped, not read at the budget's pace while it holds a place under the address's caps.
+                    break
                 if self.config.rate and not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
                         await self._close(ws, POLICY_VIOLATION, "too many messages")
@@ -411,19 +415,19 @@ class GameServer:
                 if self.cluster is not None:
                     self.cluster.disconnected(session)
 
-    async def _address_turn(self, ip: str) -> None:
-        """Wait until the address's shared message budget allows one more message.
+    async def _address_turn(self, ip: str) -> bool:
+        """Wait until the address's shared message budget allows one more message; True if that meant waiting.
 
         An address flooding from many connections (each within its own rate) is slowed, not answered: its
         connections stop being read, so the flood waits in its own socket buffers and costs no work here.
         """
         rate = self.config.messages_per_ip_per_s
         if not rate:
-            return
+            return False
         budget = self.ip_budget.get(ip)
         if budget is None:
             budget = self.ip_budget[ip] = SharedBudget(rate)
-        await budget.turn()
+        return await budget.turn()
 
     def _in_a_room(self, session: str) -> bool:
         """True while a session sits or watches somewhere (those connections are never idle-closed)."""

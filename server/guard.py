@@ -129,14 +129,16 @@ class SharedBudget:
         self.waiters: deque[asyncio.Future[None]] = deque()
         self._timer: asyncio.TimerHandle | None = None
 
-    async def turn(self) -> None:
-        """Return when this connection may have its next message read (at once if nobody waits and a token is here)."""
+    async def turn(self) -> bool:
+        """Return when this connection may have its next message read: False at once if nobody waits and a token is
+        here, True after waiting for one (the address is over its budget)."""
         if not self.waiters and self.bucket.take():
-            return
+            return False
         waiter = asyncio.get_running_loop().create_future()
         self.waiters.append(waiter)
         self._arm()
         await waiter  # a connection closed while waiting is cancelled here; `_release` skips its place
+        return True
 
     def _arm(self) -> None:
         """Start the timer for the first waiter's token, unless it runs already."""

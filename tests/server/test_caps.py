@@ -13,6 +13,7 @@ from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.guard import SharedBudget
 from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer, seat_pair
+from tests.waiting import eventually
 
 
 @pytest.fixture
@@ -222,6 +223,36 @@ async def test_an_address_flooding_from_many_connections_is_slowed_not_refused(s
     assert asyncio.get_running_loop().time() - started >= 3.0
     for peer in peers:
         await peer.close()
+
+
+async def test_a_flooding_address_whose_connections_closed_gets_its_places_back_at_once(server_with, monkeypatch):
+    """Connections over their address's message budget that close are let go with what they left queued unread, so
+    a flooder that quits does not hold its address's connection places while its backlog drains at the budget."""
+    server = await server_with(ServerConfig(port=0, ai_workers=1, messages_per_ip_per_s=2.0))
+    handled: list[object] = []
+    receive = server._receive
+
+    def counting(ws, session, frame):
+        handled.append(ws)
+        return receive(ws, session, frame)
+
+    monkeypatch.setattr(server, "_receive", counting)
+    flooders = [await Peer.connect(_url(server), f"f{n}") for n in range(3)]
+    for flooder in flooders:
+        for k in range(30):  # 90 requests at an address allowed 2 a second: most wait, queued in the server
+            await flooder.send(ListRooms(id=k))
+    await flooders[0].wait(lambda m: m.id == 0)  # the budget is serving them
+    for flooder in flooders:
+        flooder.ws.transport.abort()  # gone, without a close handshake, like a killed process
+    at_close = len(handled)
+
+    async def released() -> bool:
+        return "127.0.0.1" not in server.per_ip
+
+    await eventually(released, "the flooders' connections to be let go")
+    # Each may have had one request past its turn, and up to 4 more read before the server saw it close (websockets
+    # reads on only once its queue is below a quarter of max_queue, 16); without the drop, all 90 are served.
+    assert len(handled) - at_close <= 5 * len(flooders)
 
 
 async def test_an_address_budget_serves_its_connections_in_turn_and_skips_those_gone():
