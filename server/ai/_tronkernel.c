@@ -125,8 +125,6 @@ static int fits(long stride, int64_t bits, long index, int *nrows) {
 
 /* ---- board operations ------------------------------------------------------------------------------------- */
 
-#define AT(board, index, stride) ((board)->rows[(index) / (stride) + 1] >> ((index) % (stride)) & 1)
-
 /* The four-neighbour spread of row y of `front` (not masked). */
 static inline u64 spread_row(const u64 *front, int y) {
     return front[y] << 1 | front[y] >> 1 | front[y - 1] | front[y + 1];
@@ -167,7 +165,8 @@ static void flood(const Board *free, int stride, int nrows, long start, Board *r
     }
 }
 
-/* tron_ai._split: (first's squares, second's, touching). */
+/* tron_ai._split: (first's squares, second's, touching). The fronts' rows are tracked (lo..hi), so a layer
+ * touches only the rows next to them. */
 static int split(const Board *free_in, int stride, int nrows, long first, long second, int first_ahead, Board *mine,
                  Board *theirs) {
     static Board free, fa, fb, na, nb, both_ways;
@@ -175,24 +174,30 @@ static int split(const Board *free_in, int stride, int nrows, long first, long s
     memcpy(free.rows, free_in->rows, size);
     memset(fa.rows, 0, size);
     memset(fb.rows, 0, size);
-    memset(na.rows, 0, size);
-    memset(nb.rows, 0, size);
     memset(both_ways.rows, 0, size);
     memset(theirs->rows, 0, size);
-    fa.rows[first / stride + 1] = (u64)1 << (first % stride);
-    fb.rows[second / stride + 1] = (u64)1 << (second % stride);
+    int ya = (int)(first / stride) + 1, yb = (int)(second / stride) + 1;
+    fa.rows[ya] = (u64)1 << (first % stride);
+    fb.rows[yb] = (u64)1 << (second % stride);
+    int lo = ya, hi = ya;
     if (first_ahead) {
-        for (int y = 1; y <= nrows; y++) na.rows[y] = spread_row(fa.rows, y) & free.rows[y];
-        for (int y = 1; y <= nrows; y++) {
+        int from = lo > 1 ? lo - 1 : 1, to = hi < nrows ? hi + 1 : nrows;
+        for (int y = from; y <= to; y++) na.rows[y] = spread_row(fa.rows, y) & free.rows[y];
+        for (int y = from; y <= to; y++) {
             fa.rows[y] = na.rows[y];
             free.rows[y] ^= na.rows[y];
-            na.rows[y] = 0;
         }
+        lo = from;
+        hi = to;
     }
+    if (yb < lo) lo = yb;
+    if (yb > hi) hi = yb;
     int any_b = 1;
     while (any_b) {
         any_b = 0;
-        for (int y = 1; y <= nrows; y++) {
+        int from = lo > 1 ? lo - 1 : 1, to = hi < nrows ? hi + 1 : nrows;
+        int new_lo = nrows + 1, new_hi = 0;
+        for (int y = from; y <= to; y++) {
             u64 a = spread_row(fa.rows, y) & free.rows[y];
             u64 b = spread_row(fb.rows, y) & free.rows[y];
             free.rows[y] ^= a | b;
@@ -205,23 +210,34 @@ static int split(const Board *free_in, int stride, int nrows, long first, long s
             theirs->rows[y] |= b;
             na.rows[y] = a;
             nb.rows[y] = b;
+            if (a | b) {
+                if (y < new_lo) new_lo = y;
+                new_hi = y;
+            }
             any_b |= b != 0;
         }
-        for (int y = 1; y <= nrows; y++) {
+        for (int y = from; y <= to; y++) {
             fa.rows[y] = na.rows[y];
             fb.rows[y] = nb.rows[y];
         }
+        lo = new_lo;
+        hi = new_hi;
     }
-    int any_a = 1;
-    while (any_a) {
-        any_a = 0;
-        for (int y = 1; y <= nrows; y++) {
+    while (lo <= hi) {
+        int from = lo > 1 ? lo - 1 : 1, to = hi < nrows ? hi + 1 : nrows;
+        int new_lo = nrows + 1, new_hi = 0;
+        for (int y = from; y <= to; y++) {
             u64 a = spread_row(fa.rows, y) & free.rows[y];
             free.rows[y] ^= a;
             na.rows[y] = a;
-            any_a |= a != 0;
+            if (a) {
+                if (y < new_lo) new_lo = y;
+                new_hi = y;
+            }
         }
-        for (int y = 1; y <= nrows; y++) fa.rows[y] = na.rows[y];
+        for (int y = from; y <= to; y++) fa.rows[y] = na.rows[y];
+        lo = new_lo;
+        hi = new_hi;
     }
     int touching = 0;
     mine->rows[0] = mine->rows[nrows + 1] = 0;
@@ -259,44 +275,61 @@ static void local_cuts(const Board *graph, int nrows, Board *cuts) {
 
 /* ---- the chamber tree ---------------------------------------------------------------------------------------- */
 
-static int32_t disc[MAX_CELLS], low_of[MAX_CELLS], parent_of[MAX_CELLS], chamber_of[MAX_CELLS];
-static int32_t order[MAX_CELLS];
-static int32_t stack_cell[MAX_CELLS];
-static unsigned char stack_dir[MAX_CELLS];
-static int32_t above[MAX_CELLS];
+/* Inside the tree a square is a cell id, row * 64 + column with the board's row index (1..nrows): its neighbours
+ * are id - 64, id + 1, id + 64 and id - 1, a bit test needs no division, and the blocked frame keeps the ids
+ * in their rows. */
+#define MAX_IDS ((MAX_ROWS + 2) * 64)
+#define BIT(board, id) ((board)->rows[(id) >> 6] >> ((id) & 63) & 1)
+
+static int32_t disc[MAX_IDS], low_of[MAX_IDS], parent_of[MAX_IDS], chamber_of[MAX_IDS];
+static uint32_t seen[MAX_IDS], generation;
+static int32_t order[MAX_IDS];
+static int32_t stack_cell[MAX_IDS];
+static unsigned char stack_dir[MAX_IDS];
+static int32_t above[MAX_IDS];
+static const int32_t id_steps[4] = {-64, 1, 64, -1};
+
+static inline int32_t id_of(long index, int stride) { return (int32_t)((index / stride + 1) * 64 + index % stride); }
+
+/* The colour (index parity) of a cell id's square. */
+static inline int parity_of(int32_t id, int stride) { return (int)((((id >> 6) - 1) * (long)stride + (id & 63)) & 1); }
 
 /* Chambers of `graph` from `head` (Tarjan's low-links square by square): sets chamber_of[] for every square
  * reached (the head's chamber 0, which holds no square but the head), above[] for every chamber; returns the
  * chamber count and the squares reached in `order` (discovery order, the head first) through *found. */
-static int chamber_tree(const Board *graph, int stride, int nrows, long head, int *found) {
-    int cells = stride * (nrows + 1);
-    for (int i = 0; i < cells; i++) disc[i] = -1;
-    const long steps[4] = {-stride, 1, stride, -1};
+static int chamber_tree(const Board *graph, int32_t head, int *found) {
+    if (++generation == 0) {
+        memset(seen, 0, sizeof(seen));
+        generation = 1;
+    }
+    uint32_t now = generation;
     int time = 0, sp = 0;
+    seen[head] = now;
     disc[head] = low_of[head] = time;
     parent_of[head] = -1;
-    order[time++] = (int32_t)head;
-    stack_cell[sp] = (int32_t)head;
+    order[time++] = head;
+    stack_cell[sp] = head;
     stack_dir[sp++] = 0;
     while (sp) {
-        int v = stack_cell[sp - 1];
+        int32_t v = stack_cell[sp - 1];
         int d = stack_dir[sp - 1];
         if (d < 4) {
             stack_dir[sp - 1] = (unsigned char)(d + 1);
-            long w = v + steps[d];
-            if (w < 0 || w >= cells || !AT(graph, w, stride)) continue;
-            if (disc[w] < 0) {
+            int32_t w = v + id_steps[d];
+            if (!BIT(graph, w)) continue;
+            if (seen[w] != now) {
+                seen[w] = now;
                 disc[w] = low_of[w] = time;
                 parent_of[w] = v;
-                order[time++] = (int32_t)w;
-                stack_cell[sp] = (int32_t)w;
+                order[time++] = w;
+                stack_cell[sp] = w;
                 stack_dir[sp++] = 0;
             } else if (w != parent_of[v] && disc[w] < low_of[v]) {
                 low_of[v] = disc[w];
             }
         } else {
             sp--;
-            int p = parent_of[v];
+            int32_t p = parent_of[v];
             if (p >= 0 && low_of[v] < low_of[p]) low_of[p] = low_of[v];
         }
     }
@@ -304,7 +337,7 @@ static int chamber_tree(const Board *graph, int stride, int nrows, long head, in
     above[0] = -1;
     chamber_of[head] = 0;
     for (int i = 1; i < time; i++) {
-        int w = order[i], p = parent_of[w];
+        int32_t w = order[i], p = parent_of[w];
         if (low_of[w] >= disc[p]) {
             chamber_of[w] = chambers;
             above[chambers++] = chamber_of[p];
@@ -316,7 +349,7 @@ static int chamber_tree(const Board *graph, int stride, int nrows, long head, in
     return chambers;
 }
 
-static long long chain_total[MAX_CELLS], best_below[MAX_CELLS];
+static long long chain_total[MAX_IDS], best_below[MAX_IDS];
 
 /* The best sum of chamber values down one chain from chamber 0 (value[] per chamber, parents before children). */
 static long long best_chain(long long *value, int chambers) {
@@ -328,9 +361,8 @@ static long long best_chain(long long *value, int chambers) {
     return value[0] + best_below[0];
 }
 
-static inline int open_neighbours(const Board *free, int stride, long index) {
-    return (int)(AT(free, index - stride, stride) + AT(free, index + 1, stride) + AT(free, index + stride, stride) +
-                 AT(free, index - 1, stride));
+static inline int open_neighbours(const Board *free, int32_t id) {
+    return (int)(BIT(free, id - 64) + BIT(free, id + 1) + BIT(free, id + 64) + BIT(free, id - 1));
 }
 
 static long long degree_sum(const Board *region, const Board *free, int nrows) {
@@ -366,11 +398,11 @@ static long long chamber_value(const Board *territory, const Board *free, int st
     }
     if (!any_cut) return CELL * count(territory, nrows) + edge * degree_sum(territory, free, nrows);
     int found;
-    int chambers = chamber_tree(&graph, stride, nrows, head, &found);
+    int chambers = chamber_tree(&graph, id_of(head, stride), &found);
     for (int c = 0; c < chambers; c++) chain_total[c] = 0;
     for (int i = 1; i < found; i++) {
-        long w = order[i];
-        chain_total[chamber_of[w]] += CELL + edge * open_neighbours(free, stride, w);
+        int32_t w = order[i];
+        chain_total[chamber_of[w]] += CELL + edge * open_neighbours(free, w);
     }
     return best_chain(chain_total, chambers);
 }
@@ -404,7 +436,7 @@ static long long fill(const Board *free, int stride, int nrows, long head, int c
     memcpy(graph.rows, region.rows, sizeof(u64) * (size_t)(nrows + 2));
     graph.rows[head / stride + 1] |= (u64)1 << (head % stride);
     int found;
-    int chambers = chamber_tree(&graph, stride, nrows, head, &found);
+    int chambers = chamber_tree(&graph, id_of(head, stride), &found);
     if (!chains) {
         for (int c = 0; c < chambers; c++) chain_total[c] = 0;
         for (int i = 1; i < found; i++) chain_total[chamber_of[order[i]]] += 1;
@@ -416,8 +448,8 @@ static long long fill(const Board *free, int stride, int nrows, long head, int c
     for (int c = 0; c < chambers; c++) chain_total[c] = best_below[c] = 0;
     int parity = (int)(head & 1);
     for (int i = 1; i < found; i++) {
-        long w = order[i];
-        if ((w & 1) == parity)
+        int32_t w = order[i];
+        if (parity_of(w, stride) == parity)
             chain_total[chamber_of[w]] += 1;
         else
             best_below[chamber_of[w]] += 1;
