@@ -16,7 +16,9 @@
  * (stride > 64) or taller than MAX_ROWS rows are not handled: every function then returns NotImplemented and
  * the caller uses the pure-Python code. The chamber tree is Tarjan's low-links square by square (the Python
  * code contracts squares that cannot cut into pieces first; the chambers, and so every value, are the same).
- * Plain C API, no dependency; the GIL is held throughout (the work buffers are static).
+ * Plain C API, no dependency; the GIL is held throughout and nothing in a computation calls back into Python, so
+ * the static work buffers are never used by two calls at once (single-phase init: a free-threaded Python turns
+ * its GIL back on for this module). The server runs its AI in worker processes anyway.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
