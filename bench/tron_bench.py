@@ -5,7 +5,7 @@ Usage (from the repository root):
     python -m bench.tron_bench games --b prev5 --ms 100 [--games 46] [--tick-ms 150] [--exact-ticks 2] [--chains 1]
         [--draw-ahead 5000] [--fill-chains 0]
     python -m bench.tron_bench fill --positions 200 --ms 100
-    python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py]
+    python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py] [--pure]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
     python -m bench.tron_bench prove [--per-map 6] [--ms 100] [--min-room 20]
     python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py]
@@ -355,39 +355,84 @@ def speed_positions() -> list[TronState]:
     return found
 
 
-def speed(depth: int, repeat: int = 1, against: str | None = None) -> None:
+def speed(depth: int, repeat: int = 1, against: str | None = None, pure: bool = False) -> None:
     """Search every `speed_positions` position to `depth` plies and print the nodes per CPU second.
 
     With `repeat` the whole set is searched that many times and the median is printed; with `against` (the
     path of another tron_ai.py, e.g. a checkout of main) that module searches the same positions in turn
     with ours, round by round, so both medians come from the same minutes of a shared machine, and the two
-    must agree on every search's nodes, score and main line.
+    must agree on every search's nodes, score and main line. With `pure` this module searches them twice a
+    round, with the compiled kernel (`tron_ai.KERNEL`) and with its pure-Python code, and the leaves of one
+    round are replayed alone both ways (the time of one leaf evaluation).
     """
     positions = speed_positions()
-    modules: list[tuple[str, Any]] = [("this", tron_ai)]
+    kernel = tron_ai.KERNEL
+    if pure and kernel is None:
+        raise SystemExit("--pure needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
+    modules: list[tuple[str, Any, Any]] = [("kernel" if pure else "this", tron_ai, kernel)]
+    if pure:
+        modules.append(("pure", tron_ai, None))
     if against is not None:
-        modules.append(("against", _load_module(against)))
-    rates: dict[str, list[float]] = {name: [] for name, _ in modules}
+        modules.append(("against", _load_module(against), None))
+    rates: dict[str, list[float]] = {name: [] for name, _, _ in modules}
     results: dict[str, list[tuple[int, int, tuple[int, ...]]]] = {}
     nodes = 0
     for _ in range(repeat):
-        for name, module in modules:
+        for name, module, compiled in modules:
+            if module is tron_ai:
+                tron_ai.KERNEL = compiled
             nodes, spent, found = _speed_round(module, positions, depth)
             rates[name].append(nodes / spent)
             if results.setdefault(name, found) != found:
                 raise SystemExit(f"{name}: a search gave a different result on a repeat")
+    tron_ai.KERNEL = kernel
     print(f"{len(positions)} contact positions to depth {depth}: {nodes} nodes per round, {repeat} round(s)")
-    for name, _ in modules:
+    for name, _, _ in modules:
         print(
             f"  {name}: median {statistics.median(rates[name]):.0f} nodes per CPU second"
             f" (rounds: {', '.join(f'{rate:.0f}' for rate in rates[name])})"
         )
-    if against is not None:
-        same = results["this"] == results["against"]
-        ratio = statistics.median(rates["this"]) / statistics.median(rates["against"])
-        print(f"  this / against: {ratio:.2f}x; the same nodes, scores and main lines: {same}")
+    first = modules[0][0]
+    for other in [name for name, _, _ in modules[1:]]:
+        same = results[first] == results[other]
+        ratio = statistics.median(rates[first]) / statistics.median(rates[other])
+        print(f"  {first} / {other}: {ratio:.2f}x; the same nodes, scores and main lines: {same}")
         if not same:
-            raise SystemExit("the two modules searched differently")
+            raise SystemExit(f"{first} and {other} searched differently")
+    if pure:
+        _leaf_speed(positions, depth, repeat, kernel)
+
+
+def _leaf_speed(positions: list[TronState], depth: int, repeat: int, kernel: Any) -> None:
+    """Record the leaf evaluations (`territory_score` calls) of one round and time them alone, with the kernel
+    and in pure Python in turn (chamber-tree cache cleared before each pass, as a search starts empty)."""
+    calls: list[tuple[Any, ...]] = []
+    recorded = tron_ai.territory_score
+
+    def record(*args: Any) -> int:
+        calls.append(args)
+        return recorded(*args)
+
+    tron_ai.territory_score = record  # type: ignore[assignment]
+    try:
+        _speed_round(tron_ai, positions, depth)
+    finally:
+        tron_ai.territory_score = recorded
+    times: dict[str, list[float]] = {"kernel": [], "pure": []}
+    for _ in range(repeat):
+        for name, compiled in (("kernel", kernel), ("pure", None)):
+            tron_ai.KERNEL = compiled
+            tron_ai._TREES.clear()
+            started = time.process_time()
+            for args in calls:
+                recorded(*args)
+            times[name].append((time.process_time() - started) / len(calls) * 1e6)
+    tron_ai.KERNEL = kernel
+    kernel_us, pure_us = statistics.median(times["kernel"]), statistics.median(times["pure"])
+    print(
+        f"  one leaf evaluation ({len(calls)} leaves replayed, median of {repeat}): kernel {kernel_us:.1f} us,"
+        f" pure {pure_us:.1f} us ({pure_us / kernel_us:.1f}x)"
+    )
 
 
 def _speed_round(module: Any, positions: list[TronState], depth: int) -> tuple[int, float, list[Any]]:
@@ -464,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
     parser.add_argument("--against", help="speed, ride: another tron_ai.py (e.g. main's) timed with ours")
     parser.add_argument(
+        "--pure", action="store_true", help="speed: the compiled kernel against the pure-Python code, round by round"
+    )
+    parser.add_argument(
         "--no-chambers",
         action="store_true",
         help="experiment: level 5 (and the voronoi bot) count plain Voronoi territory",
@@ -501,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.what == "ride":
         ride(args.per_map, args.ms, args.min_room, args.against)
     else:
-        speed(args.depth, args.repeat, args.against)
+        speed(args.depth, args.repeat, args.against, args.pure)
     return 0
 
 

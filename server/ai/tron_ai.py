@@ -25,12 +25,14 @@ Three or four riders: a greedy pick of the safe move with the largest Voronoi sh
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from types import NotImplementedType
+from typing import Any, Protocol
 
 from gamenight.server.ai.levels import limits_for
 from gamenight.server.ai.search import PROVEN, WIN, Engine, Limits, search
@@ -141,6 +143,61 @@ FLOOD_SPACE = 1000
 """The floodfill bot's weight of one square of space, above any tie-break (walls 0-4, distance < 100)."""
 WON, LOST, DRAWN = 1, 2, 3
 """Game-over codes of a position, for the AI's own side."""
+
+
+# -- the optional compiled kernel (issue 18, session 8) --------------------------------------------------------
+
+
+class _Kernel(Protocol):
+    """`_tronkernel` (server/ai/_tronkernel.c): level 5's leaf evaluation in C, with exactly this module's results.
+
+    Each function returns NotImplemented for a board it does not handle (wider than 61 squares); the pure code
+    then runs."""
+
+    CELL: int
+    APART: int
+    APART_CELL: int
+
+    def split(
+        self, free: Mask, stride: int, first: Index, second: Index, first_ahead: bool
+    ) -> tuple[Mask, Mask, bool] | NotImplementedType: ...
+    def chamber_value(
+        self, territory: Mask, free: Mask, stride: int, head: Index, edge: int
+    ) -> int | NotImplementedType: ...
+    def chamber_fill(self, free: Mask, stride: int, head: Index) -> int | NotImplementedType: ...
+    def chain_fill(self, free: Mask, stride: int, head: Index) -> int | NotImplementedType: ...
+    def territory_score(
+        self,
+        stride: int,
+        free: Mask,
+        first: Index,
+        second: Index,
+        first_ahead: bool,
+        draw: int,
+        edge: int,
+        chains: bool,
+    ) -> int | NotImplementedType: ...
+
+
+def _load_kernel() -> _Kernel | None:
+    """The compiled kernel, unless `GAMENIGHT_PURE_AI=1` turns it off, it was not built (no C compiler at install
+    time) or its weights are not this module's."""
+    if os.environ.get("GAMENIGHT_PURE_AI") == "1":
+        return None
+    try:
+        from gamenight.server.ai import _tronkernel
+    except ImportError:
+        return None
+    kernel: _Kernel = _tronkernel
+    if (kernel.CELL, kernel.APART, kernel.APART_CELL) != (CELL, APART, APART_CELL):
+        return None
+    return kernel
+
+
+KERNEL = _load_kernel()
+"""The compiled kernel in use, or None: the pure-Python code (read once, at import; `GAMENIGHT_PURE_AI=1` turns
+it off). `_split`, `chamber_value` (parity off), `chamber_fill`, `chain_fill` and `territory_score` (chambers on,
+parity off, no close-split rides: level 5's leaves) hand their work to it; tests set it to None for the pure path."""
 
 
 class _Timeout(Exception):
@@ -265,6 +322,10 @@ def _split(free: Mask, stride: int, first: Index, second: Index, first_ahead: bo
     first side's are what was taken and is neither, at the end. Once the second front dies out, the first
     floods on alone.
     """
+    if KERNEL is not None:
+        found = KERNEL.split(free, stride, first, second, first_ahead)
+        if found is not NotImplemented:
+            return found
     front_a, front_b = 1 << first, 1 << second
     start = free
     theirs = both_ways = 0
@@ -380,6 +441,10 @@ def territory_score(
     from each other, each side counts the squares of a greedy ride instead (`ride_length`, a lower bound).
     With `chains` the apart estimate takes the parity bound per chain of chambers (`chain_fill`).
     """
+    if KERNEL is not None and chambers and not parity and close < 0:
+        score = KERNEL.territory_score(stride, free, first, second, first_ahead, draw, edge, chains)
+        if score is not NotImplemented:
+            return score
     mine, theirs, touching = _split(free, stride, first, second, first_ahead)
     if touching:
         if chambers:
@@ -646,6 +711,10 @@ def chamber_value(territory: Mask, free: Mask, stride: int, head: Index, edge: i
     elsewhere: the chain holds one or the other, never both. With `parity` the chain's squares count only as
     far as the checkerboard bound lets a ride through them (a1k0n's fillable squares).
     """
+    if KERNEL is not None and not parity:
+        compiled = KERNEL.chamber_value(territory, free, stride, head, edge)
+        if compiled is not NotImplemented:
+            return compiled
     graph = territory | 1 << head
     cuts = local_cuts(graph, stride)
     if not territory & cuts:
@@ -807,6 +876,10 @@ def chamber_fill(free: Mask, stride: int, head: Index) -> int:
     that can be entered only once, so the estimate is a chamber's size plus the best of the chambers
     hanging off it, down the tree (a1k0n's chambers), capped by the checkerboard parity bound.
     """
+    if KERNEL is not None:
+        found = KERNEL.chamber_fill(free, stride, head)
+        if found is not NotImplemented:
+            return found
     region = flood(free, stride, head)
     if not region:
         return 0
@@ -823,6 +896,10 @@ def chain_fill(free: Mask, stride: int, head: Index) -> int:
     """`chamber_fill` with the checkerboard bound taken per chain of chambers, not over the whole region: a ride
     goes down one chain from the head and alternates colours within it, so it is at most the best chain's own
     parity bound (at most `chamber_fill`, still never below the longest ride)."""
+    if KERNEL is not None:
+        found = KERNEL.chain_fill(free, stride, head)
+        if found is not NotImplemented:
+            return found
     region = flood(free, stride, head)
     if not region:
         return 0

@@ -1,0 +1,631 @@
+/* The Tron AI's optional compiled kernel (issue 18, session 8): the hot part of level 5's leaf evaluation.
+ *
+ * tron_ai.py keeps a board as one Python int, a bit per square of a padded grid of odd stride (bit set = open),
+ * framed by blocked squares. This module takes those ints and computes exactly what the pure-Python functions
+ * of tron_ai.py compute (tests/ai/test_tron_kernel.py checks it on thousands of positions):
+ *
+ *   split(free, stride, first, second, first_ahead) -> (mine, theirs, touching)          `_split`
+ *   chamber_value(territory, free, stride, head, edge) -> int                           `chamber_value`, parity off
+ *   chamber_fill(free, stride, head) -> int                                              `chamber_fill`
+ *   chain_fill(free, stride, head) -> int                                                `chain_fill`
+ *   territory_score(stride, free, first, second, first_ahead, draw, edge, chains) -> int `territory_score`
+ *                                                     with chambers on, parity off, no close-split rides
+ *
+ * Inside, a board is one 64-bit word per row (bit x = column x), so a neighbour is a shift within the row or
+ * the row above or below, and a breadth-first layer is a few word operations per row. Boards wider than 64
+ * (stride > 64) or taller than MAX_ROWS rows are not handled: every function then returns NotImplemented and
+ * the caller uses the pure-Python code. The chamber tree is Tarjan's low-links square by square (the Python
+ * code contracts squares that cannot cut into pieces first; the chambers, and so every value, are the same).
+ * Plain C API, no dependency; the GIL is held throughout and nothing in a computation calls back into Python, so
+ * the static work buffers are never used by two calls at once (single-phase init: a free-threaded Python turns
+ * its GIL back on for this module). The server runs its AI in worker processes anyway.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_STRIDE 64
+#define MAX_ROWS 128
+#define MAX_CELLS (MAX_STRIDE * MAX_ROWS)
+#define MAX_BYTES (MAX_CELLS / 8)
+
+/* tron_ai.py's weights; the module exports them and tron_ai.py uses the kernel only if they match its own. */
+#define CELL 55
+#define APART 50000
+#define APART_CELL 500
+
+typedef uint64_t u64;
+
+/* A board: rows[1..nrows] hold rows 0..nrows-1 of the grid; rows[0] and rows[nrows+1] stay 0 (guards). */
+typedef struct {
+    u64 rows[MAX_ROWS + 2];
+} Board;
+
+static int popcount64(u64 x) { return __builtin_popcountll(x); }
+
+/* ---- conversion between Python ints and boards --------------------------------------------------------------- */
+
+static unsigned char byte_buf[MAX_BYTES + 16];
+
+/* The number of bits of a non-negative int; -1 with an exception set if it is not one. */
+static int64_t bits_of(PyObject *value) {
+    if (!PyLong_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "a board mask must be an int");
+        return -1;
+    }
+    int sign = _PyLong_Sign(value);
+    if (sign < 0) {
+        PyErr_SetString(PyExc_ValueError, "a board mask must not be negative");
+        return -1;
+    }
+    if (sign == 0) return 0;
+    size_t bits = _PyLong_NumBits(value);
+    if (bits == (size_t)-1 && PyErr_Occurred()) return -1;
+    return (int64_t)bits;
+}
+
+/* Read `value` into `board` (rows 0..nrows-1; the caller has checked that its bits fit). 0 or -1 (exception). */
+static int load(PyObject *value, int stride, int nrows, Board *board) {
+    memset(board->rows, 0, sizeof(u64) * (size_t)(nrows + 2));
+    int64_t bits = bits_of(value);
+    if (bits < 0) return -1;
+    if (bits == 0) return 0;
+    size_t nbytes = (size_t)((bits + 7) / 8);
+    memset(byte_buf, 0, nbytes + 16);
+#if PY_VERSION_HEX >= 0x030D0000
+    if (_PyLong_AsByteArray((PyLongObject *)value, byte_buf, nbytes, 1, 0, 1) < 0) return -1;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)value, byte_buf, nbytes, 1, 0) < 0) return -1;
+#endif
+    u64 mask = stride == 64 ? ~(u64)0 : (((u64)1 << stride) - 1);
+    int used = (int)((bits + stride - 1) / stride);
+    for (int y = 0; y < used; y++) {
+        int64_t offset = (int64_t)y * stride;
+        const unsigned char *p = byte_buf + (offset >> 3);
+        int shift = (int)(offset & 7);
+        u64 word = 0;
+        for (int b = 7; b >= 0; b--) word = word << 8 | p[b];
+        word >>= shift;
+        if (shift) word |= (u64)p[8] << (64 - shift);
+        board->rows[y + 1] = word & mask;
+    }
+    return 0;
+}
+
+/* A new Python int from rows 0..nrows-1 of `board`. */
+static PyObject *store(const Board *board, int stride, int nrows) {
+    static u64 words[MAX_CELLS / 64 + 2];
+    int nwords = (stride * nrows + 63) / 64 + 1;
+    memset(words, 0, sizeof(u64) * (size_t)nwords);
+    for (int y = 0; y < nrows; y++) {
+        u64 row = board->rows[y + 1];
+        if (!row) continue;
+        int64_t offset = (int64_t)y * stride;
+        int w = (int)(offset >> 6), shift = (int)(offset & 63);
+        words[w] |= row << shift;
+        if (shift) words[w + 1] |= row >> (64 - shift);
+    }
+    size_t nbytes = (size_t)nwords * 8;
+    for (int w = 0; w < nwords; w++) {
+        u64 word = words[w];
+        for (int b = 0; b < 8; b++) byte_buf[w * 8 + b] = (unsigned char)(word >> (8 * b));
+    }
+    return _PyLong_FromByteArray(byte_buf, nbytes, 1, 0);
+}
+
+/* Whether a board of this stride with masks of up to `bits` bits and a head at `index` fits; sets *nrows. */
+static int fits(long stride, int64_t bits, long index, int *nrows) {
+    if (stride < 3 || stride > MAX_STRIDE) return 0;
+    int64_t rows = (bits + stride - 1) / stride;
+    int64_t head_rows = index / stride + 2;
+    if (head_rows > rows) rows = head_rows;
+    if (rows > MAX_ROWS) return 0;
+    *nrows = (int)rows;
+    return 1;
+}
+
+/* ---- board operations ------------------------------------------------------------------------------------- */
+
+/* The four-neighbour spread of row y of `front` (not masked). */
+static inline u64 spread_row(const u64 *front, int y) {
+    return front[y] << 1 | front[y] >> 1 | front[y - 1] | front[y + 1];
+}
+
+/* tron_ai.flood: the open squares of `free` connected to square `start`, `start` excluded. */
+static void flood(const Board *free, int stride, int nrows, long start, Board *region) {
+    static Board front, next, rest;
+    memset(region->rows, 0, sizeof(u64) * (size_t)(nrows + 2));
+    memset(front.rows, 0, sizeof(u64) * (size_t)(nrows + 2));
+    memset(next.rows, 0, sizeof(u64) * (size_t)(nrows + 2));
+    memcpy(rest.rows, free->rows, sizeof(u64) * (size_t)(nrows + 2));
+    int y0 = (int)(start / stride) + 1;
+    front.rows[y0] = (u64)1 << (start % stride);
+    int lo = y0, hi = y0;
+    for (;;) {
+        int nlo = lo > 1 ? lo - 1 : 1, nhi = hi < nrows ? hi + 1 : nrows;
+        int new_lo = 0, new_hi = -1;
+        for (int y = nlo; y <= nhi; y++) {
+            u64 grown = spread_row(front.rows, y) & rest.rows[y];
+            next.rows[y] = grown;
+            if (grown) {
+                rest.rows[y] ^= grown;
+                region->rows[y] |= grown;
+                if (!new_lo) new_lo = y;
+                new_hi = y;
+            }
+        }
+        for (int y = lo; y <= hi; y++) front.rows[y] = 0;
+        if (!new_lo) break;
+        for (int y = new_lo; y <= new_hi; y++) {
+            front.rows[y] = next.rows[y];
+            next.rows[y] = 0;
+        }
+        for (int y = nlo; y <= nhi; y++) next.rows[y] = 0;
+        lo = new_lo;
+        hi = new_hi;
+    }
+}
+
+/* tron_ai._split: (first's squares, second's, touching). The fronts' rows are tracked (lo..hi), so a layer
+ * touches only the rows next to them. */
+static int split(const Board *free_in, int stride, int nrows, long first, long second, int first_ahead, Board *mine,
+                 Board *theirs) {
+    static Board free, fa, fb, na, nb, both_ways;
+    size_t size = sizeof(u64) * (size_t)(nrows + 2);
+    memcpy(free.rows, free_in->rows, size);
+    memset(fa.rows, 0, size);
+    memset(fb.rows, 0, size);
+    memset(both_ways.rows, 0, size);
+    memset(theirs->rows, 0, size);
+    int ya = (int)(first / stride) + 1, yb = (int)(second / stride) + 1;
+    fa.rows[ya] = (u64)1 << (first % stride);
+    fb.rows[yb] = (u64)1 << (second % stride);
+    int lo = ya, hi = ya;
+    if (first_ahead) {
+        int from = lo > 1 ? lo - 1 : 1, to = hi < nrows ? hi + 1 : nrows;
+        for (int y = from; y <= to; y++) na.rows[y] = spread_row(fa.rows, y) & free.rows[y];
+        for (int y = from; y <= to; y++) {
+            fa.rows[y] = na.rows[y];
+            free.rows[y] ^= na.rows[y];
+        }
+        lo = from;
+        hi = to;
+    }
+    if (yb < lo) lo = yb;
+    if (yb > hi) hi = yb;
+    int any_b = 1;
+    while (any_b) {
+        any_b = 0;
+        int from = lo > 1 ? lo - 1 : 1, to = hi < nrows ? hi + 1 : nrows;
+        int new_lo = nrows + 1, new_hi = 0;
+        for (int y = from; y <= to; y++) {
+            u64 a = spread_row(fa.rows, y) & free.rows[y];
+            u64 b = spread_row(fb.rows, y) & free.rows[y];
+            free.rows[y] ^= a | b;
+            u64 both = a & b;
+            if (both) {
+                both_ways.rows[y] |= both;
+                a ^= both;
+                b ^= both;
+            }
+            theirs->rows[y] |= b;
+            na.rows[y] = a;
+            nb.rows[y] = b;
+            if (a | b) {
+                if (y < new_lo) new_lo = y;
+                new_hi = y;
+            }
+            any_b |= b != 0;
+        }
+        for (int y = from; y <= to; y++) {
+            fa.rows[y] = na.rows[y];
+            fb.rows[y] = nb.rows[y];
+        }
+        lo = new_lo;
+        hi = new_hi;
+    }
+    while (lo <= hi) {
+        int from = lo > 1 ? lo - 1 : 1, to = hi < nrows ? hi + 1 : nrows;
+        int new_lo = nrows + 1, new_hi = 0;
+        for (int y = from; y <= to; y++) {
+            u64 a = spread_row(fa.rows, y) & free.rows[y];
+            free.rows[y] ^= a;
+            na.rows[y] = a;
+            if (a) {
+                if (y < new_lo) new_lo = y;
+                new_hi = y;
+            }
+        }
+        for (int y = from; y <= to; y++) fa.rows[y] = na.rows[y];
+        lo = new_lo;
+        hi = new_hi;
+    }
+    int touching = 0;
+    mine->rows[0] = mine->rows[nrows + 1] = 0;
+    for (int y = 1; y <= nrows; y++) {
+        mine->rows[y] = free_in->rows[y] ^ free.rows[y] ^ theirs->rows[y] ^ both_ways.rows[y];
+        if (both_ways.rows[y]) touching = 1;
+    }
+    if (!touching) {
+        for (int y = 1; y <= nrows; y++) {
+            if (spread_row(mine->rows, y) & theirs->rows[y]) {
+                touching = 1;
+                break;
+            }
+        }
+    }
+    return touching;
+}
+
+/* tron_ai.local_cuts over rows: the squares whose open neighbours fall into two or more groups around them. */
+static void local_cuts(const Board *graph, int nrows, Board *cuts) {
+    cuts->rows[0] = cuts->rows[nrows + 1] = 0;
+    for (int y = 1; y <= nrows; y++) {
+        u64 g = graph->rows[y];
+        u64 north = graph->rows[y - 1], south = graph->rows[y + 1];
+        u64 east = g >> 1, west = g << 1;
+        u64 north_east = north >> 1, north_west = north << 1;
+        u64 south_east = south >> 1, south_west = south << 1;
+        u64 a = north & ~(west & north_west);
+        u64 b = east & ~(north & north_east);
+        u64 c = south & ~(east & south_east);
+        u64 d = west & ~(south & south_west);
+        cuts->rows[y] = g & (((a | b) & (c | d)) | (a & b) | (c & d));
+    }
+}
+
+/* ---- the chamber tree ---------------------------------------------------------------------------------------- */
+
+/* Inside the tree a square is a cell id, row * 64 + column with the board's row index (1..nrows): its neighbours
+ * are id - 64, id + 1, id + 64 and id - 1, a bit test needs no division, and the blocked frame keeps the ids
+ * in their rows. */
+#define MAX_IDS ((MAX_ROWS + 2) * 64)
+#define BIT(board, id) ((board)->rows[(id) >> 6] >> ((id) & 63) & 1)
+
+static int32_t disc[MAX_IDS], low_of[MAX_IDS], parent_of[MAX_IDS], chamber_of[MAX_IDS];
+static uint32_t seen[MAX_IDS], generation;
+static int32_t order[MAX_IDS];
+static int32_t stack_cell[MAX_IDS];
+static unsigned char stack_dir[MAX_IDS];
+static int32_t above[MAX_IDS];
+static const int32_t id_steps[4] = {-64, 1, 64, -1};
+
+static inline int32_t id_of(long index, int stride) { return (int32_t)((index / stride + 1) * 64 + index % stride); }
+
+/* The colour (index parity) of a cell id's square. */
+static inline int parity_of(int32_t id, int stride) { return (int)((((id >> 6) - 1) * (long)stride + (id & 63)) & 1); }
+
+/* Chambers of `graph` from `head` (Tarjan's low-links square by square): sets chamber_of[] for every square
+ * reached (the head's chamber 0, which holds no square but the head), above[] for every chamber; returns the
+ * chamber count and the squares reached in `order` (discovery order, the head first) through *found. */
+static int chamber_tree(const Board *graph, int32_t head, int *found) {
+    if (++generation == 0) {
+        memset(seen, 0, sizeof(seen));
+        generation = 1;
+    }
+    uint32_t now = generation;
+    int time = 0, sp = 0;
+    seen[head] = now;
+    disc[head] = low_of[head] = time;
+    parent_of[head] = -1;
+    order[time++] = head;
+    stack_cell[sp] = head;
+    stack_dir[sp++] = 0;
+    while (sp) {
+        int32_t v = stack_cell[sp - 1];
+        int d = stack_dir[sp - 1];
+        if (d < 4) {
+            stack_dir[sp - 1] = (unsigned char)(d + 1);
+            int32_t w = v + id_steps[d];
+            if (!BIT(graph, w)) continue;
+            if (seen[w] != now) {
+                seen[w] = now;
+                disc[w] = low_of[w] = time;
+                parent_of[w] = v;
+                order[time++] = w;
+                stack_cell[sp] = w;
+                stack_dir[sp++] = 0;
+            } else if (w != parent_of[v] && disc[w] < low_of[v]) {
+                low_of[v] = disc[w];
+            }
+        } else {
+            sp--;
+            int32_t p = parent_of[v];
+            if (p >= 0 && low_of[v] < low_of[p]) low_of[p] = low_of[v];
+        }
+    }
+    int chambers = 1;
+    above[0] = -1;
+    chamber_of[head] = 0;
+    for (int i = 1; i < time; i++) {
+        int32_t w = order[i], p = parent_of[w];
+        if (low_of[w] >= disc[p]) {
+            chamber_of[w] = chambers;
+            above[chambers++] = chamber_of[p];
+        } else {
+            chamber_of[w] = chamber_of[p];
+        }
+    }
+    *found = time;
+    return chambers;
+}
+
+static long long chain_total[MAX_IDS], best_below[MAX_IDS];
+
+/* The best sum of chamber values down one chain from chamber 0 (value[] per chamber, parents before children). */
+static long long best_chain(long long *value, int chambers) {
+    for (int c = 0; c < chambers; c++) best_below[c] = 0;
+    for (int c = chambers - 1; c > 0; c--) {
+        long long chain = value[c] + best_below[c];
+        if (chain > best_below[above[c]]) best_below[above[c]] = chain;
+    }
+    return value[0] + best_below[0];
+}
+
+static inline int open_neighbours(const Board *free, int32_t id) {
+    return (int)(BIT(free, id - 64) + BIT(free, id + 1) + BIT(free, id + 64) + BIT(free, id - 1));
+}
+
+static long long degree_sum(const Board *region, const Board *free, int nrows) {
+    long long links = 0;
+    for (int y = 1; y <= nrows; y++) {
+        u64 r = region->rows[y];
+        if (!r) continue;
+        links += popcount64(r & free->rows[y] >> 1) + popcount64(r & free->rows[y] << 1) +
+                 popcount64(r & free->rows[y + 1]) + popcount64(r & free->rows[y - 1]);
+    }
+    return links;
+}
+
+static long long count(const Board *region, int nrows) {
+    long long n = 0;
+    for (int y = 1; y <= nrows; y++) n += popcount64(region->rows[y]);
+    return n;
+}
+
+/* tron_ai.chamber_value with parity off. */
+static long long chamber_value(const Board *territory, const Board *free, int stride, int nrows, long head,
+                               long long edge) {
+    static Board graph, cuts;
+    memcpy(graph.rows, territory->rows, sizeof(u64) * (size_t)(nrows + 2));
+    graph.rows[head / stride + 1] |= (u64)1 << (head % stride);
+    local_cuts(&graph, nrows, &cuts);
+    int any_cut = 0;
+    for (int y = 1; y <= nrows; y++) {
+        if (territory->rows[y] & cuts.rows[y]) {
+            any_cut = 1;
+            break;
+        }
+    }
+    if (!any_cut) return CELL * count(territory, nrows) + edge * degree_sum(territory, free, nrows);
+    int found;
+    int chambers = chamber_tree(&graph, id_of(head, stride), &found);
+    for (int c = 0; c < chambers; c++) chain_total[c] = 0;
+    for (int i = 1; i < found; i++) {
+        int32_t w = order[i];
+        chain_total[chamber_of[w]] += CELL + edge * open_neighbours(free, w);
+    }
+    return best_chain(chain_total, chambers);
+}
+
+/* The colour of a square's index: its parity. */
+static inline u64 colour_row(int stride, int y, int parity) {
+    const u64 even = 0x5555555555555555ULL;
+    int row_parity = (int)(((long)y * stride) & 1);
+    return (row_parity ^ parity) ? ~even : even;
+}
+
+/* tron_ai.parity_fill. */
+static long long parity_fill(const Board *region, int stride, int nrows, long head) {
+    long long same = 0, all = 0;
+    int parity = (int)(head & 1);
+    for (int y = 1; y <= nrows; y++) {
+        u64 r = region->rows[y];
+        if (!r) continue;
+        all += popcount64(r);
+        same += popcount64(r & colour_row(stride, y - 1, parity));
+    }
+    long long other = all - same;
+    return 2 * (other < same ? other : same) + (other > same);
+}
+
+/* tron_ai.chamber_fill (chains = 0) and tron_ai.chain_fill (chains = 1). */
+static long long fill(const Board *free, int stride, int nrows, long head, int chains) {
+    static Board region, graph;
+    flood(free, stride, nrows, head, &region);
+    if (!count(&region, nrows)) return 0;
+    memcpy(graph.rows, region.rows, sizeof(u64) * (size_t)(nrows + 2));
+    graph.rows[head / stride + 1] |= (u64)1 << (head % stride);
+    int found;
+    int chambers = chamber_tree(&graph, id_of(head, stride), &found);
+    if (!chains) {
+        for (int c = 0; c < chambers; c++) chain_total[c] = 0;
+        for (int i = 1; i < found; i++) chain_total[chamber_of[order[i]]] += 1;
+        long long tree = best_chain(chain_total, chambers);
+        long long bound = parity_fill(&region, stride, nrows, head);
+        return tree < bound ? tree : bound;
+    }
+    /* chain_total counts the squares of the head's colour, best_below the others, then totals down each chain. */
+    for (int c = 0; c < chambers; c++) chain_total[c] = best_below[c] = 0;
+    int parity = (int)(head & 1);
+    for (int i = 1; i < found; i++) {
+        int32_t w = order[i];
+        if (parity_of(w, stride) == parity)
+            chain_total[chamber_of[w]] += 1;
+        else
+            best_below[chamber_of[w]] += 1;
+    }
+    long long best = 0;
+    for (int c = 1; c < chambers; c++) {
+        chain_total[c] += chain_total[above[c]];
+        best_below[c] += best_below[above[c]];
+        long long same = chain_total[c], other = best_below[c];
+        long long bound = 2 * (other < same ? other : same) + (other > same);
+        if (bound > best) best = bound;
+    }
+    return best;
+}
+
+/* ---- Python entry points ------------------------------------------------------------------------------------ */
+
+static Board free_board, mine_board, theirs_board;
+
+static int get_index(PyObject *arg, long *out) {
+    long value = PyLong_AsLong(arg);
+    if (value == -1 && PyErr_Occurred()) return -1;
+    if (value < 0) {
+        PyErr_SetString(PyExc_ValueError, "a square index must not be negative");
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
+/* Sets *nrows for masks `a` (and `b`, if given) and the heads; 1 if the board fits, 0 if not, -1 on error. */
+static int prepare(long stride, PyObject *a, PyObject *b, long head1, long head2, int *nrows) {
+    int64_t bits = bits_of(a);
+    if (bits < 0) return -1;
+    if (b) {
+        int64_t more = bits_of(b);
+        if (more < 0) return -1;
+        if (more > bits) bits = more;
+    }
+    long head = head1 > head2 ? head1 : head2;
+    return fits(stride, bits, head, nrows);
+}
+
+static PyObject *py_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "split(free, stride, first, second, first_ahead)");
+        return NULL;
+    }
+    long stride, first, second;
+    if (get_index(args[1], &stride) || get_index(args[2], &first) || get_index(args[3], &second)) return NULL;
+    int ahead = PyObject_IsTrue(args[4]);
+    if (ahead < 0) return NULL;
+    int nrows;
+    int ok = prepare(stride, args[0], NULL, first, second, &nrows);
+    if (ok < 0) return NULL;
+    if (!ok) Py_RETURN_NOTIMPLEMENTED;
+    if (load(args[0], (int)stride, nrows, &free_board)) return NULL;
+    int touching = split(&free_board, (int)stride, nrows, first, second, ahead, &mine_board, &theirs_board);
+    PyObject *mine = store(&mine_board, (int)stride, nrows);
+    if (!mine) return NULL;
+    PyObject *theirs = store(&theirs_board, (int)stride, nrows);
+    if (!theirs) {
+        Py_DECREF(mine);
+        return NULL;
+    }
+    return Py_BuildValue("(NNO)", mine, theirs, touching ? Py_True : Py_False);
+}
+
+static PyObject *py_chamber_value(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "chamber_value(territory, free, stride, head, edge)");
+        return NULL;
+    }
+    long stride, head;
+    if (get_index(args[2], &stride) || get_index(args[3], &head)) return NULL;
+    long long edge = PyLong_AsLongLong(args[4]);
+    if (edge == -1 && PyErr_Occurred()) return NULL;
+    int nrows;
+    int ok = prepare(stride, args[0], args[1], head, head, &nrows);
+    if (ok < 0) return NULL;
+    if (!ok) Py_RETURN_NOTIMPLEMENTED;
+    if (load(args[0], (int)stride, nrows, &mine_board) || load(args[1], (int)stride, nrows, &free_board)) return NULL;
+    return PyLong_FromLongLong(chamber_value(&mine_board, &free_board, (int)stride, nrows, head, edge));
+}
+
+static PyObject *fill_entry(PyObject *const *args, Py_ssize_t nargs, int chains) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "chamber_fill(free, stride, head) / chain_fill(free, stride, head)");
+        return NULL;
+    }
+    long stride, head;
+    if (get_index(args[1], &stride) || get_index(args[2], &head)) return NULL;
+    int nrows;
+    int ok = prepare(stride, args[0], NULL, head, head, &nrows);
+    if (ok < 0) return NULL;
+    if (!ok) Py_RETURN_NOTIMPLEMENTED;
+    if (load(args[0], (int)stride, nrows, &free_board)) return NULL;
+    return PyLong_FromLongLong(fill(&free_board, (int)stride, nrows, head, chains));
+}
+
+static PyObject *py_chamber_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return fill_entry(args, nargs, 0);
+}
+
+static PyObject *py_chain_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return fill_entry(args, nargs, 1);
+}
+
+static PyObject *py_territory_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "territory_score(stride, free, first, second, first_ahead, draw, edge, chains)");
+        return NULL;
+    }
+    long stride, first, second;
+    if (get_index(args[0], &stride) || get_index(args[2], &first) || get_index(args[3], &second)) return NULL;
+    int ahead = PyObject_IsTrue(args[4]);
+    if (ahead < 0) return NULL;
+    long long draw = PyLong_AsLongLong(args[5]);
+    if (draw == -1 && PyErr_Occurred()) return NULL;
+    long long edge = PyLong_AsLongLong(args[6]);
+    if (edge == -1 && PyErr_Occurred()) return NULL;
+    int chains = PyObject_IsTrue(args[7]);
+    if (chains < 0) return NULL;
+    int nrows;
+    int ok = prepare(stride, args[1], NULL, first, second, &nrows);
+    if (ok < 0) return NULL;
+    if (!ok) Py_RETURN_NOTIMPLEMENTED;
+    if (load(args[1], (int)stride, nrows, &free_board)) return NULL;
+    int s = (int)stride;
+    if (split(&free_board, s, nrows, first, second, ahead, &mine_board, &theirs_board)) {
+        long long ours = chamber_value(&mine_board, &free_board, s, nrows, first, edge);
+        long long rival = chamber_value(&theirs_board, &free_board, s, nrows, second, edge);
+        return PyLong_FromLongLong(ours - rival);
+    }
+    long long lead = fill(&free_board, s, nrows, first, chains) - fill(&free_board, s, nrows, second, chains) - ahead;
+    if (lead == 0) return PyLong_FromLongLong(draw);
+    return PyLong_FromLongLong((lead > 0 ? APART : -APART) + APART_CELL * lead);
+}
+
+static PyMethodDef methods[] = {
+    {"split", (PyCFunction)(void (*)(void))py_split, METH_FASTCALL,
+     "split(free, stride, first, second, first_ahead) -> (mine, theirs, touching): tron_ai._split."},
+    {"chamber_value", (PyCFunction)(void (*)(void))py_chamber_value, METH_FASTCALL,
+     "chamber_value(territory, free, stride, head, edge) -> int: tron_ai.chamber_value with parity off."},
+    {"chamber_fill", (PyCFunction)(void (*)(void))py_chamber_fill, METH_FASTCALL,
+     "chamber_fill(free, stride, head) -> int: tron_ai.chamber_fill."},
+    {"chain_fill", (PyCFunction)(void (*)(void))py_chain_fill, METH_FASTCALL,
+     "chain_fill(free, stride, head) -> int: tron_ai.chain_fill."},
+    {"territory_score", (PyCFunction)(void (*)(void))py_territory_score, METH_FASTCALL,
+     "territory_score(stride, free, first, second, first_ahead, draw, edge, chains) -> int: tron_ai.territory_score "
+     "with chambers on, parity off and no close-split rides."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_tronkernel",
+    "The Tron AI's optional compiled kernel: level 5's leaf evaluation, with exactly tron_ai.py's results.", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__tronkernel(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddIntConstant(m, "CELL", CELL) || PyModule_AddIntConstant(m, "APART", APART) ||
+        PyModule_AddIntConstant(m, "APART_CELL", APART_CELL) ||
+        PyModule_AddIntConstant(m, "MAX_STRIDE", MAX_STRIDE) || PyModule_AddIntConstant(m, "MAX_ROWS", MAX_ROWS)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
