@@ -69,8 +69,10 @@ IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its 
 POLICY_VIOLATION = 1008
 AI_NICENESS = 10  # added to the AI workers' nice value
 CLOSE_TIMEOUT_S = 2.0
-TOO_MANY_CONNECTIONS = refusal("too many connections from your address\n")
-PENALIZED = refusal("your address broke a limit; wait a few seconds\n")
+TOO_MANY_CONNECTIONS = "too many connections from your address\n"
+PENALIZED = "your address broke a limit; wait a few seconds\n"
+REFUSALS = {why: refusal(why) for why in (TOO_MANY_CONNECTIONS, PENALIZED)}
+"""Each reason's canned HTTP 429, written to a connection refused on accepting it (server/guard.py)."""
 HISTORY_REQUESTS = (ListGames, GetGame, Leaderboard, Profile)
 """Requests answered in the history thread (`GameServer._history`)."""
 AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not None)
@@ -303,10 +305,8 @@ class GameServer:
         context.load_cert_chain(self.config.certfile, self.config.keyfile)
         return context
 
-    def _admit(self, peername: object) -> bytes | None:
-        """On accepting a TCP connection, before websockets reads it: the 429 for an address at its connection cap
-        or waiting out a penalty (server/guard.py), or None to let it through."""
-        address = _peer_address(peername)
+    def _refused_why(self, address: str) -> str | None:
+        """Why a new connection from `address` is refused (at its connection cap, or waiting out a penalty), or None."""
         cap = self.config.max_connections_per_ip
         if cap and self.per_ip.get(address, 0) >= cap:
             return TOO_MANY_CONNECTIONS
@@ -314,13 +314,17 @@ class GameServer:
             return PENALIZED
         return None
 
+    def _admit(self, peername: object) -> bytes | None:
+        """On accepting a TCP connection, before websockets reads it: the 429 to write if it is refused, or None to
+        let it through (server/guard.py)."""
+        why = self._refused_why(_peer_address(peername))
+        return None if why is None else REFUSALS[why]
+
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Answer plain HTTP health checks on the websocket port; let upgrades through (up to the per-address cap)."""
-        cap, address = self.config.max_connections_per_ip, _address(connection)
-        if cap and self.per_ip.get(address, 0) >= cap:
-            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
-        if self.penalized.get(address, 0.0) > time.monotonic():
-            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, "your address broke a limit; wait a few seconds\n")
+        """Answer plain HTTP health checks on the websocket port; let upgrades through. The refusals of `_admit` are
+        asked again here: connections accepted together pass it before any of them counts toward the cap."""
+        if (why := self._refused_why(_address(connection))) is not None:
+            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS, why)
         if request.path == "/healthz":
             return self._health(connection)
         if self.config.metrics and request.path.startswith("/metrics"):
