@@ -4,7 +4,9 @@ Usage (from the repository root):
     python -m bench.match --game othello --a 5 --b classic --games 20 --ms 300 --jobs 2
     python -m bench.match --game connect4 --a 5 --b 1 --games 20 --ms 300 --random-plies 0 --a-seat 0
 
-A player is a level number (1-5), a bot name, or (Tron) `prev5`: the frozen pre-issue-18 level 5.
+A player is a level number (1-5), a bot name, or (Tron) `prev5`: the frozen pre-issue-18 level 5, or
+`tron2010:COMMAND`: a 2010 Google AI Challenge bot run as a child process for each game and spoken to in the
+contest's protocol through the engine adapter's map (bench/a1k0n.py builds the contest winner for this).
 Games come in pairs from the same opening with the colours (seats) swapped: random first plies drawn from
 --seed for Othello, Pentago and Connect Four (--random-plies fixes their number, 0 for the start position;
 --a-seat keeps A on one seat); for Tron each official
@@ -18,11 +20,15 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import select
+import shlex
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from gamenight.client.bot.engines import TRON_DIRECTIONS, contest_map
 from gamenight.server.ai.play import choose_move
 from gamenight.server.games import REGISTRY, find_game
 from gamenight.server.games.base import Game, Opening
@@ -44,8 +50,11 @@ def opening_for(game: str, pair: int, rng: random.Random, maps: tuple[str, ...] 
 def parse_player(text: str) -> dict[str, Any]:
     """A player spec as keyword arguments of `choose_move`: "3" or "level3" is a level, anything else a bot.
 
-    Tron only: "prev5" (or "prevN") is level N of the frozen pre-issue-18 engine in bench/tron_baseline.py.
+    Tron only: "prev5" (or "prevN") is level N of the frozen pre-issue-18 engine in bench/tron_baseline.py;
+    "tron2010:COMMAND" a contest bot (see `ContestBot`).
     """
+    if text.startswith("tron2010:"):
+        return {"tron2010": text.removeprefix("tron2010:")}
     if text.startswith("prev") and text[4:].isdigit():
         return {"prev": int(text[4:])}
     digits = text.removeprefix("level").removeprefix("L")
@@ -54,8 +63,49 @@ def parse_player(text: str) -> dict[str, Any]:
     return {"bot": text}
 
 
+class ContestBot:
+    """A 2010 Google AI Challenge Tron bot, a child process for one game: each tick the map from its side (the
+    engine adapter's `contest_map`), one line back, 1-4. Its stderr is dropped."""
+
+    def __init__(self, command: str) -> None:
+        self.process = subprocess.Popen(
+            shlex.split(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
+
+    def move(self, view: dict[str, Any], seat: int, timeout_s: float) -> str:
+        """The bot's answer to this tick's map as a gamenight move (N, E, S or W)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(contest_map(view, seat) + "\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
+        if not ready:
+            raise TimeoutError(f"the contest bot did not answer within {timeout_s:.1f} s")
+        answer = self.process.stdout.readline().strip()
+        if answer not in TRON_DIRECTIONS:
+            raise ValueError(f"the contest bot answered {answer!r}, not 1, 2, 3 or 4")
+        return TRON_DIRECTIONS[answer]
+
+    def close(self) -> None:
+        """End the game: close its input (contest bots exit at the end of input), kill it if it lingers."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
 def _move(game: str, state: Any, seat: int, ms: int, seed: int, player: dict[str, Any]) -> str:
-    """The wire move of one player spec (see `parse_player`)."""
+    """The wire move of one player spec (see `parse_player`; a contest bot's has its running `ContestBot`)."""
+    if "bot_process" in player:
+        view = find_game(game).view(state)  # type: ignore[union-attr]
+        return player["bot_process"].move(view, seat, timeout_s=1 + 3 * ms / 1000)  # type: ignore[no-any-return]
     if "prev" in player:
         if game != "tron":
             raise ValueError("prevN players exist for tron only")
@@ -108,17 +158,25 @@ def play_game(
     state = _random_opening(rules, rules.initial_state(opening.options), opening.random_plies, rng)
     a_seat = index % 2 if a_seat is None else a_seat
     players = {a_seat: parse_player(a), 1 - a_seat: parse_player(b)}
+    for player in players.values():
+        if "tron2010" in player:
+            player["bot_process"] = ContestBot(player["tron2010"])
     plies = 0
     written: list[str] = []
-    while rules.outcome(state) is None and plies < MAX_PLIES:
-        moves = {}
-        for seat in sorted(rules.to_move(state)):
-            move_seed = seed * 7_919 + index * 100_003 + plies * 2 + seat
-            wire = _move(game, state, seat, ms, move_seed, players[seat])
-            moves[seat] = rules.parse_move(state, wire)
-            written.append(wire)
-        state = rules.apply(state, moves)
-        plies += 1
+    try:
+        while rules.outcome(state) is None and plies < MAX_PLIES:
+            moves = {}
+            for seat in sorted(rules.to_move(state)):
+                move_seed = seed * 7_919 + index * 100_003 + plies * 2 + seat
+                wire = _move(game, state, seat, ms, move_seed, players[seat])
+                moves[seat] = rules.parse_move(state, wire)
+                written.append(wire)
+            state = rules.apply(state, moves)
+            plies += 1
+    finally:
+        for player in players.values():
+            if "bot_process" in player:
+                player["bot_process"].close()
     return index, _score(rules.outcome(state), a_seat), plies, opening.label, rules.transcript(written)
 
 

@@ -1,12 +1,16 @@
-"""The Tron maps an AI match (bench/match.py) cycles through: the all-draw test boards are left out unless asked for."""
+"""AI matches (bench/match.py): the Tron maps they cycle through, and 2010 contest bots as players."""
 
 from __future__ import annotations
 
 import random
+import shlex
+import sys
 
 import pytest
 
-from bench.match import parse_player
+from bench import match
+from bench.a1k0n import patched_source
+from bench.match import ContestBot, parse_player, play_game
 from gamenight.server.games.tron import MATCH_DRAWN_MAPS, match_maps, match_opening, official_maps
 
 TWO_PLAYER = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
@@ -38,3 +42,45 @@ def test_prev_names_the_frozen_tron_engine() -> None:
     assert parse_player("prev5") == {"prev": 5}
     assert parse_player("5") == {"level": 5}
     assert parse_player("floodfill") == {"bot": "floodfill"}
+
+
+CONTEST_BOT = f"{shlex.quote(sys.executable)} tests/engines/tron2010_bot.py"
+
+
+def test_a_contest_bot_plays_a_whole_tron_game_as_player_b() -> None:
+    """`--b tron2010:COMMAND` plays a 2010 contest bot, one child process per game, to the game's end."""
+    assert parse_player("tron2010:./bot --fast") == {"tron2010": "./bot --fast"}
+    index, score, plies, label, transcript = play_game(
+        "tron", "1", f"tron2010:{CONTEST_BOT}", 0, 20, 1, maps=("keyhole",)
+    )
+    assert (index, label) == (0, "map keyhole")
+    assert score in (0.0, 0.5, 1.0)
+    assert plies > 10
+    assert len(transcript.split()) >= plies
+
+
+def test_a_contest_bot_answering_nonsense_stops_the_game_with_its_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A contest bot that answers 7 is an error quoting the answer, and its process does not outlive the game."""
+    started: list[ContestBot] = []
+
+    class Recorded(ContestBot):
+        def __init__(self, command: str) -> None:
+            super().__init__(command)
+            started.append(self)
+
+    monkeypatch.setattr(match, "ContestBot", Recorded)
+    with pytest.raises(ValueError, match="'7'"):
+        play_game("tron", "1", f"tron2010:{CONTEST_BOT} --garbage", 0, 20, 1, maps=("keyhole",))
+    assert len(started) == 1
+    assert started[0].process.poll() is not None
+
+
+def test_the_contest_winner_is_built_with_equal_time_and_quiet() -> None:
+    """bench/a1k0n.py sets a1k0n's time per move and first move to 99% of --ms, and his debugging output off."""
+    source = "#define TIMEOUT_USEC 990000\n#define FIRSTMOVE_USEC 2950000\n#define VERBOSE 2\nint main() {}\n"
+    patched = patched_source(source, 100)
+    assert "#define TIMEOUT_USEC 99000\n" in patched
+    assert "#define FIRSTMOVE_USEC 99000\n" in patched
+    assert "#define VERBOSE 0\n" in patched
+    with pytest.raises(ValueError, match="TIMEOUT_USEC"):
+        patched_source("int main() {}\n", 100)
