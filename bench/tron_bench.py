@@ -9,6 +9,7 @@ Usage (from the repository root):
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
     python -m bench.tron_bench prove [--per-map 6] [--ms 100] [--min-room 20]
     python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py]
+    python -m bench.tron_bench losses --log match.log [--search-ms 1000]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -27,6 +28,10 @@ the endgame search's chamber bound and with its per-chain parity bound (`tron_ai
 turn, and prints how many longest rides each proves within `--ms`, the squares ridden, nodes and CPU time.
 `ride` rides those rooms to their ends with level 5's endgame move (`--ms` a tick), and another `tron_ai.py` after
 it with `--against`: squares ridden and CPU time per move.
+`losses` reads the output of `bench.match --game tron --show-losses` and replays every game A did not win: how
+it was decided (in contact; at the separation, by the longest rides each rider had left, found by `fill_search`
+in `--search-ms`; or in the fill, when A had at least as long a ride and did not ride it), A's Voronoi lead at
+tick 10 and the squares A rode after the separation.
 `--draw-ahead N` (session 7's experiment, off by default) makes a draw cost level 5 N when it does not trail at
 the root (`tron_ai.LEVEL5_DRAW_AHEAD`); `--fill-chains 0` turns the per-chain bound of the endgame search off.
 `--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
@@ -38,9 +43,11 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from bench.match import _move, parse_player, summary
@@ -328,6 +335,65 @@ def ride(per_map: int, ms: int, min_room: int, against: str | None) -> None:
         )
 
 
+GAME_LINE = re.compile(r"game +(\d+) \(map (\S+), (\S+) seat (\d)\): \S+ scores ([\d.]+) in (\d+) plies")
+MOVES_LINE = re.compile(r"game (\d+) moves after the opening: (.*)")
+
+
+def replay(map_name: str, transcript: str) -> list[TronState]:
+    """Every state of a Tron game from its start, given the match log's moves (seat 0 / seat 1, tick by tick)."""
+    moves = [move.strip() for move in transcript.split("/")]
+    states = [new_state(official_maps()[map_name])]
+    for tick in range(0, len(moves) - 1, 2):
+        state = states[-1]
+        joint = {0: GAME.parse_move(state, moves[tick]), 1: GAME.parse_move(state, moves[tick + 1])}
+        states.append(GAME.apply(state, joint))
+    return states
+
+
+def longest_left(state: TronState, seat: int, search_ms: int) -> int:
+    """The longest ride `seat` has left from `state` (riders apart): the endgame search's, or the greedy ride."""
+    grid = tron_ai.grid_of(state)
+    head = grid.heads[seat]
+    search = tron_ai.fill_search(grid.open, grid.stride, head, time.perf_counter() + search_ms / 1000)
+    return max(len(search.best), tron_ai.ride_length(grid.open, grid.stride, head))
+
+
+def losses(log: str, search_ms: int) -> None:
+    """Print how each game A did not win in a match log was decided (see the module's text), and the counts."""
+    text = Path(log).read_text()
+    transcripts = {int(found[1]): found[2] for found in MOVES_LINE.finditer(text)}
+    kinds: dict[str, int] = {}
+    for found in GAME_LINE.finditer(text):
+        index, map_name, seat, score = int(found[1]), found[2], int(found[4]), float(found[5])
+        if score == 1.0:
+            continue
+        states = replay(map_name, transcripts[index])
+        apart = next((s for s in states if s.result is None and not tron_ai.voronoi(*_open_heads(s)).touching), None)
+        early = states[min(10, len(states) - 1)]
+        split = tron_ai.voronoi(*_open_heads(early))
+        lead = split.first.bit_count() - split.second.bit_count()
+        lead = lead if seat == 0 else -lead
+        result = "draw" if score == 0.5 else "loss"
+        if apart is None:
+            kind = f"{result} in contact"
+            detail = f"ended at tick {states[-1].tick}"
+        else:
+            ours, theirs = longest_left(apart, seat, search_ms), longest_left(apart, 1 - seat, search_ms)
+            rode = states[-1].tick - apart.tick - (score == 0.0)
+            decided = "at the separation" if (ours < theirs if score == 0.0 else ours <= theirs) else "in the fill"
+            kind = f"{result} {decided}"
+            detail = f"apart at tick {apart.tick}: longest rides left {ours} vs {theirs}, A rode {rode}"
+        kinds[kind] = kinds.get(kind, 0) + 1
+        print(f"  game {index} ({map_name}, A seat {seat}): {kind}; {detail}; A's Voronoi lead at tick 10 {lead:+d}")
+    print("  " + ", ".join(f"{kind}: {count}" for kind, count in sorted(kinds.items())))
+
+
+def _open_heads(state: TronState) -> tuple[int, int, int, int]:
+    """A state's open squares, stride and two heads, as `tron_ai.voronoi` takes them."""
+    grid = tron_ai.grid_of(state)
+    return grid.open, grid.stride, grid.heads[0], grid.heads[1]
+
+
 def _sign(value: int) -> int:
     """-1, 0 or 1."""
     return (value > 0) - (value < 0)
@@ -469,7 +535,8 @@ def _load_module(path: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove", "ride"))
+    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove", "ride", "losses"))
+    parser.add_argument("--log", help="losses: the output of bench.match --game tron --show-losses")
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
     parser.add_argument("--ms", type=int, default=100)
@@ -546,6 +613,10 @@ def main(argv: list[str] | None = None) -> int:
         apart(args.b, args.games, args.ms, args.search_ms)
     elif args.what == "prove":
         prove(args.per_map, args.ms, args.min_room)
+    elif args.what == "losses":
+        if not args.log:
+            parser.error("losses needs --log")
+        losses(args.log, args.search_ms)
     elif args.what == "ride":
         ride(args.per_map, args.ms, args.min_room, args.against)
     else:
