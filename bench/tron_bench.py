@@ -379,7 +379,7 @@ def losses(log: str, search_ms: int) -> None:
             detail = f"ended at tick {states[-1].tick}"
         else:
             ours, theirs = longest_left(apart, seat, search_ms), longest_left(apart, 1 - seat, search_ms)
-            rode = states[-1].tick - apart.tick - (score == 0.0)
+            rode = states[-1].tick - apart.tick - 1  # the last tick is the crash
             decided = "at the separation" if (ours < theirs if score == 0.0 else ours <= theirs) else "in the fill"
             kind = f"{result} {decided}"
             detail = f"apart at tick {apart.tick}: longest rides left {ours} vs {theirs}, A rode {rode}"

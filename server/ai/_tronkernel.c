@@ -10,6 +10,9 @@
  *   chain_fill(free, stride, head) -> int                                                `chain_fill`
  *   territory_score(stride, free, first, second, first_ahead, draw, edge, chains) -> int `territory_score`
  *                                                     with chambers on, parity off, no close-split rides
+ *   room_after(free, stride, head) -> int                                                 `room_after`'s room
+ *   greedy_ride(free, stride, head, deadline) -> (squares, late)                          `greedy_ride` (session 9:
+ *                                                     the endgame search completes every branch with it)
  *
  * Inside, a board is one 64-bit word per row (bit x = column x), so a neighbour is a shift within the row or
  * the row above or below, and a breadth-first layer is a few word operations per row. Boards wider than 64
@@ -24,6 +27,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_STRIDE 64
 #define MAX_ROWS 128
@@ -467,6 +471,112 @@ static long long fill(const Board *free, int stride, int nrows, long head, int c
     return best;
 }
 
+/* ---- the endgame's greedy ride --------------------------------------------------------------------------- */
+
+/* tron_ai.RING_GROUPS >= 2, by the same rule (built at import): for each 8-bit ring of open squares around a
+ * square (N, NE, E, SE, S, SW, W, NW = bits 0-7), whether its open sides form two or more groups. */
+static unsigned char ring_cuts[256];
+
+static void build_ring_cuts(void) {
+    for (int ring = 0; ring < 256; ring++) {
+        int groups = 0;
+        for (int start = 0; start < 8; start += 2) {
+            if (!(ring >> start & 1)) continue;
+            int corner = (start + 7) & 7, side = (start + 6) & 7;
+            if ((ring >> corner & 1) && (ring >> side & 1)) continue;
+            groups++;
+        }
+        if (groups == 0 && (ring & 0x55) == 0x55) groups = 1;
+        ring_cuts[ring] = groups >= 2;
+    }
+}
+
+static inline int is_open(const Board *b, long index, int stride) {
+    return (int)(b->rows[index / stride + 1] >> (index % stride) & 1);
+}
+
+static inline void flip(Board *b, long index, int stride) { b->rows[index / stride + 1] ^= (u64)1 << (index % stride); }
+
+/* tron_ai.ring_of. */
+static inline int ring_of(const Board *free, int stride, long at) {
+    return is_open(free, at - stride, stride) | is_open(free, at - stride + 1, stride) << 1 |
+           is_open(free, at + 1, stride) << 2 | is_open(free, at + stride + 1, stride) << 3 |
+           is_open(free, at + stride, stride) << 4 | is_open(free, at + stride - 1, stride) << 5 |
+           is_open(free, at - 1, stride) << 6 | is_open(free, at - stride - 1, stride) << 7;
+}
+
+/* tron_ai.room_after's room: the best parity bound over the regions the head's open neighbours lead into. */
+static long long room_after(const Board *free, int stride, int nrows, long head) {
+    static Board seen_board, region;
+    memset(seen_board.rows, 0, sizeof(u64) * (size_t)(nrows + 2));
+    const long steps[4] = {-stride, 1, stride, -1};
+    long long best = 0;
+    for (int d = 0; d < 4; d++) {
+        long at = head + steps[d];
+        if (!is_open(free, at, stride) || is_open(&seen_board, at, stride)) continue;
+        flood(free, stride, nrows, at, &region);
+        region.rows[at / stride + 1] |= (u64)1 << (at % stride);
+        for (int y = 1; y <= nrows; y++) seen_board.rows[y] |= region.rows[y];
+        long long room = parity_fill(&region, stride, nrows, head);
+        if (room > best) best = room;
+    }
+    return best;
+}
+
+static double monotonic_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+static long ride_path[MAX_CELLS];
+
+/* tron_ai.greedy_ride: the ride's squares into ride_path, their number returned; `free` is ridden (changed).
+ * With deadline >= 0 the clock (CLOCK_MONOTONIC, time.perf_counter's on Linux) is read every fourth step, as in
+ * Python, and *late set when it has passed. */
+static int greedy_ride(Board *free, int stride, int nrows, long head, double deadline, int *late) {
+    const long steps[4] = {-stride, 1, stride, -1};
+    int n = 0;
+    *late = 0;
+    for (;;) {
+        if (deadline >= 0 && (n & 3) == 0 && monotonic_now() > deadline) {
+            *late = 1;
+            return n;
+        }
+        long options[4];
+        int count = 0;
+        for (int d = 0; d < 4; d++)
+            if (is_open(free, head + steps[d], stride)) options[count++] = head + steps[d];
+        if (!count) return n;
+        if (count == 1) {
+            head = options[0];
+        } else {
+            int split_here = ring_cuts[ring_of(free, stride, head)];
+            long long best_room = -1;
+            int best_exits = 0;
+            long pick = options[0];
+            for (int i = 0; i < count; i++) {
+                long at = options[i];
+                flip(free, at, stride);
+                int exits = 0;
+                for (int d = 0; d < 4; d++) exits += is_open(free, at + steps[d], stride);
+                long long room = split_here || ring_cuts[ring_of(free, stride, at)]
+                                     ? room_after(free, stride, nrows, at)
+                                     : (long long)1 << 20;
+                flip(free, at, stride);
+                if (room > best_room || (room == best_room && exits < best_exits)) {
+                    best_room = room;
+                    best_exits = exits;
+                    pick = at;
+                }
+            }
+            head = pick;
+        }
+        flip(free, head, stride);
+        ride_path[n++] = head;
+    }
+}
+
 /* ---- Python entry points ------------------------------------------------------------------------------------ */
 
 static Board free_board, mine_board, theirs_board;
@@ -597,6 +707,52 @@ static PyObject *py_territory_score(PyObject *self, PyObject *const *args, Py_ss
     return PyLong_FromLongLong((lead > 0 ? APART : -APART) + APART_CELL * lead);
 }
 
+static PyObject *py_greedy_ride(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "greedy_ride(free, stride, head, deadline)");
+        return NULL;
+    }
+    long stride, head;
+    if (get_index(args[1], &stride) || get_index(args[2], &head)) return NULL;
+    double deadline = PyFloat_AsDouble(args[3]);
+    if (deadline == -1.0 && PyErr_Occurred()) return NULL;
+    int nrows;
+    int ok = prepare(stride, args[0], NULL, head, head, &nrows);
+    if (ok < 0) return NULL;
+    if (!ok) Py_RETURN_NOTIMPLEMENTED;
+    if (load(args[0], (int)stride, nrows, &free_board)) return NULL;
+    int late;
+    int n = greedy_ride(&free_board, (int)stride, nrows, head, deadline, &late);
+    PyObject *path = PyList_New(n);
+    if (!path) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *square = PyLong_FromLong(ride_path[i]);
+        if (!square) {
+            Py_DECREF(path);
+            return NULL;
+        }
+        PyList_SET_ITEM(path, i, square);
+    }
+    return Py_BuildValue("(NO)", path, late ? Py_True : Py_False);
+}
+
+static PyObject *py_room_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "room_after(free, stride, head)");
+        return NULL;
+    }
+    long stride, head;
+    if (get_index(args[1], &stride) || get_index(args[2], &head)) return NULL;
+    int nrows;
+    int ok = prepare(stride, args[0], NULL, head, head, &nrows);
+    if (ok < 0) return NULL;
+    if (!ok) Py_RETURN_NOTIMPLEMENTED;
+    if (load(args[0], (int)stride, nrows, &free_board)) return NULL;
+    return PyLong_FromLongLong(room_after(&free_board, (int)stride, nrows, head));
+}
+
 static PyMethodDef methods[] = {
     {"split", (PyCFunction)(void (*)(void))py_split, METH_FASTCALL,
      "split(free, stride, first, second, first_ahead) -> (mine, theirs, touching): tron_ai._split."},
@@ -609,6 +765,10 @@ static PyMethodDef methods[] = {
     {"territory_score", (PyCFunction)(void (*)(void))py_territory_score, METH_FASTCALL,
      "territory_score(stride, free, first, second, first_ahead, draw, edge, chains) -> int: tron_ai.territory_score "
      "with chambers on, parity off and no close-split rides."},
+    {"room_after", (PyCFunction)(void (*)(void))py_room_after, METH_FASTCALL,
+     "room_after(free, stride, head) -> int: the room of tron_ai.room_after (without its region)."},
+    {"greedy_ride", (PyCFunction)(void (*)(void))py_greedy_ride, METH_FASTCALL,
+     "greedy_ride(free, stride, head, deadline) -> (squares, late): tron_ai.greedy_ride; deadline < 0: none."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -619,6 +779,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__tronkernel(void) {
+    build_ring_cuts();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddIntConstant(m, "CELL", CELL) || PyModule_AddIntConstant(m, "APART", APART) ||

@@ -166,6 +166,10 @@ class _Kernel(Protocol):
     ) -> int | NotImplementedType: ...
     def chamber_fill(self, free: Mask, stride: int, head: Index) -> int | NotImplementedType: ...
     def chain_fill(self, free: Mask, stride: int, head: Index) -> int | NotImplementedType: ...
+    def room_after(self, free: Mask, stride: int, head: Index) -> int | NotImplementedType: ...
+    def greedy_ride(
+        self, free: Mask, stride: int, head: Index, deadline: float
+    ) -> tuple[list[Index], bool] | NotImplementedType: ...
     def territory_score(
         self,
         stride: int,
@@ -1088,6 +1092,16 @@ def room_after(free: Mask, stride: int, head: Index) -> tuple[int, Mask]:
     return best, best_region
 
 
+def _room(free: Mask, stride: int, head: Index) -> tuple[int, Mask]:
+    """`room_after` for the endgame search: with the per-chain bound on (`FILL_CHAINS`) only the room is used, and
+    the kernel computes it when there is one (the region is then left out: 0)."""
+    if FILL_CHAINS and KERNEL is not None:
+        room = KERNEL.room_after(free, stride, head)
+        if room is not NotImplemented:
+            return room, 0
+    return room_after(free, stride, head)
+
+
 @dataclass(slots=True)
 class FillSearch:
     """One endgame search: the best ride found so far (squares in order), its proof target and its effort."""
@@ -1120,6 +1134,13 @@ def greedy_ride(
 
     Past `deadline` (if given) it raises _Timeout, or with `partial` returns the ride so far.
     """
+    if KERNEL is not None:
+        found = KERNEL.greedy_ride(free, stride, head, -1.0 if deadline is None else deadline)
+        if found is not NotImplemented:
+            ride, late = found
+            if late and not partial:
+                raise _Timeout
+            return ride
     steps = (-stride, 1, stride, -1)
     path: list[Index] = []
     while True:
@@ -1195,7 +1216,7 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
             return
         fill.seen.add(key)
     stride = fill.stride
-    room, region = room_after(free, stride, head)
+    room, region = _room(free, stride, head)
     if len(path) + room <= len(fill.best):
         return
     if room <= CHAMBER_BOUND_ROOM:

@@ -8,12 +8,14 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from bench.tron_bench import small_room
 from gamenight.server.ai import _tronkernel, tron_ai
 from gamenight.server.ai.search import Limits, search
 from gamenight.server.ai.tron_ai import LEVEL5_EDGE, grid_of
@@ -95,6 +97,8 @@ def _pure_results(free: int, stride: int, first: int, second: int, ahead: bool) 
             for draw in (-2000, 2000)
             for chains in (False, True)
         ],
+        [tron_ai.room_after(free, stride, h)[0] for h in (first, second)],
+        [tron_ai.greedy_ride(free, stride, h) for h in (first, second)],
     ]
 
 
@@ -113,7 +117,18 @@ def _kernel_results(free: int, stride: int, first: int, second: int, ahead: bool
             for draw in (-2000, 2000)
             for chains in (False, True)
         ],
+        [k.room_after(free, stride, h) for h in (first, second)],
+        [_ride(free, stride, h) for h in (first, second)],
     ]
+
+
+def _ride(free: int, stride: int, head: int) -> list[int]:
+    """The kernel's greedy ride without a deadline (never late)."""
+    found = _tronkernel.greedy_ride(free, stride, head, -1.0)
+    assert found is not NotImplemented
+    ride, late = found
+    assert not late
+    return ride
 
 
 def test_the_kernel_is_built_and_used_unless_switched_off() -> None:
@@ -139,9 +154,10 @@ def test_gamenight_pure_ai_turns_the_kernel_off(value: str | None, expected: str
 
 @pytest.mark.parametrize("name", MAPS)
 def test_kernel_and_pure_code_agree_on_random_positions(name: str, pure: None) -> None:
-    """On every official map, the kernel's Voronoi split, chamber values, chamber and chain fills and level 5's
-    territory score equal the pure-Python functions' on random positions (contact and apart, either head first,
-    the first ahead, extra walls), so level 5 plays the same with or without it."""
+    """On every official map, the kernel's Voronoi split, chamber values, chamber and chain fills, level 5's
+    territory score and the endgame's room bound and greedy ride equal the pure-Python functions' on random
+    positions (contact and apart, either head first, the first ahead, extra walls), so level 5 plays the same
+    with or without it."""
     seen: Counter[str] = Counter()
     for position in _positions(name, 40, seed=MAPS.index(name) + 800):
         stride = position[1]
@@ -210,6 +226,48 @@ def test_level5_searches_the_same_tree_with_and_without_the_kernel(monkeypatch: 
     assert sum(nodes for nodes, _, _ in with_kernel) > 100
 
 
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "pure"])
+def test_a_ride_past_its_deadline_stops_as_the_caller_asked(kernel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways, a greedy ride whose deadline has passed raises the search's timeout, or with `partial`
+    returns the ride so far (none: the clock is read before the first step); a future deadline rides it all."""
+    if not kernel:
+        monkeypatch.setattr(tron_ai, "KERNEL", None)
+    grid = grid_of(new_state(official_maps()["playground"]))
+    head = grid.heads[0]
+    past = time.perf_counter() - 1
+    with pytest.raises(tron_ai._Timeout):
+        tron_ai.greedy_ride(grid.open, grid.stride, head, past)
+    assert tron_ai.greedy_ride(grid.open, grid.stride, head, past, partial=True) == []
+    whole = tron_ai.greedy_ride(grid.open, grid.stride, head)
+    assert tron_ai.greedy_ride(grid.open, grid.stride, head, time.perf_counter() + 60) == whole
+    assert len(whole) > 150
+
+
+def test_the_endgame_search_finds_the_same_rides_with_and_without_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given time to finish, the endgame search visits the same nodes and picks the same ride in small rooms
+    with the kernel's room bound and greedy rides as with the pure code (the kernel changes only its speed)."""
+    rng = random.Random(9)
+    rooms = []
+    while len(rooms) < 150:
+        state = small_room(rng)
+        grid = grid_of(state)
+        region = tron_ai.flood(grid.open, grid.stride, grid.heads[0])
+        if 8 <= region.bit_count() <= 40:
+            rooms.append((region, grid.stride, grid.heads[0]))
+
+    def searched() -> list[tuple[list[int], int, bool]]:
+        found = []
+        for region, stride, head in rooms:
+            fill = tron_ai.fill_search(region, stride, head, time.perf_counter() + 60)
+            found.append((fill.best, fill.nodes, fill.proven))
+        return found
+
+    with_kernel = searched()
+    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    assert searched() == with_kernel
+    assert all(proven for _, _, proven in with_kernel)
+
+
 def test_boards_too_wide_for_the_kernel_fall_back_to_the_pure_code(monkeypatch: pytest.MonkeyPatch) -> None:
     """A custom map wider than the kernel's 61 squares still gets level 5's evaluation: the kernel declines it
     (NotImplemented) and tron_ai computes it in Python, with the same result as the pure path."""
@@ -221,11 +279,16 @@ def test_boards_too_wide_for_the_kernel_fall_back_to_the_pure_code(monkeypatch: 
     assert _tronkernel.split(grid.open, grid.stride, a, b, False) is NotImplemented
     assert _tronkernel.territory_score(grid.stride, grid.open, a, b, False, 0, 97, False) is NotImplemented
     assert _tronkernel.chamber_fill(grid.open, grid.stride, a) is NotImplemented
+    assert _tronkernel.greedy_ride(grid.open, grid.stride, a, -1.0) is NotImplemented
+    assert _tronkernel.room_after(grid.open, grid.stride, a) is NotImplemented
+    ride = tron_ai.greedy_ride(grid.open, grid.stride, a)
     score = tron_ai.territory_score(grid.stride, grid.open, a, b, False, 0, True, 97)
     fill = tron_ai.chain_fill(grid.open, grid.stride, a)
     monkeypatch.setattr(tron_ai, "KERNEL", None)
     assert tron_ai.territory_score(grid.stride, grid.open, a, b, False, 0, True, 97) == score
     assert tron_ai.chain_fill(grid.open, grid.stride, a) == fill
+    assert tron_ai.greedy_ride(grid.open, grid.stride, a) == ride
+    assert len(ride) > 100
 
 
 def test_the_kernel_refuses_bad_arguments_with_a_clear_error() -> None:
