@@ -8,7 +8,7 @@ Usage (from the repository root):
     python -m bench.tron_bench speed [--depth 6] [--repeat 5] [--against ../main/server/ai/tron_ai.py] [--pure]
     python -m bench.tron_bench apart [--games 46] [--ms 30] [--search-ms 1000]
     python -m bench.tron_bench prove [--per-map 6] [--ms 100] [--min-room 20]
-    python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py]
+    python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py] [--pure]
     python -m bench.tron_bench losses --log match.log [--search-ms 1000]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
@@ -303,11 +303,15 @@ def prove(per_map: int, ms: int, min_room: int) -> None:
     print(f"  proven by both: {both}; only with the chain parity bound: {only}")
 
 
-def ride(per_map: int, ms: int, min_room: int, against: str | None) -> None:
+def ride(per_map: int, ms: int, min_room: int, against: str | None, pure: bool = False) -> None:
     """Ride every `separations` room to its end with level 5's `endgame_move` at `ms` a tick and print the squares
     ridden and the CPU time per move; with `against` (another tron_ai.py, e.g. main's) that module rides each room
-    right after ours, so both figures come from the same minutes of a shared machine."""
+    right after ours, so both figures come from the same minutes of a shared machine. With `pure`, first the
+    greedy ride from each room's start (what the endgame search completes every branch with) is timed with the
+    kernel and with the pure code, round by round, and checked to be the same ride."""
     rooms = separations(per_map, min_room)
+    if pure:
+        _time_greedy_rides(rooms)
     modules: list[tuple[str, Any]] = [("this", tron_ai)]
     if against is not None:
         modules.append(("against", _load_module(against)))
@@ -333,6 +337,32 @@ def ride(per_map: int, ms: int, min_room: int, against: str | None) -> None:
             f" median {statistics.median(spent):.2f} ms, mean {statistics.fmean(spent):.2f} ms,"
             f" total {sum(spent) / 1000:.1f} s"
         )
+
+
+def _time_greedy_rides(rooms: list[tuple[str, int, int, int]], repeat: int = 5) -> None:
+    """Print the median CPU time of a greedy ride from each room's start, kernel and pure (see `ride`)."""
+    kernel = tron_ai.KERNEL
+    if kernel is None:
+        raise SystemExit("--pure needs the compiled kernel (built by pip install; GAMENIGHT_PURE_AI unset)")
+    rounds: dict[str, list[float]] = {"kernel": [], "pure": []}
+    squares = 0
+    for _ in range(repeat):
+        for name in rounds:
+            tron_ai.KERNEL = kernel if name == "kernel" else None
+            started = time.process_time()
+            rides = [tron_ai.greedy_ride(region, stride, head) for _, region, stride, head in rooms]
+            rounds[name].append((time.process_time() - started) * 1000 / len(rooms))
+            squares = sum(map(len, rides))
+            if name == "kernel":
+                expected = rides
+            elif rides != expected:
+                raise SystemExit("the kernel's greedy rides differ from the pure code's")
+    tron_ai.KERNEL = kernel
+    fast, slow = statistics.median(rounds["kernel"]), statistics.median(rounds["pure"])
+    print(
+        f"greedy ride from each room's start ({len(rooms)} rooms, {squares} squares, the same rides both ways),"
+        f" median of {repeat}: kernel {fast:.3f} ms, pure {slow:.3f} ms a ride ({slow / fast:.1f}x)"
+    )
 
 
 GAME_LINE = re.compile(r"game +(\d+) \(map (\S+), (\S+) seat (\d)\): \S+ scores ([\d.]+) in (\d+) plies")
@@ -576,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
     parser.add_argument("--against", help="speed, ride: another tron_ai.py (e.g. main's) timed with ours")
     parser.add_argument(
-        "--pure", action="store_true", help="speed: the compiled kernel against the pure-Python code, round by round"
+        "--pure", action="store_true", help="speed, ride: the compiled kernel against the pure code, round by round"
     )
     parser.add_argument(
         "--no-chambers",
@@ -618,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("losses needs --log")
         losses(args.log, args.search_ms)
     elif args.what == "ride":
-        ride(args.per_map, args.ms, args.min_room, args.against)
+        ride(args.per_map, args.ms, args.min_room, args.against, args.pure)
     else:
         speed(args.depth, args.repeat, args.against, args.pure)
     return 0
