@@ -649,18 +649,27 @@ static PyObject *py_chamber_value(PyObject *self, PyObject *const *args, Py_ssiz
     return PyLong_FromLongLong(chamber_value(&mine_board, &free_board, (int)stride, nrows, head, edge));
 }
 
-static PyObject *fill_entry(PyObject *const *args, Py_ssize_t nargs, int chains) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "chamber_fill(free, stride, head) / chain_fill(free, stride, head)");
-        return NULL;
+/* The arguments (free, stride, head, ...) of a lone rider's function, `expected` of them: free_board loaded and
+ * *nrows set; 1 when done, 0 when the board does not fit (the caller returns NotImplemented), -1 on an error. */
+static int lone_rider(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected, const char *usage, long *stride,
+                      long *head, int *nrows) {
+    if (nargs != expected) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
     }
+    if (get_index(args[1], stride) || get_index(args[2], head)) return -1;
+    int ok = prepare(*stride, args[0], NULL, *head, *head, nrows);
+    if (ok <= 0) return ok;
+    return load(args[0], (int)*stride, *nrows, &free_board) ? -1 : 1;
+}
+
+static PyObject *fill_entry(PyObject *const *args, Py_ssize_t nargs, int chains) {
     long stride, head;
-    if (get_index(args[1], &stride) || get_index(args[2], &head)) return NULL;
     int nrows;
-    int ok = prepare(stride, args[0], NULL, head, head, &nrows);
+    int ok = lone_rider(args, nargs, 3, "chamber_fill(free, stride, head) / chain_fill(free, stride, head)", &stride,
+                        &head, &nrows);
     if (ok < 0) return NULL;
     if (!ok) Py_RETURN_NOTIMPLEMENTED;
-    if (load(args[0], (int)stride, nrows, &free_board)) return NULL;
     return PyLong_FromLongLong(fill(&free_board, (int)stride, nrows, head, chains));
 }
 
@@ -709,19 +718,13 @@ static PyObject *py_territory_score(PyObject *self, PyObject *const *args, Py_ss
 
 static PyObject *py_greedy_ride(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "greedy_ride(free, stride, head, deadline)");
-        return NULL;
-    }
     long stride, head;
-    if (get_index(args[1], &stride) || get_index(args[2], &head)) return NULL;
+    int nrows;
+    int ok = lone_rider(args, nargs, 4, "greedy_ride(free, stride, head, deadline)", &stride, &head, &nrows);
+    if (ok < 0) return NULL;
     double deadline = PyFloat_AsDouble(args[3]);
     if (deadline == -1.0 && PyErr_Occurred()) return NULL;
-    int nrows;
-    int ok = prepare(stride, args[0], NULL, head, head, &nrows);
-    if (ok < 0) return NULL;
     if (!ok) Py_RETURN_NOTIMPLEMENTED;
-    if (load(args[0], (int)stride, nrows, &free_board)) return NULL;
     int late;
     int n = greedy_ride(&free_board, (int)stride, nrows, head, deadline, &late);
     PyObject *path = PyList_New(n);
@@ -739,17 +742,11 @@ static PyObject *py_greedy_ride(PyObject *self, PyObject *const *args, Py_ssize_
 
 static PyObject *py_room_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "room_after(free, stride, head)");
-        return NULL;
-    }
     long stride, head;
-    if (get_index(args[1], &stride) || get_index(args[2], &head)) return NULL;
     int nrows;
-    int ok = prepare(stride, args[0], NULL, head, head, &nrows);
+    int ok = lone_rider(args, nargs, 3, "room_after(free, stride, head)", &stride, &head, &nrows);
     if (ok < 0) return NULL;
     if (!ok) Py_RETURN_NOTIMPLEMENTED;
-    if (load(args[0], (int)stride, nrows, &free_board)) return NULL;
     return PyLong_FromLongLong(room_after(&free_board, (int)stride, nrows, head));
 }
 

@@ -303,6 +303,12 @@ def test_the_kernel_refuses_bad_arguments_with_a_clear_error() -> None:
         _tronkernel.chain_fill("board", grid.stride, a)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         _tronkernel.split(grid.open, grid.stride, a)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _tronkernel.greedy_ride(grid.open, grid.stride, a, "soon")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _tronkernel.room_after(grid.open, grid.stride)  # type: ignore[call-arg]
+    with pytest.raises(ValueError):
+        _tronkernel.greedy_ride(grid.open, grid.stride, -1, -1.0)
 
 
 def test_pure_functions_give_known_values_with_the_kernel_off(pure: None) -> None:
