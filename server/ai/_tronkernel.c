@@ -577,6 +577,265 @@ static int greedy_ride(Board *free, int stride, int nrows, long head, double dea
     }
 }
 
+/* ---- level 5's contact search (session 10) -------------------------------------------------------------------
+ *
+ * tron_ai._pessimistic_move's search, whole: the core's negamax (search.py: alpha-beta with principal-variation
+ * re-searches, a transposition table, hash move then two killers a ply) over tron_ai.Level5Engine's positions
+ * (two plies a tick: we commit our target, the opponent answers it knowing it and the tick resolves with tron.py's
+ * collision rules), its leaves scored by `territory` (tron_ai.territory_score with chambers), iterative deepening
+ * over depths 1, 2, 4, 6, ... until the deadline. Every completed depth's score is the same negamax value the
+ * Python core finds at that depth (tests/ai/test_tron_kernel.py checks it). The table persists from call to call:
+ * entries of earlier calls only order moves (their best move first), as tron_ai's carried main line does, so a
+ * depth's value never depends on an earlier search. */
+
+#define SEARCH_WIN 1000000LL
+#define SEARCH_PROVEN (SEARCH_WIN - 1000)
+#define SEARCH_INFINITY (2 * SEARCH_WIN)
+#define DOOMED 400000LL
+#define MAX_PLY 124
+#define TABLE_BITS 20
+#define CHECK_MASK 63
+enum { EXACT_BOUND, LOWER_BOUND, UPPER_BOUND };
+
+typedef struct {
+    u64 key;
+    int32_t score;
+    uint16_t call; /* the search that stored it (entries of earlier ones only order moves) */
+    int8_t depth;
+    uint8_t move_flag; /* best move (1-4) | bound << 4 */
+} Entry; /* 2^20 of them: 16 MB, allocated at the first search */
+_Static_assert(sizeof(Entry) == 16, "a table entry is 16 bytes");
+
+static Entry *table;
+static uint16_t search_call;
+static u64 zobrist[4][MAX_CELLS]; /* an open square, our head, their head, our committed target */
+
+typedef struct {
+    Board free;
+    int stride, nrows, chains, stoppable, aborted, horizon;
+    long steps[5];
+    long long draw, edge, nodes;
+    double deadline;
+    uint8_t killers[MAX_PLY + 2][2];
+} Search;
+
+static Search S;
+static Board search_mine, search_theirs;
+
+static void init_zobrist(void) {
+    u64 x = 0x9E3779B97F4A7C15ULL;
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < MAX_CELLS; i++) { /* splitmix64 */
+            u64 z = (x += 0x9E3779B97F4A7C15ULL);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+            zobrist[t][i] = z ^ (z >> 31);
+        }
+}
+
+/* tron_ai.territory_score with chambers on, parity off and no close-split rides: the first head's score. */
+static long long territory(const Board *free, int stride, int nrows, long first, long second, int ahead,
+                           long long draw, long long edge, int chains, Board *mine, Board *theirs) {
+    if (split(free, stride, nrows, first, second, ahead, mine, theirs))
+        return chamber_value(mine, free, stride, nrows, first, edge) -
+               chamber_value(theirs, free, stride, nrows, second, edge);
+    long long lead = fill(free, stride, nrows, first, chains) - fill(free, stride, nrows, second, chains) - ahead;
+    if (lead == 0) return draw;
+    return (lead > 0 ? APART : -APART) + APART_CELL * lead;
+}
+
+/* TronEngine.evaluate: the static score for the side to move (our ply when pending is 0, else theirs). */
+static long long evaluate(long ours, long theirs, long pending) {
+    int s = S.stride;
+    if (!pending)
+        return territory(&S.free, s, S.nrows, ours, theirs, 0, -S.draw, S.edge, S.chains, &search_mine,
+                         &search_theirs);
+    if (!is_open(&S.free, pending, s)) {
+        for (int d = 1; d <= 4; d++)
+            if (is_open(&S.free, theirs + S.steps[d], s)) return DOOMED;
+        return S.draw;
+    }
+    flip(&S.free, pending, s);
+    long long score = territory(&S.free, s, S.nrows, theirs, pending, 1, S.draw, S.edge, S.chains, &search_mine,
+                                &search_theirs);
+    flip(&S.free, pending, s);
+    return score;
+}
+
+static inline long long to_table(long long score, int ply) {
+    return score >= SEARCH_PROVEN ? score + ply : score <= -SEARCH_PROVEN ? score - ply : score;
+}
+
+static inline long long from_table(long long score, int ply) {
+    return score >= SEARCH_PROVEN ? score - ply : score <= -SEARCH_PROVEN ? score + ply : score;
+}
+
+/* The mover's directions onto open squares (NORTH alone for a doomed rider), hash move and killers first. */
+static int ordered_moves(long head, int hash_move, int ply, uint8_t *moves) {
+    int n = 0, open[5] = {0, 0, 0, 0, 0};
+    for (int d = 1; d <= 4; d++) open[d] = is_open(&S.free, head + S.steps[d], S.stride);
+    if (!(open[1] | open[2] | open[3] | open[4])) {
+        moves[0] = 1;
+        return 1;
+    }
+    int front[3] = {hash_move, S.killers[ply][0], S.killers[ply][1]};
+    for (int f = 0; f < 3; f++) {
+        int d = front[f];
+        if (d >= 1 && d <= 4 && open[d]) {
+            moves[n++] = (uint8_t)d;
+            open[d] = 0;
+        }
+    }
+    for (int d = 1; d <= 4; d++)
+        if (open[d]) moves[n++] = (uint8_t)d;
+    return n;
+}
+
+static long long negamax(long ours, long theirs, long pending, u64 key, int depth, long long alpha, long long beta,
+                         int ply);
+
+/* The score of child `move` of a node, from the node's side: our ply commits a target, theirs resolves the tick
+ * (a crash ends the game: scored as the terminal node the core would visit). */
+static long long child(long ours, long theirs, long pending, u64 key, int move, int depth, long long alpha,
+                       long long beta, int ply) {
+    int s = S.stride;
+    if (!pending) {
+        long target = ours + S.steps[move];
+        return -negamax(ours, theirs, target, key ^ zobrist[3][target], depth - 1, -beta, -alpha, ply + 1);
+    }
+    long target = theirs + S.steps[move];
+    int same = pending == target;
+    int we_crash = same || !is_open(&S.free, pending, s), they_crash = same || !is_open(&S.free, target, s);
+    if (we_crash || they_crash) {
+        S.nodes++;
+        long long over = we_crash && they_crash ? -S.draw : we_crash ? -SEARCH_WIN : SEARCH_WIN;
+        return -from_table(over, ply + 1);
+    }
+    u64 next = key ^ zobrist[3][pending] ^ zobrist[0][pending] ^ zobrist[0][target] ^ zobrist[1][ours] ^
+               zobrist[1][pending] ^ zobrist[2][theirs] ^ zobrist[2][target];
+    flip(&S.free, pending, s);
+    flip(&S.free, target, s);
+    long long score = -negamax(pending, target, 0, next, depth - 1, -beta, -alpha, ply + 1);
+    flip(&S.free, pending, s);
+    flip(&S.free, target, s);
+    return score;
+}
+
+static long long negamax(long ours, long theirs, long pending, u64 key, int depth, long long alpha, long long beta,
+                         int ply) {
+    S.nodes++;
+    if (S.stoppable && (S.nodes & CHECK_MASK) == 0 && monotonic_now() >= S.deadline) S.aborted = 1;
+    if (S.aborted) return 0;
+    if (depth <= 0 || ply >= MAX_PLY) {
+        S.horizon = 1;
+        return evaluate(ours, theirs, pending);
+    }
+    Entry *entry = &table[key & (((u64)1 << TABLE_BITS) - 1)];
+    int hash_move = 0;
+    if (entry->key == key) {
+        hash_move = entry->move_flag & 15;
+        if (entry->call == search_call && entry->depth >= depth) {
+            long long score = from_table(entry->score, ply);
+            int flag = entry->move_flag >> 4;
+            if (flag == EXACT_BOUND || (flag == LOWER_BOUND && score >= beta) ||
+                (flag == UPPER_BOUND && score <= alpha)) {
+                if (-SEARCH_PROVEN < score && score < SEARCH_PROVEN) S.horizon = 1;
+                return score;
+            }
+        }
+    }
+    uint8_t moves[4];
+    int n = ordered_moves(pending ? theirs : ours, hash_move, ply, moves);
+    long long original_alpha = alpha, best = -SEARCH_INFINITY;
+    int best_move = moves[0];
+    for (int i = 0; i < n; i++) {
+        long long score;
+        if (i == 0) {
+            score = child(ours, theirs, pending, key, moves[i], depth, alpha, beta, ply);
+        } else {
+            score = child(ours, theirs, pending, key, moves[i], depth, alpha, alpha + 1, ply);
+            if (alpha < score && score < beta) score = child(ours, theirs, pending, key, moves[i], depth, alpha, beta, ply);
+        }
+        if (S.aborted) return 0;
+        if (score > best) {
+            best = score;
+            best_move = moves[i];
+            if (score > alpha) {
+                alpha = score;
+                if (alpha >= beta) {
+                    uint8_t *slots = S.killers[ply];
+                    if (slots[0] != moves[i]) {
+                        slots[1] = slots[0];
+                        slots[0] = moves[i];
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    entry->key = key;
+    entry->call = search_call;
+    entry->depth = (int8_t)depth;
+    int flag = best <= original_alpha ? UPPER_BOUND : best >= beta ? LOWER_BOUND : EXACT_BOUND;
+    entry->move_flag = (uint8_t)(best_move | flag << 4);
+    entry->score = (int32_t)to_table(best, ply);
+    return best;
+}
+
+/* The root: every move scored as search.py's `_Tree.root` does with no noise (the first with the full window,
+ * the rest null-window first); 0 when done, 1 when the deadline cut it off. */
+static int search_root(long ours, long theirs, u64 key, const uint8_t *moves, int n, int depth, long long *scores) {
+    long long best = -SEARCH_INFINITY;
+    for (int i = 0; i < n; i++) {
+        long long floor = best, score;
+        if (i == 0) {
+            score = child(ours, theirs, 0, key, moves[i], depth, floor, SEARCH_INFINITY, 0);
+        } else {
+            score = child(ours, theirs, 0, key, moves[i], depth, floor, floor + 1, 0);
+            if (score > floor) score = child(ours, theirs, 0, key, moves[i], depth, floor, SEARCH_INFINITY, 0);
+        }
+        if (S.aborted) return 1;
+        scores[i] = score;
+        if (score > best) best = score;
+    }
+    return 0;
+}
+
+/* The main line from the root: its best move, then this call's table moves while they are open and the game
+ * goes on (the board is restored). */
+static int main_line(long ours, long theirs, u64 key, int first, int depth, uint8_t *line) {
+    static long undo[2 * MAX_PLY + 4];
+    int n = 0, flips = 0, s = S.stride;
+    long pending = 0;
+    int move = first;
+    while (n < depth && n < MAX_PLY) {
+        line[n++] = (uint8_t)move;
+        if (!pending) {
+            pending = ours + S.steps[move];
+            key ^= zobrist[3][pending];
+        } else {
+            long target = theirs + S.steps[move];
+            if (pending == target || !is_open(&S.free, pending, s) || !is_open(&S.free, target, s)) break;
+            key ^= zobrist[3][pending] ^ zobrist[0][pending] ^ zobrist[0][target] ^ zobrist[1][ours] ^
+                   zobrist[1][pending] ^ zobrist[2][theirs] ^ zobrist[2][target];
+            flip(&S.free, pending, s);
+            flip(&S.free, target, s);
+            undo[flips++] = pending;
+            undo[flips++] = target;
+            ours = pending;
+            theirs = target;
+            pending = 0;
+        }
+        Entry *entry = &table[key & (((u64)1 << TABLE_BITS) - 1)];
+        if (entry->key != key || entry->call != search_call || !(entry->move_flag & 15)) break;
+        move = entry->move_flag & 15;
+        if (!is_open(&S.free, (pending ? theirs : ours) + S.steps[move], s)) break;
+    }
+    while (flips) flip(&S.free, undo[--flips], s);
+    return n;
+}
+
+
 /* ---- Python entry points ------------------------------------------------------------------------------------ */
 
 static Board free_board, mine_board, theirs_board;
@@ -705,15 +964,8 @@ static PyObject *py_territory_score(PyObject *self, PyObject *const *args, Py_ss
     if (ok < 0) return NULL;
     if (!ok) Py_RETURN_NOTIMPLEMENTED;
     if (load(args[1], (int)stride, nrows, &free_board)) return NULL;
-    int s = (int)stride;
-    if (split(&free_board, s, nrows, first, second, ahead, &mine_board, &theirs_board)) {
-        long long ours = chamber_value(&mine_board, &free_board, s, nrows, first, edge);
-        long long rival = chamber_value(&theirs_board, &free_board, s, nrows, second, edge);
-        return PyLong_FromLongLong(ours - rival);
-    }
-    long long lead = fill(&free_board, s, nrows, first, chains) - fill(&free_board, s, nrows, second, chains) - ahead;
-    if (lead == 0) return PyLong_FromLongLong(draw);
-    return PyLong_FromLongLong((lead > 0 ? APART : -APART) + APART_CELL * lead);
+    return PyLong_FromLongLong(territory(&free_board, (int)stride, nrows, first, second, ahead, draw, edge, chains,
+                                         &mine_board, &theirs_board));
 }
 
 static PyObject *py_greedy_ride(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -750,6 +1002,105 @@ static PyObject *py_room_after(PyObject *self, PyObject *const *args, Py_ssize_t
     return PyLong_FromLongLong(room_after(&free_board, (int)stride, nrows, head));
 }
 
+static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError,
+                        "contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth)");
+        return NULL;
+    }
+    long stride, ours, theirs, max_depth;
+    if (get_index(args[1], &stride) || get_index(args[2], &ours) || get_index(args[3], &theirs) ||
+        get_index(args[8], &max_depth))
+        return NULL;
+    long long draw = PyLong_AsLongLong(args[4]);
+    if (draw == -1 && PyErr_Occurred()) return NULL;
+    long long edge = PyLong_AsLongLong(args[5]);
+    if (edge == -1 && PyErr_Occurred()) return NULL;
+    int chains = PyObject_IsTrue(args[6]);
+    if (chains < 0) return NULL;
+    double deadline = PyFloat_AsDouble(args[7]);
+    if (deadline == -1.0 && PyErr_Occurred()) return NULL;
+    if (max_depth < 1) {
+        PyErr_SetString(PyExc_ValueError, "max_depth must be at least 1");
+        return NULL;
+    }
+    if (max_depth > MAX_PLY) max_depth = MAX_PLY;
+    int nrows;
+    int ok = prepare(stride, args[0], NULL, ours, theirs, &nrows);
+    if (ok < 0) return NULL;
+    if (!ok || ours == theirs) Py_RETURN_NOTIMPLEMENTED;
+    if (!table) {
+        table = PyMem_RawCalloc((size_t)1 << TABLE_BITS, sizeof(Entry));
+        if (!table) return PyErr_NoMemory();
+    }
+    if (load(args[0], (int)stride, nrows, &S.free)) return NULL;
+    S.stride = (int)stride;
+    S.nrows = nrows;
+    S.chains = chains;
+    S.draw = draw;
+    S.edge = edge;
+    S.deadline = deadline;
+    S.nodes = 0;
+    S.aborted = 0;
+    S.steps[0] = 0;
+    S.steps[1] = -stride;
+    S.steps[2] = 1;
+    S.steps[3] = stride;
+    S.steps[4] = -1;
+    memset(S.killers, 0, sizeof(S.killers));
+    search_call++;
+    if (!search_call) { /* wrapped round: old entries must not pass for this call's */
+        memset(table, 0, sizeof(Entry) << TABLE_BITS);
+        search_call = 1;
+    }
+    u64 key = zobrist[1][ours] ^ zobrist[2][theirs];
+    for (int y = 1; y <= nrows; y++)
+        for (u64 row = S.free.rows[y]; row; row &= row - 1) key ^= zobrist[0][(long)(y - 1) * stride + __builtin_ctzll(row)];
+    uint8_t moves[4];
+    Entry *entry = &table[key & (((u64)1 << TABLE_BITS) - 1)];
+    int n = ordered_moves(ours, entry->key == key ? entry->move_flag & 15 : 0, 0, moves);
+    long long scores[4], best_score = 0;
+    int best = moves[0], done = 0;
+    for (long depth = 1; depth <= max_depth; depth = depth == 1 ? 2 : depth + 2) {
+        S.stoppable = depth > 1;
+        S.horizon = 0;
+        if (search_root(ours, theirs, key, moves, n, (int)depth, scores)) break;
+        done = (int)depth;
+        int top = 0;
+        for (int i = 1; i < n; i++)
+            if (scores[i] > scores[top]) top = i;
+        best = moves[top];
+        best_score = scores[top];
+        /* the next iteration's order: the best first, then by score (stable) */
+        uint8_t sorted[4];
+        long long sorted_scores[4];
+        sorted[0] = moves[top];
+        sorted_scores[0] = scores[top];
+        int k = 1;
+        for (int i = 0; i < n; i++) {
+            if (i == top) continue;
+            int j = k++;
+            while (j > 1 && sorted_scores[j - 1] < scores[i]) {
+                sorted[j] = sorted[j - 1];
+                sorted_scores[j] = sorted_scores[j - 1];
+                j--;
+            }
+            sorted[j] = moves[i];
+            sorted_scores[j] = scores[i];
+        }
+        memcpy(moves, sorted, (size_t)n);
+        if (!S.horizon || best_score >= SEARCH_PROVEN || best_score <= -SEARCH_PROVEN) break;
+        if (monotonic_now() >= deadline) break;
+    }
+    uint8_t line[MAX_PLY + 2];
+    int length = main_line(ours, theirs, key, best, done, line);
+    PyObject *pv = PyTuple_New(length);
+    if (!pv) return NULL;
+    for (int i = 0; i < length; i++) PyTuple_SET_ITEM(pv, i, PyLong_FromLong(line[i]));
+    return Py_BuildValue("(iLiLN)", best, best_score, done, S.nodes, pv);
+}
+
 static PyMethodDef methods[] = {
     {"split", (PyCFunction)(void (*)(void))py_split, METH_FASTCALL,
      "split(free, stride, first, second, first_ahead) -> (mine, theirs, touching): tron_ai._split."},
@@ -766,6 +1117,9 @@ static PyMethodDef methods[] = {
      "room_after(free, stride, head) -> int: the room of tron_ai.room_after (without its region)."},
     {"greedy_ride", (PyCFunction)(void (*)(void))py_greedy_ride, METH_FASTCALL,
      "greedy_ride(free, stride, head, deadline) -> (squares, late): tron_ai.greedy_ride; deadline < 0: none."},
+    {"contact_search", (PyCFunction)(void (*)(void))py_contact_search, METH_FASTCALL,
+     "contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth) -> (move, score, "
+     "depth, nodes, main line): level 5's joint-move search in contact (tron_ai.Level5Engine through search.py)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -777,10 +1131,12 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__tronkernel(void) {
     build_ring_cuts();
+    init_zobrist();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddIntConstant(m, "CELL", CELL) || PyModule_AddIntConstant(m, "APART", APART) ||
         PyModule_AddIntConstant(m, "APART_CELL", APART_CELL) ||
+        PyModule_AddIntConstant(m, "WIN", (long)SEARCH_WIN) || PyModule_AddIntConstant(m, "DOOMED", (long)DOOMED) ||
         PyModule_AddIntConstant(m, "MAX_STRIDE", MAX_STRIDE) || PyModule_AddIntConstant(m, "MAX_ROWS", MAX_ROWS)) {
         Py_DECREF(m);
         return NULL;

@@ -5,6 +5,8 @@ from types import NotImplementedType
 CELL: int
 APART: int
 APART_CELL: int
+WIN: int
+DOOMED: int
 MAX_STRIDE: int
 MAX_ROWS: int
 
@@ -21,3 +23,15 @@ def room_after(free: int, stride: int, head: int, /) -> int | NotImplementedType
 def greedy_ride(
     free: int, stride: int, head: int, deadline: float, /
 ) -> tuple[list[int], bool] | NotImplementedType: ...
+def contact_search(
+    free: int,
+    stride: int,
+    ours: int,
+    theirs: int,
+    draw_penalty: int,
+    edge: int,
+    chains: bool,
+    deadline: float,
+    max_depth: int,
+    /,
+) -> tuple[int, int, int, int, tuple[int, ...]] | NotImplementedType: ...

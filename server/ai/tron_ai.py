@@ -143,13 +143,18 @@ FLOOD_SPACE = 1000
 """The floodfill bot's weight of one square of space, above any tie-break (walls 0-4, distance < 100)."""
 WON, LOST, DRAWN = 1, 2, 3
 """Game-over codes of a position, for the AI's own side."""
+KEY_SHIFT = 32
+"""Bits a square index takes in a search key. The keys are exact (a dict then tells positions apart by value);
+until session 10 they were `hash()` of the position tuple, and Python hashes an int modulo 2**61 - 1, so two
+boards differing by a trail square moved 61 bits along (61 squares on) hashed alike and shared table entries."""
 
 
 # -- the optional compiled kernel (issue 18, session 8) --------------------------------------------------------
 
 
 class _Kernel(Protocol):
-    """`_tronkernel` (server/ai/_tronkernel.c): level 5's leaf evaluation in C, with exactly this module's results.
+    """`_tronkernel` (server/ai/_tronkernel.c): level 5's leaf evaluation and, since session 10, its whole contact
+    search in C, with exactly this module's results.
 
     Each function returns NotImplemented for a board it does not handle (wider than 61 squares); the pure code
     then runs."""
@@ -157,6 +162,8 @@ class _Kernel(Protocol):
     CELL: int
     APART: int
     APART_CELL: int
+    WIN: int
+    DOOMED: int
 
     def split(
         self, free: Mask, stride: int, first: Index, second: Index, first_ahead: bool
@@ -181,6 +188,18 @@ class _Kernel(Protocol):
         edge: int,
         chains: bool,
     ) -> int | NotImplementedType: ...
+    def contact_search(
+        self,
+        free: Mask,
+        stride: int,
+        ours: Index,
+        theirs: Index,
+        draw_penalty: int,
+        edge: int,
+        chains: bool,
+        deadline: float,
+        max_depth: int,
+    ) -> tuple[Direction, int, int, int, tuple[Direction, ...]] | NotImplementedType: ...
 
 
 def _load_kernel() -> _Kernel | None:
@@ -193,7 +212,13 @@ def _load_kernel() -> _Kernel | None:
     except ImportError:
         return None
     kernel: _Kernel = _tronkernel
-    if (kernel.CELL, kernel.APART, kernel.APART_CELL) != (CELL, APART, APART_CELL):
+    if (kernel.CELL, kernel.APART, kernel.APART_CELL, kernel.WIN, kernel.DOOMED) != (
+        CELL,
+        APART,
+        APART_CELL,
+        WIN,
+        DOOMED,
+    ):
         return None
     return kernel
 
@@ -378,8 +403,9 @@ class TronEngine:
         self.armed = False
 
     def key(self, pos: Position) -> int:
-        """A hash of the board, both heads and the pending target."""
-        return hash(pos[:4])
+        """The board, both heads and the pending target packed into one int, exactly (see `KEY_SHIFT`)."""
+        free, ours, theirs, pending, _ = pos
+        return ((free << KEY_SHIFT | ours) << KEY_SHIFT | theirs) << KEY_SHIFT | pending
 
     def moves(self, pos: Position) -> list[Direction]:
         """The mover's directions onto open squares (a doomed rider gets one, to lose with)."""
@@ -502,8 +528,9 @@ class TickEngine:
         self.armed = False
 
     def key(self, pos: TickPosition) -> int:
-        """A hash of the board, both heads, the committed target and whose turn it is."""
-        return hash(pos[:5])
+        """The board, both heads, the committed target and whose turn it is packed into one int, exactly."""
+        free, mover, other, committed, mover_is_us, _ = pos
+        return (((free << KEY_SHIFT | mover) << KEY_SHIFT | other) << KEY_SHIFT | committed) << 1 | mover_is_us
 
     def moves(self, pos: TickPosition) -> list[int]:
         """The root's commits, or every (safe reply, commit from there); a doomed rider gets one move."""
@@ -622,6 +649,11 @@ class Level5Engine(VoronoiEngine):
             self.close,
             self.chains,
         )
+
+    def compiled(self) -> bool:
+        """Whether the kernel's `contact_search` searches exactly this engine's tree: chambers on, parity off, no
+        close-split rides and no proven separations (level 5's settings since session 7)."""
+        return self.chambers and not self.parity and self.close < 0 and self.exact_ticks <= 0
 
     def contempt(self, free: Mask, ours: Index, theirs: Index) -> None:
         """Set this move's draw cost from its root: `draw_ahead` (when set) unless level 5's chamber-counted
@@ -1470,6 +1502,14 @@ def _pessimistic_move(
     engine.root_open = grid.open.bit_count()
     engine.contempt(grid.open, ours, theirs)
     engine.exact_until = start + EXACT_SHARE * (deadline - start)
+    if KERNEL is not None and engine.compiled():
+        draw, edge, chains = engine.draw_penalty, engine.edge, engine.chains
+        kernel = KERNEL.contact_search(
+            grid.open, grid.stride, ours, theirs, draw, edge, chains, deadline, MAX_TICK_DEPTH
+        )
+        if kernel is not NotImplemented:
+            move, score, depth, nodes, line = kernel
+            return move, {"depth": depth, "score": score, "pv": _pv(line), "nodes": nodes, "phase": "contact"}
     root: Position = (grid.open, ours, theirs, 0, 0)
     owner = (5, seat)
     table = {key: (-1, flag, score, best) for key, (_, flag, score, best) in _CARRY.pop(owner, {}).items()}

@@ -768,10 +768,11 @@ def test_max_level_searches_deeper_than_the_capped_ones() -> None:
 
 
 @pytest.mark.parametrize("level", [4, 5])
-def test_searching_levels_carry_only_their_main_line_between_moves(level: int) -> None:
-    """A searching level (the tick engine's level 4, the pessimistic level 5) keeps from one move to the next
-    only the table entries of its main line (tried first next time), so what a worker holds between moves
-    stays a handful of entries however long the game runs."""
+def test_searching_levels_carry_only_their_main_line_between_moves(level: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A searching level (the tick engine's level 4, the pessimistic level 5 in Python) keeps from one move to the
+    next only the table entries of its main line (tried first next time), so what a worker holds between moves
+    stays a handful of entries however long the game runs (the kernel's search keeps a fixed 16 MB table)."""
+    monkeypatch.setattr(tron_ai, "KERNEL", None)
     state = new_state(official_maps()["duel-small"])
     checked = 0
     for _ in range(6):

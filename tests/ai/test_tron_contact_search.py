@@ -1,0 +1,159 @@
+"""Tests of level 5's contact search in the compiled kernel (`_tronkernel.contact_search`, issue 18 session 10):
+every completed depth gives the value the Python search core finds on the same tree, the move it returns reaches
+that value, it stops at its deadline with the last completed depth, proven results end the deepening, its table
+carried from call to call never changes a value, and level 5 uses it (the pure path still runs without it)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from gamenight.server.ai import _tronkernel, tron_ai
+from gamenight.server.ai.search import INFINITY, PROVEN, WIN, Limits, _Tree, search
+from gamenight.server.ai.tron_ai import Level5Engine, grid_of
+from gamenight.server.games.tron import EAST, NORTH, load_map, new_state, official_maps
+from tests.ai.test_tron_kernel import MAPS, _positions
+
+FAR = 3600.0
+"""A deadline offset no test reaches: the search runs to its depth limit."""
+
+
+def _contact_positions(per_map: int, seed: int) -> list[tuple[int, int, int, int]]:
+    """Random positions of every official two-player map whose riders are still in contact."""
+    found = []
+    for n, name in enumerate(MAPS):
+        for free, stride, a, b in _positions(name, per_map, seed + n):
+            if tron_ai.voronoi(free, stride, a, b).touching:
+                found.append((free, stride, a, b))
+    return found
+
+
+def _compiled(free: int, stride: int, a: int, b: int, engine: Level5Engine, depth: int, deadline: float) -> tuple:
+    """The kernel's search of (free, a, b) with `engine`'s weights to `depth` plies."""
+    found = _tronkernel.contact_search(
+        free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth
+    )
+    assert found is not NotImplemented
+    return found
+
+
+def _value(engine: Level5Engine, pos: tuple, depth: int, ply: int) -> int:
+    """The core's negamax value of `pos` at `depth` plies (a fresh table, the full window)."""
+    return _Tree(engine, {}, None, None).negamax(pos, depth, -INFINITY, INFINITY, ply)
+
+
+def test_the_compiled_search_finds_the_cores_value_at_every_depth() -> None:
+    """On random contact positions of every official map, the kernel's search to 1, 2, 4 and 6 plies scores the
+    root exactly as the Python core does (stopping early only where the tree is solved), and its move reaches that
+    score (level 5 plays the same value)."""
+    positions = _contact_positions(6, 11)
+    assert len(positions) >= 40
+    compared = differing = 0
+    for free, stride, a, b in positions:
+        engine = Level5Engine(stride)
+        root = (free, a, b, 0, 0)
+        for depth in (1, 2, 4, 6):
+            move, score, done, nodes, line = _compiled(free, stride, a, b, engine, depth, time.perf_counter() + FAR)
+            assert 1 <= done <= depth and nodes > 0 and line[0] == move
+            # a depth cut short is a solved tree (a proven result, or every line ended): deeper, the same value
+            assert score == _value(engine, root, done, 0) == _value(engine, root, depth, 0)
+            assert -_value(engine, engine.play(root, move), done - 1, 1) == score
+            if len(engine.moves(root)) > 1:
+                core_move, info = search(engine, root, Limits(depth=depth), tt={})
+                assert (info.score, info.depth) == (score, done)
+                compared += 1
+                differing += core_move != move
+    assert compared >= 100
+    assert differing <= compared // 10  # equal scores may tie-break apart, rarely
+
+
+def test_a_past_deadline_still_completes_the_first_depth() -> None:
+    """With its deadline already gone the search still answers a legal move of the first depth (the clock is only
+    looked at from depth 2), and with time it completes the depth asked for."""
+    grid = grid_of(new_state(official_maps()["joust"]))
+    a, b = grid.heads
+    engine = Level5Engine(grid.stride)
+    move, _, done, _, _ = _compiled(grid.open, grid.stride, a, b, engine, 60, time.perf_counter() - 1)
+    assert done == 1
+    assert move in grid.open_moves(0)
+    _, _, done, _, line = _compiled(grid.open, grid.stride, a, b, engine, 8, time.perf_counter() + FAR)
+    assert done == 8 and len(line) == 8
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("5 5\n#####\n#1  #\n#####\n##2##\n#####\n", WIN - 2), ("5 5\n#####\n#2  #\n#####\n##1##\n#####\n", -(WIN - 2))],
+)
+def test_a_proven_result_ends_the_deepening(text: str, expected: int) -> None:
+    """A rider walled in on every side crashes on the first tick: the search proves the win (or the loss) two plies
+    down, as the core scores it, and deepens no further."""
+    grid = grid_of(new_state(load_map(text, "trap")))
+    a, b = grid.heads
+    engine = Level5Engine(grid.stride)
+    move, score, done, _, _ = _compiled(grid.open, grid.stride, a, b, engine, 60, time.perf_counter() + FAR)
+    assert (score, done) == (expected, 2)
+    assert abs(score) >= PROVEN
+    assert score == _value(engine, (grid.open, a, b, 0, 0), 2, 0)
+    assert move == (EAST if expected > 0 else NORTH)
+
+
+def test_the_carried_table_never_changes_a_value() -> None:
+    """The table kept from one call to the next only orders moves: searching other positions in between, or the
+    same one again, gives every position the same score at the same depth."""
+    positions = _contact_positions(1, 23)[:12]
+    first = []
+    for free, stride, a, b in positions:
+        first.append(_compiled(free, stride, a, b, Level5Engine(stride), 6, time.perf_counter() + FAR)[1])
+    again = []
+    for free, stride, a, b in reversed(positions):
+        again.append(_compiled(free, stride, a, b, Level5Engine(stride), 6, time.perf_counter() + FAR)[1])
+    assert first == again[::-1]
+
+
+def test_level5_searches_contact_in_the_kernel_and_in_python_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Level 5 in contact answers with the kernel's search (its depth and main line in the move's info), and with
+    the kernel switched off the Python search answers the same kind of move."""
+    state = new_state(official_maps()["joust"])
+    move, info = tron_ai.choose_level(state, 0, 5, 100, random.Random(0))
+    assert info["phase"] == "contact" and info["depth"] >= 2 and len(info["pv"]) >= 2
+    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    pure_move, pure_info = tron_ai.choose_level(state, 0, 5, 100, random.Random(0))
+    assert pure_info["phase"] == "contact" and pure_info["depth"] >= 2
+    assert {move, pure_move} <= set(grid_of(state).open_moves(0))
+
+
+def test_the_compiled_search_refuses_bad_arguments_and_wide_boards() -> None:
+    """Wrong arguments raise TypeError / ValueError, and a board wider than the kernel's 61 squares is declined
+    (NotImplemented: level 5 then searches it in Python)."""
+    grid = grid_of(new_state(official_maps()["u"]))
+    a, b = grid.heads
+    with pytest.raises(ValueError):
+        _tronkernel.contact_search(grid.open, grid.stride, a, b, 2000, 97, False, FAR, 0)
+    with pytest.raises(ValueError):
+        _tronkernel.contact_search(grid.open, grid.stride, -3, b, 2000, 97, False, FAR, 4)
+    with pytest.raises(TypeError):
+        _tronkernel.contact_search(grid.open, grid.stride, a, b, 2000, 97, False, "soon", 4)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _tronkernel.contact_search(grid.open, grid.stride, a, b)  # type: ignore[call-arg]
+    width, height = 70, 9
+    rows = ["#" * width, *("#" + " " * (width - 2) + "#" for _ in range(height - 2)), "#" * width]
+    rows[4] = "#1" + " " * (width - 4) + "2#"
+    wide = grid_of(new_state(load_map("\n".join([f"{width} {height}", *rows]) + "\n", "wide")))
+    assert _tronkernel.contact_search(wide.open, wide.stride, *wide.heads, 2000, 97, False, FAR, 4) is NotImplemented
+
+
+def test_search_keys_tell_apart_boards_that_python_hashes_alike() -> None:
+    """Two boards differing by a trail square moved 61 squares along (equal under Python's int hash, which is
+    modulo 2**61 - 1) get different table keys, so the search never takes one's value for the other's."""
+    grid = grid_of(new_state(official_maps()["huge-room"]))
+    a, b = grid.heads
+    squares = [i for i in range(grid.open.bit_length()) if grid.open >> i & 1 and grid.open >> (i + 61) & 1]
+    p = squares[len(squares) // 2]
+    one, other = grid.open ^ 1 << p, grid.open ^ 1 << (p + 61)
+    assert hash(one) == hash(other)
+    engine = tron_ai.TronEngine(grid.stride)
+    assert engine.key((one, a, b, 0, 0)) != engine.key((other, a, b, 0, 0))
+    ticks = tron_ai.TickEngine(grid.stride)
+    assert ticks.key((one, a, b, 0, True, 0)) != ticks.key((other, a, b, 0, True, 0))
