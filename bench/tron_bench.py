@@ -10,6 +10,7 @@ Usage (from the repository root):
     python -m bench.tron_bench prove [--per-map 6] [--ms 100] [--min-room 20]
     python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py] [--pure]
     python -m bench.tron_bench losses --log match.log [--search-ms 1000]
+    python -m bench.tron_bench search [--depth 8] [--repeat 3] [--ms 100]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -32,6 +33,10 @@ it with `--against`: squares ridden and CPU time per move.
 it was decided (in contact; at the separation, by the longest rides each rider had left, found by `fill_search`
 in `--search-ms`; or in the fill, when A had at least as long a ride and did not ride it), A's Voronoi lead at
 tick 10 and the squares A rode after the separation.
+`search` (session 10) searches the `speed` positions with level 5's engine to `--depth` plies with the kernel's
+whole contact search (`_tronkernel.contact_search`) and with the Python core over the kernel's leaves, round by
+round, checks that both find the same score at every position, and prints the CPU time of each and the nodes per
+CPU second; then the depth each completes from every position within `--ms` (level 5's deadline, 90% of it).
 `--draw-ahead N` (session 7's experiment, off by default) makes a draw cost level 5 N when it does not trail at
 the root (`tron_ai.LEVEL5_DRAW_AHEAD`); `--fill-chains 0` turns the per-chain bound of the endgame search off.
 `--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
@@ -499,6 +504,71 @@ def speed(depth: int, repeat: int = 1, against: str | None = None, pure: bool = 
         _leaf_speed(positions, depth, repeat, kernel)
 
 
+def search_speed(depth: int, repeat: int, ms: int) -> None:
+    """Level 5's contact search to `depth` plies from every `speed_positions` position, in the kernel and in the
+    Python core (with the kernel's leaves), round by round: the same scores, CPU time and nodes per CPU second of
+    each; then the depth each completes from every position within level 5's deadline at `ms` a move."""
+    from gamenight.server.ai.search import Limits, search
+
+    kernel = tron_ai.KERNEL
+    if kernel is None:
+        raise SystemExit("search needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
+    positions = [tron_ai.grid_of(state) for state in speed_positions()]
+    cpu: dict[str, list[float]] = {"kernel": [], "core": []}
+    rates: dict[str, list[float]] = {"kernel": [], "core": []}
+    for _ in range(repeat):
+        core_found: list[tuple[int, int]] = []
+        started = time.process_time()
+        nodes = 0
+        for grid in positions:
+            engine = tron_ai.Level5Engine(grid.stride)
+            _, info = search(engine, (grid.open, *grid.heads, 0, 0), Limits(depth=depth), tt={})
+            core_found.append((info.score, info.depth))
+            nodes += info.nodes
+        cpu["core"].append(time.process_time() - started)
+        rates["core"].append(nodes / cpu["core"][-1])
+        started = time.process_time()
+        nodes = 0
+        for grid, (score, done) in zip(positions, core_found, strict=True):
+            engine = tron_ai.Level5Engine(grid.stride)
+            a, b = grid.heads
+            found = kernel.contact_search(
+                grid.open, grid.stride, a, b, engine.draw_penalty, engine.edge, False, 1e12, done
+            )
+            if found is NotImplemented or found[1] != score:
+                raise SystemExit(f"the kernel's search scored a position differently from the core: {found} vs {score}")
+            nodes += found[3]
+        cpu["kernel"].append(time.process_time() - started)
+        rates["kernel"].append(nodes / cpu["kernel"][-1])
+    print(f"{len(positions)} contact positions to depth {depth}, {repeat} round(s), the same score at every position")
+    for name in ("kernel", "core"):
+        print(
+            f"  {name}: median {statistics.median(cpu[name]) * 1000:.0f} ms of CPU a round,"
+            f" {statistics.median(rates[name]):.0f} nodes per CPU second"
+        )
+    ratio = statistics.median(cpu["core"]) / statistics.median(cpu["kernel"])
+    print(f"  core / kernel CPU time: {ratio:.1f}x")
+    depths: dict[str, list[int]] = {"kernel": [], "core": []}
+    compiled = tron_ai.Level5Engine.compiled
+    try:
+        for name in ("kernel", "core"):
+            tron_ai.Level5Engine.compiled = (lambda self: True) if name == "kernel" else (lambda self: False)  # type: ignore[method-assign]
+            tron_ai._CARRY.clear()
+            for grid in positions:
+                start = time.perf_counter()
+                deadline = start + tron_ai.DEADLINE_SHARE * ms / 1000
+                a, b = grid.heads
+                _, info = tron_ai._pessimistic_move(grid, 0, a, b, random.Random(0), start, deadline)
+                depths[name].append(info["depth"])
+    finally:
+        tron_ai.Level5Engine.compiled = compiled  # type: ignore[method-assign]
+    for name in ("kernel", "core"):
+        print(
+            f"  {name} within {ms} ms: depth median {statistics.median(depths[name]):.0f} plies"
+            f" (min {min(depths[name])}, max {max(depths[name])})"
+        )
+
+
 def _leaf_speed(positions: list[TronState], depth: int, repeat: int, kernel: Any) -> None:
     """Record the leaf evaluations (`territory_score` calls) of one round and time them alone, with the kernel
     and in pure Python in turn (chamber-tree cache cleared before each pass, as a search starts empty)."""
@@ -565,7 +635,7 @@ def _load_module(path: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove", "ride", "losses"))
+    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove", "ride", "losses", "search"))
     parser.add_argument("--log", help="losses: the output of bench.match --game tron --show-losses")
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
@@ -649,6 +719,8 @@ def main(argv: list[str] | None = None) -> int:
         losses(args.log, args.search_ms)
     elif args.what == "ride":
         ride(args.per_map, args.ms, args.min_room, args.against, args.pure)
+    elif args.what == "search":
+        search_speed(args.depth, args.repeat, args.ms)
     else:
         speed(args.depth, args.repeat, args.against, args.pure)
     return 0
