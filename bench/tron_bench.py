@@ -505,54 +505,57 @@ def speed(depth: int, repeat: int = 1, against: str | None = None, pure: bool = 
 
 
 def search_speed(depth: int, repeat: int, ms: int) -> None:
-    """Level 5's contact search to `depth` plies from every `speed_positions` position, in the kernel and in the
-    Python core (with the kernel's leaves), round by round: the same scores, CPU time and nodes per CPU second of
-    each; then the depth each completes from every position within level 5's deadline at `ms` a move."""
-    from gamenight.server.ai.search import Limits, search
-
+    """Level 5's contact search to `depth` plies from every `speed_positions` position, in the kernel, in the Python
+    core with the kernel's leaves and in the pure-Python code, round by round: the same scores, CPU time and nodes
+    per CPU second of each; then the depth each completes from every position within level 5's deadline at `ms`."""
     kernel = tron_ai.KERNEL
     if kernel is None:
         raise SystemExit("search needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
     positions = [tron_ai.grid_of(state) for state in speed_positions()]
-    cpu: dict[str, list[float]] = {"kernel": [], "core": []}
-    rates: dict[str, list[float]] = {"kernel": [], "core": []}
-    for _ in range(repeat):
-        core_found: list[tuple[int, int]] = []
-        started = time.process_time()
-        nodes = 0
-        for grid in positions:
-            engine = tron_ai.Level5Engine(grid.stride)
-            _, info = search(engine, (grid.open, *grid.heads, 0, 0), Limits(depth=depth), tt={})
-            core_found.append((info.score, info.depth))
-            nodes += info.nodes
-        cpu["core"].append(time.process_time() - started)
-        rates["core"].append(nodes / cpu["core"][-1])
-        started = time.process_time()
-        nodes = 0
-        for grid, (score, done) in zip(positions, core_found, strict=True):
-            engine = tron_ai.Level5Engine(grid.stride)
-            a, b = grid.heads
-            found = kernel.contact_search(
-                grid.open, grid.stride, a, b, engine.draw_penalty, engine.edge, False, 1e12, done
-            )
-            if found is NotImplemented or found[1] != score:
-                raise SystemExit(f"the kernel's search scored a position differently from the core: {found} vs {score}")
-            nodes += found[3]
-        cpu["kernel"].append(time.process_time() - started)
-        rates["kernel"].append(nodes / cpu["kernel"][-1])
+    names = ("kernel", "core", "pure")
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    try:
+        for _ in range(repeat):
+            for name in ("core", "pure"):
+                tron_ai.KERNEL = kernel if name == "core" else None
+                tron_ai._TREES.clear()
+                started = time.process_time()
+                nodes, found = _core_searches(positions, depth)
+                cpu[name].append(time.process_time() - started)
+                rates[name].append(nodes / cpu[name][-1])
+                if name == "core":
+                    core_found = found
+                elif found != core_found:
+                    raise SystemExit("the pure code's search scored a position differently from the kernel's leaves")
+            tron_ai.KERNEL = kernel
+            started = time.process_time()
+            nodes = 0
+            for grid, (score, done) in zip(positions, core_found, strict=True):
+                engine = tron_ai.Level5Engine(grid.stride)
+                a, b = grid.heads
+                draw, edge = engine.draw_penalty, engine.edge
+                result = kernel.contact_search(grid.open, grid.stride, a, b, draw, edge, False, 1e12, done)
+                if result is NotImplemented or result[1] != score:
+                    raise SystemExit(f"the kernel's search scored a position differently from the core: {result}")
+                nodes += result[3]
+            cpu["kernel"].append(time.process_time() - started)
+            rates["kernel"].append(nodes / cpu["kernel"][-1])
+    finally:
+        tron_ai.KERNEL = kernel
     print(f"{len(positions)} contact positions to depth {depth}, {repeat} round(s), the same score at every position")
-    for name in ("kernel", "core"):
+    for name in names:
+        ratio = statistics.median(cpu[name]) / statistics.median(cpu["kernel"])
         print(
-            f"  {name}: median {statistics.median(cpu[name]) * 1000:.0f} ms of CPU a round,"
+            f"  {name}: median {statistics.median(cpu[name]) * 1000:.0f} ms of CPU a round ({ratio:.1f}x the kernel's),"
             f" {statistics.median(rates[name]):.0f} nodes per CPU second"
         )
-    ratio = statistics.median(cpu["core"]) / statistics.median(cpu["kernel"])
-    print(f"  core / kernel CPU time: {ratio:.1f}x")
     depths: dict[str, list[int]] = {"kernel": [], "core": []}
     compiled = tron_ai.Level5Engine.compiled
     try:
-        for name in ("kernel", "core"):
-            tron_ai.Level5Engine.compiled = (lambda self: True) if name == "kernel" else (lambda self: False)  # type: ignore[method-assign]
+        for name in depths:
+            use_kernel = name == "kernel"
+            tron_ai.Level5Engine.compiled = lambda self, use=use_kernel: use  # type: ignore[method-assign]
             tron_ai._CARRY.clear()
             for grid in positions:
                 start = time.perf_counter()
@@ -562,11 +565,25 @@ def search_speed(depth: int, repeat: int, ms: int) -> None:
                 depths[name].append(info["depth"])
     finally:
         tron_ai.Level5Engine.compiled = compiled  # type: ignore[method-assign]
-    for name in ("kernel", "core"):
+    for name, found_depths in depths.items():
         print(
-            f"  {name} within {ms} ms: depth median {statistics.median(depths[name]):.0f} plies"
-            f" (min {min(depths[name])}, max {max(depths[name])})"
+            f"  {name} within {ms} ms: depth median {statistics.median(found_depths):.0f} plies"
+            f" (min {min(found_depths)}, max {max(found_depths)})"
         )
+
+
+def _core_searches(positions: list[tron_ai.Grid], depth: int) -> tuple[int, list[tuple[int, int]]]:
+    """Level 5's engine through the Python core to `depth` plies from each position: nodes, (score, depth done)."""
+    from gamenight.server.ai.search import Limits, search
+
+    nodes = 0
+    found = []
+    for grid in positions:
+        engine = tron_ai.Level5Engine(grid.stride)
+        _, info = search(engine, (grid.open, *grid.heads, 0, 0), Limits(depth=depth), tt={})
+        found.append((info.score, info.depth))
+        nodes += info.nodes
+    return nodes, found
 
 
 def _leaf_speed(positions: list[TronState], depth: int, repeat: int, kernel: Any) -> None:
