@@ -1,4 +1,5 @@
-/* The Tron AI's optional compiled kernel (issue 18, session 8): the hot part of level 5's leaf evaluation.
+/* The Tron AI's optional compiled kernel (issue 18, sessions 8-10): level 5's leaf evaluation, endgame rides and
+ * contact search.
  *
  * tron_ai.py keeps a board as one Python int, a bit per square of a padded grid of odd stride (bit set = open),
  * framed by blocked squares. This module takes those ints and computes exactly what the pure-Python functions
@@ -13,6 +14,9 @@
  *   room_after(free, stride, head) -> int                                                 `room_after`'s room
  *   greedy_ride(free, stride, head, deadline) -> (squares, late)                          `greedy_ride` (session 9:
  *                                                     the endgame search completes every branch with it)
+ *   contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth)
+ *       -> (move, score, depth, nodes, main line)     level 5's search in contact (session 10): search.py's core
+ *                                                     over `Level5Engine`, the same value at every depth
  *
  * Inside, a board is one 64-bit word per row (bit x = column x), so a neighbour is a shift within the row or
  * the row above or below, and a breadth-first layer is a few word operations per row. Boards wider than 64
