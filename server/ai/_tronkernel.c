@@ -588,7 +588,7 @@ static int greedy_ride(Board *free, int stride, int nrows, long head, double dea
  * (two plies a tick: we commit our target, the opponent answers it knowing it and the tick resolves with tron.py's
  * collision rules), its leaves scored by `territory` (tron_ai.territory_score with chambers), iterative deepening
  * over depths 1, 2, 4, 6, ... until the deadline. Every completed depth's score is the same negamax value the
- * Python core finds at that depth (tests/ai/test_tron_kernel.py checks it). The table persists from call to call:
+ * Python core finds at that depth (tests/ai/test_tron_contact_search.py checks it). The table persists from call to call:
  * entries of earlier calls only order moves (their best move first), as tron_ai's carried main line does, so a
  * depth's value never depends on an earlier search. */
 
@@ -612,7 +612,7 @@ _Static_assert(sizeof(Entry) == 16, "a table entry is 16 bytes");
 
 static Entry *table;
 static uint16_t search_call;
-static u64 zobrist[4][MAX_CELLS]; /* an open square, our head, their head, our committed target */
+static u64 zobrist[4][MAX_CELLS]; /* an open square, our head, their head, our committed target; made with the table */
 
 typedef struct {
     Board free;
@@ -666,6 +666,15 @@ static long long evaluate(long ours, long theirs, long pending) {
     return score;
 }
 
+/* The table slot of a key. */
+static inline Entry *slot(u64 key) { return &table[key & (((u64)1 << TABLE_BITS) - 1)]; }
+
+/* The key after a tick that moved our head from `ours` to `pending` and theirs from `theirs` to `target`. */
+static inline u64 tick_key(u64 key, long ours, long theirs, long pending, long target) {
+    return key ^ zobrist[3][pending] ^ zobrist[0][pending] ^ zobrist[0][target] ^ zobrist[1][ours] ^
+           zobrist[1][pending] ^ zobrist[2][theirs] ^ zobrist[2][target];
+}
+
 static inline long long to_table(long long score, int ply) {
     return score >= SEARCH_PROVEN ? score + ply : score <= -SEARCH_PROVEN ? score - ply : score;
 }
@@ -715,8 +724,7 @@ static long long child(long ours, long theirs, long pending, u64 key, int move, 
         long long over = we_crash && they_crash ? -S.draw : we_crash ? -SEARCH_WIN : SEARCH_WIN;
         return -from_table(over, ply + 1);
     }
-    u64 next = key ^ zobrist[3][pending] ^ zobrist[0][pending] ^ zobrist[0][target] ^ zobrist[1][ours] ^
-               zobrist[1][pending] ^ zobrist[2][theirs] ^ zobrist[2][target];
+    u64 next = tick_key(key, ours, theirs, pending, target);
     flip(&S.free, pending, s);
     flip(&S.free, target, s);
     long long score = -negamax(pending, target, 0, next, depth - 1, -beta, -alpha, ply + 1);
@@ -734,7 +742,7 @@ static long long negamax(long ours, long theirs, long pending, u64 key, int dept
         S.horizon = 1;
         return evaluate(ours, theirs, pending);
     }
-    Entry *entry = &table[key & (((u64)1 << TABLE_BITS) - 1)];
+    Entry *entry = slot(key);
     int hash_move = 0;
     if (entry->key == key) {
         hash_move = entry->move_flag & 15;
@@ -820,8 +828,7 @@ static int main_line(long ours, long theirs, u64 key, int first, int depth, uint
         } else {
             long target = theirs + S.steps[move];
             if (pending == target || !is_open(&S.free, pending, s) || !is_open(&S.free, target, s)) break;
-            key ^= zobrist[3][pending] ^ zobrist[0][pending] ^ zobrist[0][target] ^ zobrist[1][ours] ^
-                   zobrist[1][pending] ^ zobrist[2][theirs] ^ zobrist[2][target];
+            key = tick_key(key, ours, theirs, pending, target);
             flip(&S.free, pending, s);
             flip(&S.free, target, s);
             undo[flips++] = pending;
@@ -830,7 +837,7 @@ static int main_line(long ours, long theirs, u64 key, int first, int depth, uint
             theirs = target;
             pending = 0;
         }
-        Entry *entry = &table[key & (((u64)1 << TABLE_BITS) - 1)];
+        Entry *entry = slot(key);
         if (entry->key != key || entry->call != search_call || !(entry->move_flag & 15)) break;
         move = entry->move_flag & 15;
         if (!is_open(&S.free, (pending ? theirs : ours) + S.steps[move], s)) break;
@@ -1037,6 +1044,7 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
     if (!table) {
         table = PyMem_RawCalloc((size_t)1 << TABLE_BITS, sizeof(Entry));
         if (!table) return PyErr_NoMemory();
+        init_zobrist();
     }
     if (load(args[0], (int)stride, nrows, &S.free)) return NULL;
     S.stride = (int)stride;
@@ -1062,7 +1070,7 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
     for (int y = 1; y <= nrows; y++)
         for (u64 row = S.free.rows[y]; row; row &= row - 1) key ^= zobrist[0][(long)(y - 1) * stride + __builtin_ctzll(row)];
     uint8_t moves[4];
-    Entry *entry = &table[key & (((u64)1 << TABLE_BITS) - 1)];
+    Entry *entry = slot(key);
     int n = ordered_moves(ours, entry->key == key ? entry->move_flag & 15 : 0, 0, moves);
     long long scores[4], best_score = 0;
     int best = moves[0], done = 0;
@@ -1135,7 +1143,6 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__tronkernel(void) {
     build_ring_cuts();
-    init_zobrist();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddIntConstant(m, "CELL", CELL) || PyModule_AddIntConstant(m, "APART", APART) ||
