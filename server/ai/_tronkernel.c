@@ -766,7 +766,8 @@ static long long negamax(long ours, long theirs, long pending, u64 key, int dept
             score = child(ours, theirs, pending, key, moves[i], depth, alpha, beta, ply);
         } else {
             score = child(ours, theirs, pending, key, moves[i], depth, alpha, alpha + 1, ply);
-            if (alpha < score && score < beta) score = child(ours, theirs, pending, key, moves[i], depth, alpha, beta, ply);
+            if (alpha < score && score < beta)
+                score = child(ours, theirs, pending, key, moves[i], depth, alpha, beta, ply);
         }
         if (S.aborted) return 0;
         if (score > best) {
@@ -1068,7 +1069,8 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
     }
     u64 key = zobrist[1][ours] ^ zobrist[2][theirs];
     for (int y = 1; y <= nrows; y++)
-        for (u64 row = S.free.rows[y]; row; row &= row - 1) key ^= zobrist[0][(long)(y - 1) * stride + __builtin_ctzll(row)];
+        for (u64 row = S.free.rows[y]; row; row &= row - 1)
+            key ^= zobrist[0][(long)(y - 1) * stride + __builtin_ctzll(row)];
     uint8_t moves[4];
     Entry *entry = slot(key);
     int n = ordered_moves(ours, entry->key == key ? entry->move_flag & 15 : 0, 0, moves);
