@@ -588,9 +588,9 @@ static int greedy_ride(Board *free, int stride, int nrows, long head, double dea
  * (two plies a tick: we commit our target, the opponent answers it knowing it and the tick resolves with tron.py's
  * collision rules), its leaves scored by `territory` (tron_ai.territory_score with chambers), iterative deepening
  * over depths 1, 2, 4, 6, ... until the deadline. Every completed depth's score is the same negamax value the
- * Python core finds at that depth (tests/ai/test_tron_contact_search.py checks it). The table persists from call to call:
- * entries of earlier calls only order moves (their best move first), as tron_ai's carried main line does, so a
- * depth's value never depends on an earlier search. */
+ * Python core finds at that depth (tests/ai/test_tron_contact_search.py checks it). The table persists from call
+ * to call: entries of earlier calls only order moves (their best move first), as tron_ai's carried main line does,
+ * so a depth's value never depends on an earlier search. */
 
 #define SEARCH_WIN 1000000LL
 #define SEARCH_PROVEN (SEARCH_WIN - 1000)
