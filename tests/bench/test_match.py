@@ -84,3 +84,26 @@ def test_the_contest_winner_is_built_with_equal_time_and_quiet() -> None:
     assert "#define VERBOSE 0\n" in patched
     with pytest.raises(ValueError, match="TIMEOUT_USEC"):
         patched_source("int main() {}\n", 100)
+
+
+def test_paired_interval_counts_draws_as_draws_and_a_pair_as_one_trial() -> None:
+    """A match of many draws gets the interval of its pairs' spread, inside the binomial one and around the score."""
+    scores = [1.0, 0.5] * 10 + [0.5, 0.5] * 10  # pairs score 0.75 ten times and 0.5 ten times: 62.5%
+    interval = match.paired(scores)
+    assert interval is not None
+    half = 1.96 * (20 * 0.125**2 / 19 / 20) ** 0.5
+    assert interval == pytest.approx((0.625 - half, 0.625 + half))
+    low, high = match.wilson(0.625, 40)
+    assert low < interval[0] < 0.625 < interval[1] < high
+    stats = match.summary(scores)
+    assert stats["pair_elo_low"] == pytest.approx(match.elo(interval[0]))
+    assert "by pairs of games" in match.report("tron", "5", "b", 100, stats, 1.0)
+
+
+def test_no_paired_interval_without_enough_pairs_or_spread() -> None:
+    """Too few pairs, an unpaired last game or pairs that all scored alike give the binomial interval alone."""
+    assert match.paired([1.0, 0.5] * 9) is None
+    assert match.paired([1.0, 0.5] * 10 + [1.0]) is None
+    assert match.paired([1.0, 0.0] * 12) is None
+    stats = match.summary([1.0, 0.0] * 12)
+    assert stats["pair_elo_low"] is None and "by pairs" not in match.report("tron", "5", "b", 100, stats, 1.0)
