@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 from gamenight.client.app import GameNightApp
 from gamenight.client.local_server import LocalServer, server_command
 
 WAIT_S = 10.0
+W = TypeVar("W", bound=Widget)
 
 
 @pytest.fixture(autouse=True)
@@ -55,6 +58,13 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str, tim
                 await pilot.pause(0.02)
     except TimeoutError:
         raise AssertionError(f"{what} never happened") from None
+
+
+async def mounted(app: GameNightApp, pilot: Pilot, kind: type[W], what: str = "the board") -> W:
+    """The screen's `kind` widget once it is mounted: the game screen mounts its board when it handles the
+    model's change, which can come a moment after the model itself says whose turn it is."""
+    await wait_for(pilot, lambda: app.screen.query(kind), f"{what} mounted")
+    return app.screen.query_one(kind)
 
 
 async def create_room_via_form(

@@ -15,7 +15,7 @@ from gamenight.client.screens.game import GameScreen
 from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.protocol.messages import Accept, ChallengeRequest, Decline, Joined
 from gamenight.protocol.vocab import RoomStatus
-from tests.client.conftest import create_room_via_form, wait_for
+from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.peer import Peer
 
 SIZE = (120, 36)
@@ -82,7 +82,7 @@ async def test_a_bot_is_seen_challenged_and_played(url):
         )
         assert app.model.room.seat == 0 and app.model.room.code == joined.room
         await wait_for(pilot, lambda: noticed(app, "rhino", "accepted"), "the accepted notice")
-        board = app.screen.query_one(OthelloBoard)
+        board = await mounted(app, pilot, OthelloBoard)
         await wait_for(pilot, lambda: board.position.can_move, "the board offering moves")
         board.focus()
         await pilot.press("enter")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gamenight.client.model import AI, ME
 from gamenight.client.widgets.connect4 import Connect4Board
-from tests.client.conftest import create_room_via_form, wait_for
+from tests.client.conftest import create_room_via_form, mounted, wait_for
 
 
 async def test_connect4_against_the_ai_from_the_tui(make_app):
@@ -14,7 +14,7 @@ async def test_connect4_against_the_ai_from_the_tui(make_app):
     async with app.run_test(size=(100, 36)) as pilot:
         await create_room_via_form(app, pilot, "connect4", [ME, f"{AI}:3"], {"ai_pace_ms": 0, "ai_ms": 100})
         await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
-        board = app.screen.query_one(Connect4Board)
+        board = await mounted(app, pilot, Connect4Board)
         await pilot.press("4")
         await wait_for(pilot, lambda: len(app.model.room.state.moves) == 2, "the AI's answer")
         assert app.model.room.state.moves[0] == "d" and board.rows[5][3] == "R"

@@ -26,7 +26,7 @@ from gamenight.protocol.messages import (
     Sync,
 )
 from gamenight.protocol.vocab import Role
-from tests.client.conftest import wait_for
+from tests.client.conftest import mounted, wait_for
 from tests.client.recorded import (
     FakeConnection,
     answer,
@@ -79,7 +79,7 @@ async def test_quick_game_sends_create_join_and_ai_then_plays_with_seq():
         assert flow[1].seat == 0 and flow[1].role == Role.PLAYER
         assert flow[2].seat == 1 and flow[2].level == 3
         assert isinstance(app.screen, GameScreen) and app.model.room.host
-        board = app.screen.query_one(OthelloBoard)
+        board = await mounted(app, pilot, OthelloBoard)
         await wait_for(pilot, lambda: board.position.can_move, "the board offering moves")
         await pilot.press("enter")
         await wait_for(pilot, lambda: server.sent_of(MakeMove), "the move")

@@ -8,7 +8,7 @@ from gamenight.client.model import ME, OPEN
 from gamenight.client.screens.dialogs import ConfirmScreen, GameOverScreen
 from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Rematch
-from tests.client.conftest import create_room_via_form, wait_for
+from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.peer import Peer
 
 SIZE = (100, 36)
@@ -38,7 +38,7 @@ async def test_play_by_keys_and_mouse_then_resign_and_rematch(make_app, url):
         code = await _open_room_for_two(app, pilot)
         bob = await _seat_opponent(url, code)
         await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
-        board = app.screen.query_one(OthelloBoard)
+        board = await mounted(app, pilot, OthelloBoard)
         assert board.has_focus
         await wait_for(pilot, lambda: board.position.legal, "the board drawing ann's legal squares")
 
@@ -115,7 +115,7 @@ async def test_spectator_sees_moves_but_cannot_play(make_app, url):
             pilot, lambda: app.model.room is not None and app.model.room.state is not None, "the watched game"
         )
         assert app.model.room.role == "spectator"
-        board = app.screen.query_one(OthelloBoard)
+        board = await mounted(app, pilot, OthelloBoard)
         assert not board.position.can_move and board.position.legal == ()
         await pilot.press("enter")
         await alice.send(MakeMove(room=info.room, move=start.legal[0], seq=start.seq))

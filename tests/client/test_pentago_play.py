@@ -5,7 +5,7 @@ from __future__ import annotations
 from gamenight.client.model import ME, OPEN
 from gamenight.client.widgets.pentago import PentagoBoard
 from gamenight.protocol.messages import Join, MakeMove
-from tests.client.conftest import create_room_via_form, wait_for
+from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.peer import Peer
 
 
@@ -17,7 +17,7 @@ async def test_place_and_turn_by_keyboard(make_app, url):
         bob = await Peer.connect(url, "bob")
         await bob.request(Join, room=code, seat=1)
         await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
-        board = app.screen.query_one(PentagoBoard)
+        board = await mounted(app, pilot, PentagoBoard)
         await pilot.press("enter", "2", "left")
         assert board.pending_move == "c3 tr ccw"
         rows, marked, turning = board.shown()

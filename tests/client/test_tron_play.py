@@ -5,7 +5,7 @@ from __future__ import annotations
 from gamenight.client.model import BOT, ME
 from gamenight.client.screens.dialogs import GameOverScreen
 from gamenight.client.widgets.tron import EMPTY, OPPOSITE, STEPS, TronArena
-from tests.client.conftest import create_room_via_form, wait_for
+from tests.client.conftest import create_room_via_form, mounted, wait_for
 
 KEYS = {1: "up", 2: "right", 3: "down", 4: "left"}
 # Ticks long enough for the bot's worker to answer in time (else it rides straight into a wall).
@@ -34,7 +34,7 @@ async def test_steer_by_keys_until_the_game_ends(make_app):
         await wait_for(
             pilot, lambda: app.model.room.state is not None and app.model.room.status == "playing", "the start"
         )
-        arena = app.screen.query_one(TronArena)
+        arena = await mounted(app, pilot, TronArena, "the arena")
         # the arena counts down to the first tick: the countdown, then one tick to steer
         assert arena.position.countdown_ms == OPTIONS["countdown_ms"] + OPTIONS["tick_ms"]
         await wait_for(pilot, lambda: arena.grid.tick >= 1, "the first tick")
