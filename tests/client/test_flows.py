@@ -251,8 +251,8 @@ async def test_tick_gap_asks_for_a_sync():
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
         server.push(wire("joined", room="T1", **{"as": "player"}, seat=0))
         server.push(tron_state(5, 2))
-        await wait_for(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.query(TronArena), "the arena")
-        arena = app.screen.query_one(TronArena)
+        arena = await mounted(app, pilot, TronArena, "the arena")
+        assert isinstance(app.screen, GameScreen)
         await wait_for(pilot, lambda: arena.grid.tick == 2, "the state drawn")
         server.push(
             wire(
