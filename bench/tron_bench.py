@@ -11,6 +11,7 @@ Usage (from the repository root):
     python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py] [--pure]
     python -m bench.tron_bench losses --log match.log [--search-ms 1000]
     python -m bench.tron_bench search [--depth 8] [--repeat 3] [--ms 100]
+    python -m bench.tron_bench scaling [--depths 6,8,10,12,14] [--budgets 100,1000]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -37,6 +38,9 @@ tick 10 and the squares A rode after the separation.
 whole contact search (`_tronkernel.contact_search`) and with the Python core over the kernel's leaves, round by
 round, checks that both find the same score at every position, and prints the CPU time of each and the nodes per
 CPU second; then the depth each completes from every position within `--ms` (level 5's deadline, 90% of it).
+`scaling` (session 13) counts the nodes the kernel's contact search needs to complete each of `--depths` on the `speed`
+positions, with their growth per tick (the effective branching factor), then for each of `--budgets` the depth it
+completes within level 5's deadline and what share of the deadline that depth took.
 `--draw-ahead N` (session 7's experiment, off by default) makes a draw cost level 5 N when it does not trail at
 the root (`tron_ai.LEVEL5_DRAW_AHEAD`); `--fill-chains 0` turns the per-chain bound of the endgame search off.
 `--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
@@ -572,6 +576,72 @@ def search_speed(depth: int, repeat: int, ms: int) -> None:
         )
 
 
+def scaling(depths: list[int], budgets: list[int]) -> None:
+    """How level 5's compiled contact search scales with depth and time, on the `speed` positions.
+
+    First the nodes it needs to complete each of `depths` over all positions, and their growth per tick (two plies)
+    from the depth before: the effective branching factor of a tick, 3 at most with perfect ordering on a tree of
+    three moves a side. Then for each budget in `budgets` (ms): the depth it completes within level 5's deadline, the
+    nodes it searches, and the share of the deadline that depth took. That time is measured by searching each
+    position again to that depth alone in a fresh process, whose table holds nothing of the first search (as the first
+    search's held nothing of its position; in this process the second would find the first's best moves in the
+    table and run faster than it did); the rest of the deadline went to a depth it cut off.
+    """
+    import multiprocessing
+
+    kernel = tron_ai.KERNEL
+    if kernel is None:
+        raise SystemExit("scaling needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
+    jobs = [_search_args(tron_ai.grid_of(state)) for state in speed_positions()]
+    print(f"{len(jobs)} contact positions (the speed positions), level 5's compiled contact search")
+    last = None
+    for depth in depths:
+        nodes = sum(kernel.contact_search(*job, 1e12, depth)[3] for job in jobs)
+        growth = "" if last is None else f", {(nodes / last[1]) ** (2 / (depth - last[0])):.2f}x per tick"
+        print(f"  to depth {depth}: {nodes} nodes{growth}")
+        last = (depth, nodes)
+    context = multiprocessing.get_context("spawn")
+    for ms in budgets:
+        span = tron_ai.DEADLINE_SHARE * ms / 1000
+        cut: list[tuple[tuple[Any, ...], int]] = []
+        done_depths, nodes_each, ended = [], [], 0
+        for job in jobs:
+            start = time.perf_counter()
+            _, _, done, nodes, _ = kernel.contact_search(*job, start + span, tron_ai.MAX_TICK_DEPTH)
+            done_depths.append(done)
+            nodes_each.append(nodes)
+            if time.perf_counter() - start < 0.95 * span:
+                ended += 1  # solved (or every line ended) before the deadline: no depth was cut off
+            else:
+                cut.append((job, done))
+        with context.Pool(1) as pool:
+            spent = pool.map(_time_to_depth, cut)
+        shares = [seconds / span for seconds in spent]
+        print(
+            f"  within {ms} ms: depth median {statistics.median(done_depths):.0f} plies (min {min(done_depths)},"
+            f" max {max(done_depths)}), median {statistics.median(nodes_each):.0f} nodes; {ended} solved before the"
+            f" deadline; on the other {len(cut)} the completed depth took a median {statistics.median(shares):.0%}"
+            f" of the deadline (mean {statistics.mean(shares):.0%}), the rest went to the depth it cut off"
+        )
+
+
+def _search_args(grid: tron_ai.Grid) -> tuple[Any, ...]:
+    """The first seven arguments of level 5's `contact_search` from `grid`, seat 0 to move (its draw cost set)."""
+    engine = tron_ai.Level5Engine(grid.stride)
+    a, b = grid.heads
+    engine.contempt(grid.open, a, b)
+    return (grid.open, grid.stride, a, b, engine.draw_penalty, engine.edge, engine.chains)
+
+
+def _time_to_depth(task: tuple[tuple[Any, ...], int]) -> float:
+    """The wall time the kernel's contact search takes to complete `depth` plies (no deadline)."""
+    job, depth = task
+    assert tron_ai.KERNEL is not None
+    start = time.perf_counter()
+    tron_ai.KERNEL.contact_search(*job, 1e12, depth)
+    return time.perf_counter() - start
+
+
 def _core_searches(positions: list[tron_ai.Grid], depth: int) -> tuple[int, list[tuple[int, int]]]:
     """Level 5's engine through the Python core to `depth` plies from each position: nodes, (score, depth done)."""
     from gamenight.server.ai.search import Limits, search
@@ -652,7 +722,9 @@ def _load_module(path: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one of the two figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("games", "fill", "speed", "apart", "prove", "ride", "losses", "search"))
+    parser.add_argument(
+        "what", choices=("games", "fill", "speed", "apart", "prove", "ride", "losses", "search", "scaling")
+    )
     parser.add_argument("--log", help="losses: the output of bench.match --game tron --show-losses")
     parser.add_argument("--b", default="prev5", help="level 5's opponent (as in bench.match)")
     parser.add_argument("--games", type=int, default=46)
@@ -690,6 +762,8 @@ def main(argv: list[str] | None = None) -> int:
         help="level 5's endgame search bounded by the parity bound per chain (FILL_CHAINS, default 1) or not (0)",
     )
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
+    parser.add_argument("--depths", default="6,8,10,12,14", help="scaling: the depths to count nodes to (plies)")
+    parser.add_argument("--budgets", default="100,1000", help="scaling: level 5's budgets per move (ms)")
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
     parser.add_argument("--against", help="speed, ride: another tron_ai.py (e.g. main's) timed with ours")
     parser.add_argument(
@@ -738,6 +812,8 @@ def main(argv: list[str] | None = None) -> int:
         ride(args.per_map, args.ms, args.min_room, args.against, args.pure)
     elif args.what == "search":
         search_speed(args.depth, args.repeat, args.ms)
+    elif args.what == "scaling":
+        scaling([int(d) for d in args.depths.split(",")], [int(ms) for ms in args.budgets.split(",")])
     else:
         speed(args.depth, args.repeat, args.against, args.pure)
     return 0

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bench.tron_bench import search_speed
+from bench.tron_bench import scaling, search_speed
 from gamenight.server.ai import tron_ai
 
 
@@ -23,3 +23,23 @@ def test_the_search_bench_times_three_searches_that_agree_and_reports_depths(
     for name in ("kernel", "core"):
         assert re.search(rf"^  {name} within 20 ms: depth median \d+ plies", out, re.M)
     assert tron_ai.KERNEL is not None and tron_ai.Level5Engine.compiled(tron_ai.Level5Engine(17))
+
+
+def test_the_scaling_bench_counts_nodes_by_depth_and_times_the_completed_depth(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The scaling bench prints the nodes to each depth (more for the deeper one, with its growth per tick), and for
+    a budget the depth completed and the share of the deadline it took, timed again in a fresh process."""
+    scaling([2, 4], [30])
+    out = capsys.readouterr().out
+    found = {int(d): int(n) for d, n in re.findall(r"^  to depth (\d+): (\d+) nodes", out, re.M)}
+    assert set(found) == {2, 4} and 0 < found[2] < found[4]
+    assert re.search(r"^  to depth 4: \d+ nodes, \d+\.\d\dx per tick$", out, re.M)
+    line = re.search(
+        r"^  within 30 ms: depth median (\d+) plies .* on the other (\d+) the completed depth took a median"
+        r" (\d+)% of the deadline",
+        out,
+        re.M,
+    )
+    assert line is not None and int(line[1]) >= 2 and int(line[2]) > 0
+    assert 0 < int(line[3]) < 200  # wall time, timed twice on a machine the other tests load: not a tight bound
