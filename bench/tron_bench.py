@@ -582,46 +582,36 @@ def scaling(depths: list[int], budgets: list[int]) -> None:
     First the nodes it needs to complete each of `depths` over all positions, and their growth per tick (two plies)
     from the depth before: the effective branching factor of a tick, 3 at most with perfect ordering on a tree of
     three moves a side. Then for each budget in `budgets` (ms): the depth it completes within level 5's deadline, the
-    nodes it searches, and the share of the deadline that depth took. That time is measured by searching each
-    position again to that depth alone in a fresh process, whose table holds nothing of the first search (as the first
-    search's held nothing of its position; in this process the second would find the first's best moves in the
-    table and run faster than it did); the rest of the deadline went to a depth it cut off.
-    """
-    import multiprocessing
+    nodes it searches, and the share of the deadline that depth took, measured by searching each position again to
+    that depth alone; the rest of the deadline went to a depth it cut off.
 
-    kernel = tron_ai.KERNEL
-    if kernel is None:
+    The kernel keeps its table from call to call and orders moves by the best moves of earlier calls, so a search
+    of a position it has searched before runs faster. Each pass over the positions therefore runs in a fresh
+    process (`_fresh`), where every search starts as the first search of a position in play does.
+    """
+    if tron_ai.KERNEL is None:
         raise SystemExit("scaling needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
     jobs = [_search_args(tron_ai.grid_of(state)) for state in speed_positions()]
     print(f"{len(jobs)} contact positions (the speed positions), level 5's compiled contact search")
     last = None
     for depth in depths:
-        nodes = sum(kernel.contact_search(*job, 1e12, depth)[3] for job in jobs)
+        nodes = sum(found[1] for found in _fresh(_searches, [(job, 1e12, depth) for job in jobs]))
         growth = "" if last is None else f", {(nodes / last[1]) ** (2 / (depth - last[0])):.2f}x per tick"
         print(f"  to depth {depth}: {nodes} nodes{growth}")
         last = (depth, nodes)
-    context = multiprocessing.get_context("spawn")
     for ms in budgets:
         span = tron_ai.DEADLINE_SHARE * ms / 1000
-        cut: list[tuple[tuple[Any, ...], int]] = []
-        done_depths, nodes_each, ended = [], [], 0
-        for job in jobs:
-            start = time.perf_counter()
-            _, _, done, nodes, _ = kernel.contact_search(*job, start + span, tron_ai.MAX_TICK_DEPTH)
-            done_depths.append(done)
-            nodes_each.append(nodes)
-            if time.perf_counter() - start < 0.95 * span:
-                ended += 1  # solved (or every line ended) before the deadline: no depth was cut off
-            else:
-                cut.append((job, done))
-        with context.Pool(1) as pool:
-            spent = pool.map(_time_to_depth, cut)
-        shares = [seconds / span for seconds in spent]
+        found = _fresh(_searches, [(job, span, tron_ai.MAX_TICK_DEPTH) for job in jobs])
+        done_depths = [done for done, _, _ in found]
+        # solved (or every line ended) before the deadline: no depth was cut off
+        cut = [(job, 1e12, done) for job, (done, _, seconds) in zip(jobs, found, strict=True) if seconds >= 0.95 * span]
+        shares = [seconds / span for _, _, seconds in _fresh(_searches, cut)]
         print(
             f"  within {ms} ms: depth median {statistics.median(done_depths):.0f} plies (min {min(done_depths)},"
-            f" max {max(done_depths)}), median {statistics.median(nodes_each):.0f} nodes; {ended} solved before the"
-            f" deadline; on the other {len(cut)} the completed depth took a median {statistics.median(shares):.0%}"
-            f" of the deadline (mean {statistics.mean(shares):.0%}), the rest went to the depth it cut off"
+            f" max {max(done_depths)}), median {statistics.median(n for _, n, _ in found):.0f} nodes;"
+            f" {len(jobs) - len(cut)} solved before the deadline; on the other {len(cut)} the completed depth took a"
+            f" median {statistics.median(shares):.0%} of the deadline (mean {statistics.mean(shares):.0%}), the rest"
+            " went to the depth it cut off"
         )
 
 
@@ -633,13 +623,24 @@ def _search_args(grid: tron_ai.Grid) -> tuple[Any, ...]:
     return (grid.open, grid.stride, a, b, engine.draw_penalty, engine.edge, engine.chains)
 
 
-def _time_to_depth(task: tuple[tuple[Any, ...], int]) -> float:
-    """The wall time the kernel's contact search takes to complete `depth` plies (no deadline)."""
-    job, depth = task
+def _fresh(work: Any, tasks: list[Any]) -> Any:
+    """`work(tasks)` run in a new process (its own kernel table), and its result."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(work, (tasks,))
+
+
+def _searches(tasks: list[tuple[tuple[Any, ...], float, int]]) -> list[tuple[int, int, float]]:
+    """The kernel's contact search of each (arguments, time allowed in seconds, depth): the depth completed, the
+    nodes and the wall time."""
     assert tron_ai.KERNEL is not None
-    start = time.perf_counter()
-    tron_ai.KERNEL.contact_search(*job, 1e12, depth)
-    return time.perf_counter() - start
+    found = []
+    for job, seconds, depth in tasks:
+        start = time.perf_counter()
+        _, _, done, nodes, _ = tron_ai.KERNEL.contact_search(*job, start + seconds, depth)
+        found.append((done, nodes, time.perf_counter() - start))
+    return found
 
 
 def _core_searches(positions: list[tron_ai.Grid], depth: int) -> tuple[int, list[tuple[int, int]]]:
