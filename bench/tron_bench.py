@@ -721,7 +721,7 @@ def _load_module(path: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse the command line and run one of the two figures."""
+    """Parse the command line and run the figure it names."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "what", choices=("games", "fill", "speed", "apart", "prove", "ride", "losses", "search", "scaling")
