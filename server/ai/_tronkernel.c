@@ -14,9 +14,12 @@
  *   room_after(free, stride, head) -> int                                                 `room_after`'s room
  *   greedy_ride(free, stride, head, deadline) -> (squares, late)                          `greedy_ride` (session 9:
  *                                                     the endgame search completes every branch with it)
- *   contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth)
+ *   contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth
+ *                  [, pinned_deadline, tie_draw])
  *       -> (move, score, depth, nodes, main line)     level 5's search in contact (session 10): search.py's core
- *                                                     over `Level5Engine`, the same value at every depth
+ *                                                     over `Level5Engine`, the same value at every depth; with
+ *                                                     the last two, a root pinned at the draw value plays the
+ *                                                     best of its drawn moves (session 15, kernel only)
  *
  * Inside, a board is one 64-bit word per row (bit x = column x), so a neighbour is a shift within the row or
  * the row above or below, and a breadth-first layer is a few word operations per row. Boards wider than 64
@@ -590,7 +593,14 @@ static int greedy_ride(Board *free, int stride, int nrows, long head, double dea
  * over depths 1, 2, 4, 6, ... until the deadline. Every completed depth's score is the same negamax value the
  * Python core finds at that depth (tests/ai/test_tron_contact_search.py checks it). The table persists from call
  * to call: entries of earlier calls only order moves (their best move first), as tron_ai's carried main line does,
- * so a depth's value never depends on an earlier search. */
+ * so a depth's value never depends on an earlier search.
+ *
+ * A root pinned at the draw value (session 15): the opponent sees our move, so on a symmetric board it can often
+ * answer every move with a head-on crash or a mirror image, every root move then scores the draw and the first
+ * searched would be played. Given a pinned deadline and a tie draw value, the deepening stops at the pinned
+ * deadline while the root's score is the draw's; the moves that tie at that score at the last completed depth
+ * (`tied_moves`) are then searched again, alone, with a draw worth -tie_draw, until the deadline, and the best of
+ * them is played. Whatever the opponent does, the move played keeps the root's value at that depth. */
 
 #define SEARCH_WIN 1000000LL
 #define SEARCH_PROVEN (SEARCH_WIN - 1000)
@@ -1014,12 +1024,46 @@ static PyObject *py_room_after(PyObject *self, PyObject *const *args, Py_ssize_t
     return PyLong_FromLongLong(room_after(&free_board, (int)stride, nrows, head));
 }
 
+/* Which of the root's moves, searched to `depth`, score exactly `best` (the first, `moves[0]`, does; the others'
+ * scores are upper bounds): each checked with a null window just under `best`; the count, or -1 when the deadline cut it
+ * off. */
+static int tied_moves(long ours, long theirs, u64 key, const uint8_t *moves, const long long *scores, int n, int depth,
+                      long long best, uint8_t *tied) {
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        if (scores[i] < best) continue; /* an upper bound (or exact score) below best */
+        long long score = i == 0 ? best : child(ours, theirs, 0, key, moves[i], depth, best - 1, best, 0);
+        if (S.aborted) return -1;
+        if (score >= best) tied[count++] = moves[i];
+    }
+    return count;
+}
+
+/* New table generation: entries of earlier searches only order moves. */
+static void next_call(void) {
+    memset(S.killers, 0, sizeof(S.killers));
+    search_call++;
+    if (!search_call) { /* wrapped round: old entries must not pass for this call's */
+        memset(table, 0, sizeof(Entry) << TABLE_BITS);
+        search_call = 1;
+    }
+}
+
 static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 9) {
+    if (nargs != 9 && nargs != 11) {
         PyErr_SetString(PyExc_TypeError,
-                        "contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth)");
+                        "contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth"
+                        "[, pinned_deadline, tie_draw])");
         return NULL;
+    }
+    double pinned_deadline = 0;
+    long long tie_draw = 0;
+    if (nargs == 11) {
+        pinned_deadline = PyFloat_AsDouble(args[9]);
+        if (pinned_deadline == -1.0 && PyErr_Occurred()) return NULL;
+        tie_draw = PyLong_AsLongLong(args[10]);
+        if (tie_draw == -1 && PyErr_Occurred()) return NULL;
     }
     long stride, ours, theirs, max_depth;
     if (get_index(args[1], &stride) || get_index(args[2], &ours) || get_index(args[3], &theirs) ||
@@ -1061,12 +1105,7 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
     S.steps[2] = 1;
     S.steps[3] = stride;
     S.steps[4] = -1;
-    memset(S.killers, 0, sizeof(S.killers));
-    search_call++;
-    if (!search_call) { /* wrapped round: old entries must not pass for this call's */
-        memset(table, 0, sizeof(Entry) << TABLE_BITS);
-        search_call = 1;
-    }
+    next_call();
     u64 key = zobrist[1][ours] ^ zobrist[2][theirs];
     for (int y = 1; y <= nrows; y++)
         for (u64 row = S.free.rows[y]; row; row &= row - 1)
@@ -1079,7 +1118,9 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
     for (long depth = 1; depth <= max_depth; depth = depth == 1 ? 2 : depth + 2) {
         S.stoppable = depth > 1;
         S.horizon = 0;
-        if (search_root(ours, theirs, key, moves, n, (int)depth, scores)) break;
+        long long iteration[4];
+        if (search_root(ours, theirs, key, moves, n, (int)depth, iteration)) break;
+        memcpy(scores, iteration, sizeof(iteration));
         done = (int)depth;
         int top = 0;
         for (int i = 1; i < n; i++)
@@ -1104,11 +1145,43 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
             sorted_scores[j] = scores[i];
         }
         memcpy(moves, sorted, (size_t)n);
+        memcpy(scores, sorted_scores, sizeof(long long) * (size_t)n);
         if (!S.horizon || best_score >= SEARCH_PROVEN || best_score <= -SEARCH_PROVEN) break;
-        if (monotonic_now() >= deadline) break;
+        /* pinned at the draw value: stop at the pinned deadline, leaving the rest to break the tie */
+        S.deadline = nargs == 11 && best_score == -draw ? pinned_deadline : deadline;
+        if (monotonic_now() >= S.deadline) break;
+    }
+    int line_depth = done;
+    if (nargs == 11 && best_score == -draw && n > 1 && done) {
+        /* The opponent, seeing our move, can hold every move to a draw: rank the moves that tie at the draw
+         * value by a search where draws are worth -tie_draw to us instead, until the whole deadline. */
+        S.aborted = 0;
+        S.deadline = deadline;
+        S.stoppable = 1;
+        uint8_t tied[4];
+        int count = tied_moves(ours, theirs, key, moves, scores, n, done, best_score, tied);
+        if (count > 1) {
+            S.draw = tie_draw;
+            next_call();
+            long long tie_scores[4];
+            for (long depth = 1; depth <= max_depth; depth = depth == 1 ? 2 : depth + 2) {
+                S.stoppable = depth > 1;
+                S.horizon = 0;
+                if (search_root(ours, theirs, key, tied, count, (int)depth, tie_scores)) break;
+                int top = 0;
+                for (int i = 1; i < count; i++)
+                    if (tie_scores[i] > tie_scores[top]) top = i;
+                best = tied[top];
+                line_depth = (int)depth;
+                uint8_t first = tied[top]; /* the next iteration searches the best first */
+                tied[top] = tied[0];
+                tied[0] = first;
+                if (!S.horizon || monotonic_now() >= deadline) break;
+            }
+        }
     }
     uint8_t line[MAX_PLY + 2];
-    int length = main_line(ours, theirs, key, best, done, line);
+    int length = main_line(ours, theirs, key, best, line_depth, line);
     PyObject *pv = PyTuple_New(length);
     if (!pv) return NULL;
     for (int i = 0; i < length; i++) PyTuple_SET_ITEM(pv, i, PyLong_FromLong(line[i]));
@@ -1132,8 +1205,11 @@ static PyMethodDef methods[] = {
     {"greedy_ride", (PyCFunction)(void (*)(void))py_greedy_ride, METH_FASTCALL,
      "greedy_ride(free, stride, head, deadline) -> (squares, late): tron_ai.greedy_ride; deadline < 0: none."},
     {"contact_search", (PyCFunction)(void (*)(void))py_contact_search, METH_FASTCALL,
-     "contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth) -> (move, score, "
-     "depth, nodes, main line): level 5's joint-move search in contact (tron_ai.Level5Engine through search.py)."},
+     "contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth[, pinned_deadline, "
+     "tie_draw]) -> (move, score, depth, nodes, main line): level 5's joint-move search in contact "
+     "(tron_ai.Level5Engine through search.py); with the last two, a root whose score is the draw value stops "
+     "deepening at pinned_deadline and plays the best of the moves that tie there by a search with draws worth "
+     "-tie_draw, until the deadline."},
     {NULL, NULL, 0, NULL},
 };
 

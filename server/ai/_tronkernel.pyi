@@ -33,5 +33,7 @@ def contact_search(
     chains: bool,
     deadline: float,
     max_depth: int,
+    pinned_deadline: float = ...,
+    tie_draw: int = ...,
     /,
 ) -> tuple[int, int, int, int, tuple[int, ...]] | NotImplementedType: ...

@@ -1,7 +1,8 @@
 """Tests of level 5's contact search in the compiled kernel (`_tronkernel.contact_search`, issue 18 session 10):
 every completed depth gives the value the Python search core finds on the same tree, the move it returns reaches
 that value, it stops at its deadline with the last completed depth, proven results end the deepening, its table
-carried from call to call never changes a value, and level 5 uses it (the pure path still runs without it)."""
+carried from call to call never changes a value, a root pinned at the draw value plays the best of its drawn moves
+(session 15), and level 5 uses it (the pure path still runs without it)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,59 @@ def test_the_compiled_search_finds_the_cores_value_at_every_depth() -> None:
                 differing += core_move != move
     assert compared >= 100
     assert differing <= compared // 10  # equal scores may tie-break apart, rarely
+
+
+def _tie_broken(free: int, stride: int, a: int, b: int, engine: Level5Engine, depth: int, tie_draw: int) -> tuple:
+    """The kernel's search to `depth` plies that breaks a draw-pinned root with draws worth `-tie_draw`."""
+    deadline = time.perf_counter() + FAR
+    found = _tronkernel.contact_search(
+        free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth, deadline, tie_draw
+    )
+    assert found is not NotImplemented
+    return found
+
+
+def _close_riders(count: int, seed: int) -> list[tuple[int, int, int, int]]:
+    """Small random walled rooms with the two heads one or two squares apart, where a head-on crash is near."""
+    rng = random.Random(seed)
+    found: list[tuple[int, int, int, int]] = []
+    while len(found) < count:
+        width, height = rng.randint(4, 9), rng.randint(4, 8)
+        rows = [["#" if rng.random() < 0.2 else " " for _ in range(width)] for _ in range(height)]
+        x0, y0 = rng.randrange(width), rng.randrange(height)
+        dx, dy = rng.choice([(1, 1), (1, -1), (-1, 1), (-1, -1), (2, 0), (0, 2), (1, 0), (0, 1)])
+        if not (0 <= x0 + dx < width and 0 <= y0 + dy < height):
+            continue
+        rows[y0][x0], rows[y0 + dy][x0 + dx] = "1", "2"
+        grid = grid_of(new_state(load_map("\n".join([f"{width} {height}", *map("".join, rows)]) + "\n", "room")))
+        found.append((grid.open, grid.stride, *grid.heads))
+    return found
+
+
+def test_a_root_pinned_at_the_draw_value_plays_the_best_of_its_drawn_moves() -> None:
+    """When the opponent can hold every move to a draw (the root's value is the draw's), level 5 plays, of the moves
+    that keep that value, the best by a search where draws cost nothing, not just the first searched; the score it
+    reports is still the draw's, and on every root its move keeps the root's value."""
+    pinned = ranked = changed = 0
+    for free, stride, a, b in _close_riders(1500, 41):
+        engine, neutral = Level5Engine(stride), Level5Engine(stride)
+        neutral.draw_penalty = 0
+        root = (free, a, b, 0, 0)
+        for depth in (2, 4):
+            plain = _compiled(free, stride, a, b, engine, depth, time.perf_counter() + FAR)
+            move, score, done, _, line = _tie_broken(free, stride, a, b, engine, depth, 0)
+            assert (score, done) == plain[1:3] and line[0] == move
+            values = {m: -_value(engine, engine.play(root, m), done - 1, 1) for m in engine.moves(root)}
+            assert values[move] == score, "the move played keeps the root's value"
+            drawn = [m for m, value in values.items() if value == score]
+            if score != -engine.draw_penalty or len(drawn) < 2 or done < depth:
+                continue
+            pinned += 1
+            tie = {m: -_value(neutral, neutral.play(root, m), depth - 1, 1) for m in drawn}
+            assert tie[move] == max(tie.values()), "of the drawn moves, the best with draws at 0"
+            ranked += len(set(tie.values())) > 1
+            changed += move != plain[0]
+    assert pinned >= 80 and ranked >= 30 and changed >= 20
 
 
 def test_a_past_deadline_still_completes_the_first_depth() -> None:
