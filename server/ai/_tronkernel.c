@@ -1057,9 +1057,10 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
                         "[, pinned_deadline, tie_draw])");
         return NULL;
     }
+    int breaks_ties = nargs == 11;
     double pinned_deadline = 0;
     long long tie_draw = 0;
-    if (nargs == 11) {
+    if (breaks_ties) {
         pinned_deadline = PyFloat_AsDouble(args[9]);
         if (pinned_deadline == -1.0 && PyErr_Occurred()) return NULL;
         tie_draw = PyLong_AsLongLong(args[10]);
@@ -1118,41 +1119,38 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
     for (long depth = 1; depth <= max_depth; depth = depth == 1 ? 2 : depth + 2) {
         S.stoppable = depth > 1;
         S.horizon = 0;
-        long long iteration[4];
+        long long iteration[4]; /* written only by a completed depth: `scores` keeps the last one's */
         if (search_root(ours, theirs, key, moves, n, (int)depth, iteration)) break;
-        memcpy(scores, iteration, sizeof(iteration));
         done = (int)depth;
         int top = 0;
         for (int i = 1; i < n; i++)
-            if (scores[i] > scores[top]) top = i;
+            if (iteration[i] > iteration[top]) top = i;
         best = moves[top];
-        best_score = scores[top];
+        best_score = iteration[top];
         /* the next iteration's order: the best first, then by score (stable) */
         uint8_t sorted[4];
-        long long sorted_scores[4];
         sorted[0] = moves[top];
-        sorted_scores[0] = scores[top];
+        scores[0] = iteration[top];
         int k = 1;
         for (int i = 0; i < n; i++) {
             if (i == top) continue;
             int j = k++;
-            while (j > 1 && sorted_scores[j - 1] < scores[i]) {
+            while (j > 1 && scores[j - 1] < iteration[i]) {
                 sorted[j] = sorted[j - 1];
-                sorted_scores[j] = sorted_scores[j - 1];
+                scores[j] = scores[j - 1];
                 j--;
             }
             sorted[j] = moves[i];
-            sorted_scores[j] = scores[i];
+            scores[j] = iteration[i];
         }
         memcpy(moves, sorted, (size_t)n);
-        memcpy(scores, sorted_scores, sizeof(long long) * (size_t)n);
         if (!S.horizon || best_score >= SEARCH_PROVEN || best_score <= -SEARCH_PROVEN) break;
         /* pinned at the draw value: stop at the pinned deadline, leaving the rest to break the tie */
-        S.deadline = nargs == 11 && best_score == -draw ? pinned_deadline : deadline;
+        S.deadline = breaks_ties && best_score == -draw ? pinned_deadline : deadline;
         if (monotonic_now() >= S.deadline) break;
     }
     int line_depth = done;
-    if (nargs == 11 && best_score == -draw && n > 1 && done) {
+    if (breaks_ties && best_score == -draw && n > 1 && done) {
         /* The opponent, seeing our move, can hold every move to a draw: rank the moves that tie at the draw
          * value by a search where draws are worth -tie_draw to us instead, until the whole deadline. */
         S.aborted = 0;

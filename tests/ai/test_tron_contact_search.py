@@ -31,10 +31,21 @@ def _contact_positions(per_map: int, seed: int) -> list[tuple[int, int, int, int
     return found
 
 
-def _compiled(free: int, stride: int, a: int, b: int, engine: Level5Engine, depth: int, deadline: float) -> tuple:
-    """The kernel's search of (free, a, b) with `engine`'s weights to `depth` plies."""
-    found = _tronkernel.contact_search(
-        free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth
+def _compiled(
+    free: int,
+    stride: int,
+    a: int,
+    b: int,
+    engine: Level5Engine,
+    depth: int,
+    deadline: float,
+    tie_draw: int | None = None,
+) -> tuple:
+    """The kernel's search of (free, a, b) with `engine`'s weights to `depth` plies; with `tie_draw`, a root pinned at
+    the draw value breaks the tie with draws worth `-tie_draw` (no share of the time kept for it)."""
+    job = (free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth)
+    found = (
+        _tronkernel.contact_search(*job) if tie_draw is None else _tronkernel.contact_search(*job, deadline, tie_draw)
     )
     assert found is not NotImplemented
     return found
@@ -70,16 +81,6 @@ def test_the_compiled_search_finds_the_cores_value_at_every_depth() -> None:
     assert differing <= compared // 10  # equal scores may tie-break apart, rarely
 
 
-def _tie_broken(free: int, stride: int, a: int, b: int, engine: Level5Engine, depth: int, tie_draw: int) -> tuple:
-    """The kernel's search to `depth` plies that breaks a draw-pinned root with draws worth `-tie_draw`."""
-    deadline = time.perf_counter() + FAR
-    found = _tronkernel.contact_search(
-        free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth, deadline, tie_draw
-    )
-    assert found is not NotImplemented
-    return found
-
-
 def _close_riders(count: int, seed: int) -> list[tuple[int, int, int, int]]:
     """Small random walled rooms with the two heads one or two squares apart, where a head-on crash is near."""
     rng = random.Random(seed)
@@ -108,7 +109,7 @@ def test_a_root_pinned_at_the_draw_value_plays_the_best_of_its_drawn_moves() -> 
         root = (free, a, b, 0, 0)
         for depth in (2, 4):
             plain = _compiled(free, stride, a, b, engine, depth, time.perf_counter() + FAR)
-            move, score, done, _, line = _tie_broken(free, stride, a, b, engine, depth, 0)
+            move, score, done, _, line = _compiled(free, stride, a, b, engine, depth, time.perf_counter() + FAR, 0)
             assert (score, done) == plain[1:3] and line[0] == move
             values = {m: -_value(engine, engine.play(root, m), done - 1, 1) for m in engine.moves(root)}
             assert values[move] == score, "the move played keeps the root's value"

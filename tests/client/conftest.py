@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -14,6 +15,8 @@ from gamenight.client.app import GameNightApp
 from gamenight.client.local_server import LocalServer, server_command
 
 WAIT_S = 10.0
+BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
+"""The boards' stylesheet, for tests that mount a board alone in a small app."""
 W = TypeVar("W", bound=Widget)
 
 

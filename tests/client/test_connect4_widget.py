@@ -3,7 +3,6 @@ refused, and the discs, the last disc and the winning four are drawn."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
@@ -12,8 +11,8 @@ from gamenight.client.messages import MoveChosen
 from gamenight.client.widgets.board import Position
 from gamenight.client.widgets.connect4 import Connect4Board
 from gamenight.server.games.connect4 import ConnectFour, ConnectFourState
+from tests.client.conftest import BOARDS_CSS
 
-BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
 SIZE = (40, 16)
 GAME = ConnectFour()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -29,11 +28,11 @@ from gamenight.protocol.messages import Games, ListGames
 from gamenight.server.games.othello import Othello, parse_square
 from gamenight.server.games.pentago import Pentago, parse_notation
 from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST, Tron
+from tests.client.conftest import BOARDS_CSS
 from tests.client.recorded import FakeConnection, answer, fake_app, games, welcome, wire
 
 HANG_S = 60.0  # hang guard for what the app is waiting on (never a speed assertion)
 
-BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
 OTHELLO_OPENING = ("f5", "d6", "c3", "d3", "c4", "f4", "f6")
 PENTAGO_OPENING = ("b3 tr cw", "e2 bl ccw", "c3 tl cw", "d4 br cw", "b2 tl ccw", "e5 br cw")
 

@@ -3,7 +3,6 @@ over the arena's middle line, and the first tick takes the countdown away."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
@@ -12,8 +11,8 @@ from gamenight.client.widgets.board import Position
 from gamenight.client.widgets.tron import TronArena
 from gamenight.protocol.vocab import RoomStatus
 from gamenight.server.games.tron import Tron
+from tests.client.conftest import BOARDS_CSS
 
-BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
 SIZE = (60, 20)
 GAME = Tron()
 OPTIONS = {"width": 16, "height": 12, "seed": 11}
