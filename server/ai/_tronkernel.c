@@ -590,8 +590,14 @@ static int greedy_ride(Board *free, int stride, int nrows, long head, double dea
  * re-searches, a transposition table, hash move then two killers a ply) over tron_ai.Level5Engine's positions
  * (two plies a tick: we commit our target, the opponent answers it knowing it and the tick resolves with tron.py's
  * collision rules), its leaves scored by `territory` (tron_ai.territory_score with chambers), iterative deepening
- * over depths 1, 2, 4, 6, ... until the deadline. Every completed depth's score is the same negamax value the
- * Python core finds at that depth (tests/ai/test_tron_contact_search.py checks it). The table persists from call
+ * over depths 1, 2, 4, 6, ... until the deadline. Without reductions every completed depth's score is the same
+ * negamax value the Python core finds at that depth (tests/ai/test_tron_contact_search.py checks it).
+ *
+ * Late move reductions (session 16): given `reduction` R > 0, every move after a node's first (the hash move or,
+ * failing it, a killer) is searched first with a null window R plies shallower, where the depth left allows it
+ * (R + 2 plies or more); only a move that beats alpha there is searched again at the full depth. A depth's value
+ * then depends on the move order (the Python core does not reduce), but a tree searched to its end is still
+ * solved exactly: the deepening only stops when no line, reduced or not, met the horizon. The table persists from call
  * to call: entries of earlier calls only order moves (their best move first), as tron_ai's carried main line does,
  * so a depth's value never depends on an earlier search.
  *
@@ -631,6 +637,7 @@ typedef struct {
     long long draw, edge, nodes;
     double deadline;
     uint8_t killers[MAX_PLY + 2][2];
+    int reduction; /* plies taken off every move after a node's first (late move reductions, session 16) */
 } Search;
 
 static Search S;
@@ -775,7 +782,13 @@ static long long negamax(long ours, long theirs, long pending, u64 key, int dept
         if (i == 0) {
             score = child(ours, theirs, pending, key, moves[i], depth, alpha, beta, ply);
         } else {
-            score = child(ours, theirs, pending, key, moves[i], depth, alpha, alpha + 1, ply);
+            /* a later move is first tried `reduction` plies shallower; only one that beats alpha there is
+             * searched again to the full depth */
+            int reduced = S.reduction && depth >= S.reduction + 2;
+            score = child(ours, theirs, pending, key, moves[i], reduced ? depth - S.reduction : depth, alpha,
+                          alpha + 1, ply);
+            if (reduced && score > alpha && !S.aborted)
+                score = child(ours, theirs, pending, key, moves[i], depth, alpha, alpha + 1, ply);
             if (alpha < score && score < beta)
                 score = child(ours, theirs, pending, key, moves[i], depth, alpha, beta, ply);
         }
@@ -1051,19 +1064,28 @@ static void next_call(void) {
 
 static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 9 && nargs != 11) {
+    if (nargs != 9 && nargs != 10 && nargs != 12) {
         PyErr_SetString(PyExc_TypeError,
                         "contact_search(free, stride, ours, theirs, draw_penalty, edge, chains, deadline, max_depth"
-                        "[, pinned_deadline, tie_draw])");
+                        "[, reduction[, pinned_deadline, tie_draw]])");
         return NULL;
     }
-    int breaks_ties = nargs == 11;
+    long reduction = 0;
+    if (nargs >= 10) {
+        reduction = PyLong_AsLong(args[9]);
+        if (reduction == -1 && PyErr_Occurred()) return NULL;
+        if (reduction < 0 || reduction > 8) {
+            PyErr_SetString(PyExc_ValueError, "reduction must be 0 to 8 plies");
+            return NULL;
+        }
+    }
+    int breaks_ties = nargs == 12;
     double pinned_deadline = 0;
     long long tie_draw = 0;
     if (breaks_ties) {
-        pinned_deadline = PyFloat_AsDouble(args[9]);
+        pinned_deadline = PyFloat_AsDouble(args[10]);
         if (pinned_deadline == -1.0 && PyErr_Occurred()) return NULL;
-        tie_draw = PyLong_AsLongLong(args[10]);
+        tie_draw = PyLong_AsLongLong(args[11]);
         if (tie_draw == -1 && PyErr_Occurred()) return NULL;
     }
     long stride, ours, theirs, max_depth;
@@ -1101,6 +1123,7 @@ static PyObject *py_contact_search(PyObject *self, PyObject *const *args, Py_ssi
     S.deadline = deadline;
     S.nodes = 0;
     S.aborted = 0;
+    S.reduction = (int)reduction;
     S.steps[0] = 0;
     S.steps[1] = -stride;
     S.steps[2] = 1;

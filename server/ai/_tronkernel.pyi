@@ -33,6 +33,7 @@ def contact_search(
     chains: bool,
     deadline: float,
     max_depth: int,
+    reduction: int = ...,
     pinned_deadline: float = ...,
     tie_draw: int = ...,
     /,

@@ -2,7 +2,8 @@
 every completed depth gives the value the Python search core finds on the same tree, the move it returns reaches
 that value, it stops at its deadline with the last completed depth, proven results end the deepening, its table
 carried from call to call never changes a value, a root pinned at the draw value plays the best of its drawn moves
-(session 15), and level 5 uses it (the pure path still runs without it)."""
+(session 15), late move reductions never change a solved result and reach a depth with fewer nodes (session 16),
+and level 5 uses it (the pure path still runs without it)."""
 
 from __future__ import annotations
 
@@ -40,10 +41,12 @@ def _compiled(
     depth: int,
     deadline: float,
     tie_draw: int | None = None,
+    reduction: int = 0,
 ) -> tuple:
-    """The kernel's search of (free, a, b) with `engine`'s weights to `depth` plies; with `tie_draw`, a root pinned at
-    the draw value breaks the tie with draws worth `-tie_draw` (no share of the time kept for it)."""
-    job = (free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth)
+    """The kernel's search of (free, a, b) with `engine`'s weights to `depth` plies, late moves reduced by `reduction`
+    plies; with `tie_draw`, a root pinned at the draw value breaks the tie with draws worth `-tie_draw` (no share of
+    the time kept for it)."""
+    job = (free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth, reduction)
     found = (
         _tronkernel.contact_search(*job) if tie_draw is None else _tronkernel.contact_search(*job, deadline, tie_draw)
     )
@@ -124,6 +127,54 @@ def test_a_root_pinned_at_the_draw_value_plays_the_best_of_its_drawn_moves() -> 
     assert pinned >= 80 and ranked >= 30 and changed >= 20
 
 
+def _tiny_rooms(count: int, seed: int) -> list[tuple[int, int, int, int]]:
+    """Random walled rooms of at most 20 squares with both riders in them and in contact: searched to the end."""
+    rng = random.Random(seed)
+    found: list[tuple[int, int, int, int]] = []
+    while len(found) < count:
+        width, height = rng.randint(3, 5), rng.randint(3, 4)
+        rows = [["#" if rng.random() < 0.15 else " " for _ in range(width)] for _ in range(height)]
+        squares = [(x, y) for y in range(height) for x in range(width) if rows[y][x] == " "]
+        if len(squares) < 4:
+            continue
+        (x1, y1), (x2, y2) = rng.sample(squares, 2)
+        rows[y1][x1], rows[y2][x2] = "1", "2"
+        grid = grid_of(new_state(load_map("\n".join([f"{width} {height}", *map("".join, rows)]) + "\n", "room")))
+        a, b = grid.heads
+        if tron_ai.voronoi(grid.open, grid.stride, a, b).touching:
+            found.append((grid.open, grid.stride, a, b))
+    return found
+
+
+def test_late_move_reductions_never_change_a_solved_result() -> None:
+    """Searched to the end (every line to a crash), a search that reduces late moves finds the same value as one
+    that does not, and its move reaches that value: level 5 never misjudges a position it has solved."""
+    solved = 0
+    for free, stride, a, b in _tiny_rooms(300, 5):
+        engine = Level5Engine(stride)
+        root = (free, a, b, 0, 0)
+        # no depth limit: the deepening stops once no line, reduced or not, met the horizon
+        plain = _compiled(free, stride, a, b, engine, 124, time.perf_counter() + FAR)
+        move, score, _, _, line = _compiled(free, stride, a, b, engine, 124, time.perf_counter() + FAR, reduction=2)
+        assert score == plain[1] and line[0] == move
+        # a game here lasts at most 20 plies: 60 plies of the core is the exact value
+        assert score == _value(engine, root, 60, 0) == -_value(engine, engine.play(root, move), 59, 1)
+        solved += abs(score) >= PROVEN
+    assert solved >= 150
+
+
+def test_late_move_reductions_reach_a_depth_with_fewer_nodes() -> None:
+    """Reducing late moves by a tick searches the official maps' contact positions to 8 plies in well under the
+    nodes the full-width search needs: the time it saves goes to a deeper search in play."""
+    full = reduced = 0
+    for free, stride, a, b in _contact_positions(2, 13):
+        engine = Level5Engine(stride)
+        # reduced first: the full search then has the table's move order, the reduced one had none
+        reduced += _compiled(free, stride, a, b, engine, 8, time.perf_counter() + FAR, reduction=2)[3]
+        full += _compiled(free, stride, a, b, engine, 8, time.perf_counter() + FAR)[3]
+    assert reduced < 0.8 * full
+
+
 def test_a_past_deadline_still_completes_the_first_depth() -> None:
     """With its deadline already gone the search still answers a legal move of the first depth (the clock is only
     looked at from depth 2), and with time it completes the depth asked for."""
@@ -192,6 +243,8 @@ def test_the_compiled_search_refuses_bad_arguments_and_wide_boards() -> None:
         _tronkernel.contact_search(grid.open, grid.stride, a, b, 2000, 97, False, "soon", 4)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         _tronkernel.contact_search(grid.open, grid.stride, a, b)  # type: ignore[call-arg]
+    with pytest.raises(ValueError):
+        _tronkernel.contact_search(grid.open, grid.stride, a, b, 2000, 97, False, FAR, 4, -1)
     width, height = 70, 9
     rows = ["#" * width, *("#" + " " * (width - 2) + "#" for _ in range(height - 2)), "#" * width]
     rows[4] = "#1" + " " * (width - 4) + "2#"
