@@ -11,7 +11,7 @@ Usage (from the repository root):
     python -m bench.tron_bench ride [--per-map 1] [--ms 90] [--against ../main/server/ai/tron_ai.py] [--pure]
     python -m bench.tron_bench losses --log match.log [--search-ms 1000]
     python -m bench.tron_bench search [--depth 8] [--repeat 3] [--ms 100]
-    python -m bench.tron_bench scaling [--depths 6,8,10,12,14] [--budgets 100,1000]
+    python -m bench.tron_bench scaling [--depths 6,8,10,12,14] [--budgets 100,1000] [--reduction N]
 
 `games` plays level 5 (seat 0 and 1 in turn) against B on the official two-player maps, like bench.match,
 and prints per phase (riders in contact / apart) the median and mean time per move as a share of the
@@ -40,7 +40,8 @@ round, checks that both find the same score at every position, and prints the CP
 CPU second; then the depth each completes from every position within `--ms` (level 5's deadline, 90% of it).
 `scaling` (session 13) counts the nodes the kernel's contact search needs to complete each of `--depths` on the `speed`
 positions, with their growth per tick (the effective branching factor), then for each of `--budgets` the depth it
-completes within level 5's deadline and what share of the deadline that depth took.
+completes within level 5's deadline and what share of the deadline that depth took; `--reduction N` reduces late
+moves by N plies instead of level 5's `LEVEL5_REDUCTION` (session 16; 0: none).
 `--draw-ahead N` (session 7's experiment, off by default) makes a draw cost level 5 N when it does not trail at
 the root (`tron_ai.LEVEL5_DRAW_AHEAD`); `--fill-chains 0` turns the per-chain bound of the endgame search off.
 `--exact-ticks N` (session 5's experiment, off by default) ends level 5's lines at separations within N ticks
@@ -576,7 +577,7 @@ def search_speed(depth: int, repeat: int, ms: int) -> None:
         )
 
 
-def scaling(depths: list[int], budgets: list[int]) -> None:
+def scaling(depths: list[int], budgets: list[int], reduction: int) -> None:
     """How level 5's compiled contact search scales with depth and time, on the `speed` positions.
 
     First the nodes it needs to complete each of `depths` over all positions, and their growth per tick (two plies)
@@ -588,23 +589,33 @@ def scaling(depths: list[int], budgets: list[int]) -> None:
     The kernel keeps its table from call to call and orders moves by the best moves of earlier calls, so a search
     of a position it has searched before runs faster. Each pass over the positions therefore runs in a fresh
     process (`_fresh`), where every search starts as the first search of a position in play does.
+
+    `reduction`: the plies by which late moves are reduced (level 5's `LEVEL5_REDUCTION` unless given; 0: none).
+    A reduced search's depth is not a full-width one.
     """
     if tron_ai.KERNEL is None:
         raise SystemExit("scaling needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
     jobs = [_search_args(tron_ai.grid_of(state)) for state in speed_positions()]
-    print(f"{len(jobs)} contact positions (the speed positions), level 5's compiled contact search")
+    print(
+        f"{len(jobs)} contact positions (the speed positions), level 5's compiled contact search,"
+        f" late moves reduced by {reduction} plies"
+    )
     last = None
     for depth in depths:
-        nodes = sum(found[1] for found in _fresh(_searches, [(job, 1e12, depth) for job in jobs]))
+        nodes = sum(found[1] for found in _fresh(_searches, [(job, 1e12, depth, reduction) for job in jobs]))
         growth = "" if last is None else f", {(nodes / last[1]) ** (2 / (depth - last[0])):.2f}x per tick"
         print(f"  to depth {depth}: {nodes} nodes{growth}")
         last = (depth, nodes)
     for ms in budgets:
         span = tron_ai.DEADLINE_SHARE * ms / 1000
-        found = _fresh(_searches, [(job, span, tron_ai.MAX_TICK_DEPTH) for job in jobs])
+        found = _fresh(_searches, [(job, span, tron_ai.MAX_TICK_DEPTH, reduction) for job in jobs])
         done_depths = [done for done, _, _ in found]
         # solved (or every line ended) before the deadline: no depth was cut off
-        cut = [(job, 1e12, done) for job, (done, _, seconds) in zip(jobs, found, strict=True) if seconds >= 0.95 * span]
+        cut = [
+            (job, 1e12, done, reduction)
+            for job, (done, _, seconds) in zip(jobs, found, strict=True)
+            if seconds >= 0.95 * span
+        ]
         shares = [seconds / span for _, _, seconds in _fresh(_searches, cut)]
         print(
             f"  within {ms} ms: depth median {statistics.median(done_depths):.0f} plies (min {min(done_depths)},"
@@ -631,14 +642,14 @@ def _fresh(work: Any, tasks: list[Any]) -> Any:
         return pool.apply(work, (tasks,))
 
 
-def _searches(tasks: list[tuple[tuple[Any, ...], float, int]]) -> list[tuple[int, int, float]]:
-    """The kernel's contact search of each (arguments, time allowed in seconds, depth): the depth completed, the
-    nodes and the wall time."""
+def _searches(tasks: list[tuple[tuple[Any, ...], float, int, int]]) -> list[tuple[int, int, float]]:
+    """The kernel's contact search of each (arguments, time allowed in seconds, depth, late move reduction): the
+    depth completed, the nodes and the wall time."""
     assert tron_ai.KERNEL is not None
     found = []
-    for job, seconds, depth in tasks:
+    for job, seconds, depth, reduction in tasks:
         start = time.perf_counter()
-        _, _, done, nodes, _ = tron_ai.KERNEL.contact_search(*job, start + seconds, depth)
+        _, _, done, nodes, _ = tron_ai.KERNEL.contact_search(*job, start + seconds, depth, reduction)
         found.append((done, nodes, time.perf_counter() - start))
     return found
 
@@ -765,6 +776,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=6, help="speed: the depth of every search, in plies")
     parser.add_argument("--depths", default="6,8,10,12,14", help="scaling: the depths to count nodes to (plies)")
     parser.add_argument("--budgets", default="100,1000", help="scaling: level 5's budgets per move (ms)")
+    parser.add_argument(
+        "--reduction", type=int, default=None, help="scaling: late move reduction in plies (default level 5's; 0: none)"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="speed: rounds over the positions (median printed)")
     parser.add_argument("--against", help="speed, ride: another tron_ai.py (e.g. main's) timed with ours")
     parser.add_argument(
@@ -814,7 +828,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.what == "search":
         search_speed(args.depth, args.repeat, args.ms)
     elif args.what == "scaling":
-        scaling([int(d) for d in args.depths.split(",")], [int(ms) for ms in args.budgets.split(",")])
+        reduction = tron_ai.LEVEL5_REDUCTION if args.reduction is None else args.reduction
+        scaling([int(d) for d in args.depths.split(",")], [int(ms) for ms in args.budgets.split(",")], reduction)
     else:
         speed(args.depth, args.repeat, args.against, args.pure)
     return 0

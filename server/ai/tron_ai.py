@@ -671,8 +671,8 @@ class Level5Engine(VoronoiEngine):
         )
 
     def compiled(self) -> bool:
-        """Whether the kernel's `contact_search` searches exactly this engine's tree: chambers on, parity off, no
-        close-split rides and no proven separations (level 5's settings since session 7)."""
+        """Whether the kernel's `contact_search` searches this engine's tree (exactly, with no reductions): chambers
+        on, parity off, no close-split rides and no proven separations (level 5's settings since session 7)."""
         return self.chambers and not self.parity and self.close < 0 and self.exact_ticks <= 0
 
     def contempt(self, free: Mask, ours: Index, theirs: Index) -> None:
