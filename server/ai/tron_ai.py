@@ -86,8 +86,8 @@ LEVEL5_REDUCTION = 2
 """Plies (one tick) by which level 5's contact search first searches every move after a node's first (late move
 reductions: the kernel's search only; the Python search does not reduce; 0: off). Only a move that beats the best
 there is searched again at the full depth. On the `speed` positions the nodes to 18 plies fall from 1.21 million to
-0.22 million and the depth reached in 1 s rises from 22 to 28 plies (median); a1k0n's bot at 1 s, seed 3: 62.0%
-(+12 =33 -1) against 50.0% without (session 16)."""
+0.22 million and the depth reached in 1 s rises from 22 to 28 plies (median); a1k0n's bot at 1 s: 60.3% over 92
+games (+23 =65 -4; 62.0% on seed 3 against 50.0% without), prev5 87.7% at 100 ms (82.2% without) (session 16)."""
 LEVEL5_CLOSE = -1
 """Apart leaves whose chamber estimates (`chamber_fill`, an upper bound) differ by at most this many squares
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5

@@ -29,9 +29,11 @@ def test_the_scaling_bench_counts_nodes_by_depth_and_times_the_completed_depth(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The scaling bench prints the nodes to each depth (more for the deeper one, with its growth per tick), and for
-    a budget the depth completed and the share of the deadline it took, timed again in a fresh process."""
-    scaling([2, 4], [30])
+    a budget the depth completed and the share of the deadline it took, timed again in a fresh process; it says by
+    how many plies it reduced late moves."""
+    scaling([2, 4], [30], tron_ai.LEVEL5_REDUCTION)
     out = capsys.readouterr().out
+    assert f"late moves reduced by {tron_ai.LEVEL5_REDUCTION} plies" in out
     found = {int(d): int(n) for d, n in re.findall(r"^  to depth (\d+): (\d+) nodes", out, re.M)}
     assert set(found) == {2, 4} and 0 < found[2] < found[4]
     assert re.search(r"^  to depth 4: \d+ nodes, \d+\.\d\dx per tick$", out, re.M)
