@@ -84,6 +84,12 @@ def test_the_compiled_search_finds_the_cores_value_at_every_depth() -> None:
     assert differing <= compared // 10  # equal scores may tie-break apart, rarely
 
 
+def _room(rows: list[list[str]]) -> tuple[int, int, int, int]:
+    """The board (free squares, stride) and the two heads of a room drawn as rows of "#", " ", "1" and "2"."""
+    grid = grid_of(new_state(load_map("\n".join([f"{len(rows[0])} {len(rows)}", *map("".join, rows)]) + "\n", "room")))
+    return (grid.open, grid.stride, *grid.heads)
+
+
 def _close_riders(count: int, seed: int) -> list[tuple[int, int, int, int]]:
     """Small random walled rooms with the two heads one or two squares apart, where a head-on crash is near."""
     rng = random.Random(seed)
@@ -96,8 +102,7 @@ def _close_riders(count: int, seed: int) -> list[tuple[int, int, int, int]]:
         if not (0 <= x0 + dx < width and 0 <= y0 + dy < height):
             continue
         rows[y0][x0], rows[y0 + dy][x0 + dx] = "1", "2"
-        grid = grid_of(new_state(load_map("\n".join([f"{width} {height}", *map("".join, rows)]) + "\n", "room")))
-        found.append((grid.open, grid.stride, *grid.heads))
+        found.append(_room(rows))
     return found
 
 
@@ -139,10 +144,9 @@ def _tiny_rooms(count: int, seed: int) -> list[tuple[int, int, int, int]]:
             continue
         (x1, y1), (x2, y2) = rng.sample(squares, 2)
         rows[y1][x1], rows[y2][x2] = "1", "2"
-        grid = grid_of(new_state(load_map("\n".join([f"{width} {height}", *map("".join, rows)]) + "\n", "room")))
-        a, b = grid.heads
-        if tron_ai.voronoi(grid.open, grid.stride, a, b).touching:
-            found.append((grid.open, grid.stride, a, b))
+        free, stride, a, b = room = _room(rows)
+        if tron_ai.voronoi(free, stride, a, b).touching:
+            found.append(room)
     return found
 
 
