@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import importlib.util
 import json
 import logging
 import signal
@@ -103,6 +104,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if (args.node_id or args.public_url) and not args.cluster:
         parser.error("--node-id and --public-url go with --cluster")
+    if args.cluster and importlib.util.find_spec("redis") is None:
+        parser.error(
+            "--cluster needs the cluster extra: pip install 'gamenight[cluster]' (from the project's folder: "
+            "pip install '.[cluster]')"
+        )
     if bool(args.certfile) != bool(args.keyfile):
         parser.error("--certfile and --keyfile go together")
     return args

@@ -7,8 +7,26 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import pytest
 
 from gamenight.server.app import GameServer, ServerConfig
+from tests import installed
 from tests.peer import Peer
 from tests.pg import PgServer, find_bin_dir, unavailable
+
+
+def pytest_report_header() -> str:
+    """Say which gamenight the session tests: the installed package or the checkout."""
+    return installed.describe()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test an installed package older than the checkout (edited after `pip install .`)."""
+    stale = installed.stale_files()
+    if stale:
+        shown = ", ".join(str(path) for path in stale[:5]) + (" ..." if len(stale) > 5 else "")
+        pytest.exit(
+            f"the installed gamenight differs from the checkout in {len(stale)} files ({shown}): "
+            "install it again with `pip install --no-deps .` before testing",
+            returncode=4,
+        )
 
 
 @pytest.fixture
