@@ -29,6 +29,7 @@ from gamenight.protocol.vocab import RoomStatus
 EMPTY, WALL = 0, 255
 NORTH, EAST, SOUTH, WEST = 1, 2, 3, 4
 LETTERS = {NORTH: "N", EAST: "E", SOUTH: "S", WEST: "W"}
+NAMES = {NORTH: "north", EAST: "east", SOUTH: "south", WEST: "west"}
 STEPS = {NORTH: (0, -1), EAST: (1, 0), SOUTH: (0, 1), WEST: (-1, 0)}
 OPPOSITE = {NORTH: SOUTH, SOUTH: NORTH, EAST: WEST, WEST: EAST}
 HEAD_GLYPHS = {NORTH: "▲▲", EAST: "▶▶", SOUTH: "▼▼", WEST: "◀◀", 0: "◆◆"}
@@ -195,7 +196,7 @@ class TronArena(ScrollView, can_focus=True):
         if not self.riding or seat is None:
             return
         current = self.grid.dirs[seat] if seat < len(self.grid.dirs) else 0
-        if current and direction == OPPOSITE[current]:
+        if current and self.grid.tick and direction == OPPOSITE[current]:  # before the first tick: any way
             return
         if direction != self.sent:
             self.sent = direction
@@ -334,13 +335,18 @@ class TronArena(ScrollView, can_focus=True):
         return Strip.join([left, Strip([Segment(label, self._surface("overlay"))]), right])
 
     def overlay_text(self) -> str:
-        """The countdown ("Get ready: 3", ...), "Paused", or "" while the riders move."""
+        """The countdown ("Get ready: 3 · you ride east unless you steer", ...), "Paused", or "" while the riders
+        move."""
         if self.position.status == RoomStatus.PAUSED:
             return "Paused: waiting for every player to come back"
         if self.countdown_until is None:
             return ""
         left = self.countdown_until - time.monotonic()
-        return f"Get ready: {int(left) + 1}" if left > 0 else "Go!"
+        count = f"Get ready: {int(left) + 1}" if left > 0 else "Go!"
+        seat = self.position.seat
+        if self.riding and seat is not None and seat < len(self.grid.dirs) and self.grid.dirs[seat] in NAMES:
+            return f"{count} · you ride {NAMES[self.grid.dirs[seat]]} unless you steer"  # the server's first heading
+        return count
 
     def _refresh_overlay(self) -> None:
         """Redraw the overlay's line."""

@@ -499,8 +499,8 @@ def _flood(state: TronState, start: int, marks: bytearray) -> int:
     return count
 
 
-def most_open_direction(state: TronState, seat: int) -> Direction:
-    """The direction whose next square opens onto the most empty space; ties go N, E, S, W."""
+def _open_areas(state: TronState, seat: int) -> dict[Direction, int]:
+    """For each direction whose next square is empty, the size of the open region that square belongs to."""
     x, y = state.heads[seat]
     openings = {}  # direction -> cell index of its empty next square
     for direction in DIRECTIONS:
@@ -514,7 +514,33 @@ def most_open_direction(state: TronState, seat: int) -> Direction:
         if direction not in areas:
             area = _flood(state, index, marks)
             areas.update((other, area) for other, spot in openings.items() if other not in areas and marks[spot])
+    return areas
+
+
+def most_open_direction(state: TronState, seat: int) -> Direction:
+    """The direction whose next square opens onto the most empty space; ties go N, E, S, W."""
+    areas = _open_areas(state, seat)
     return max(DIRECTIONS, key=lambda direction: (areas.get(direction, 0), -direction))
+
+
+def straight_run(state: TronState, seat: int, direction: Direction) -> int:
+    """How many empty squares lie straight ahead of the seat's head in `direction` before an obstacle."""
+    (x, y), (dx, dy) = state.heads[seat], STEPS[direction]
+    run = 0
+    while state.cell(x + dx * (run + 1), y + dy * (run + 1)) == EMPTY:
+        run += 1
+    return run
+
+
+def first_heading(state: TronState, seat: int) -> Direction:
+    """The direction a rider who sends nothing takes on the first tick: toward the most open space; among
+    directions opening onto the same space, the longest straight run (a rider spawned near a wall does not ride
+    into it when the whole arena is equally open), then N, E, S, W."""
+    areas = _open_areas(state, seat)
+    return max(
+        DIRECTIONS,
+        key=lambda direction: (areas.get(direction, 0), straight_run(state, seat, direction), -direction),
+    )
 
 
 # -- the game ---------------------------------------------------------------------------------------
@@ -687,10 +713,10 @@ class Tron(LiveGame[TronState, Direction]):
         return [Notice(EventKind.CRASH, {"seat": seat, "at": list(after.heads[seat])}) for seat in after.last_crashes]
 
     def default_move(self, state: TronState, seat: int) -> Direction:
-        """Keep going straight; on the first tick face the most open space."""
+        """Keep going straight; on the first tick take `first_heading` (what the view shows before it)."""
         if seat not in self.to_move(state):
             raise IllegalMove(f"seat {_short(seat)} is not riding")
-        return state.dirs[seat] or most_open_direction(state, seat)
+        return state.dirs[seat] or first_heading(state, seat)
 
     # -- the wire ------------------------------------------------------------------------------
     def parse_move(self, state: TronState, text: str | int) -> Direction:
@@ -735,7 +761,8 @@ class Tron(LiveGame[TronState, Direction]):
         return moves
 
     def view(self, state: TronState) -> dict[str, Any]:
-        """The whole board as text rows plus the heads, who is riding, their directions and the tick."""
+        """The whole board as text rows plus the heads, who is riding, their directions (before the first tick:
+        the headings they will take unless steered) and the tick."""
         width = state.width
         board = [
             state.cells[row * width : (row + 1) * width].translate(_VIEW_TABLE).decode("ascii")
@@ -747,10 +774,19 @@ class Tron(LiveGame[TronState, Direction]):
             "board": board,
             "heads": [list(head) for head in state.heads],
             "alive": list(state.alive),
-            "dirs": list(state.dirs),
+            "dirs": self._shown_dirs(state),
             "tick": state.tick,
             "scores": None,
         }
+
+    def _shown_dirs(self, state: TronState) -> list[int]:
+        """Each rider's direction; before the first tick, the heading a rider who sends nothing will take, so
+        the countdown shows where each cycle is about to go."""
+        riding = self.to_move(state)
+        return [
+            direction or (first_heading(state, seat) if seat in riding else 0)
+            for seat, direction in enumerate(state.dirs)
+        ]
 
     def delta(self, before: TronState, after: TronState) -> dict[str, Any]:
         """The tick's new head squares (to add to the trails) and who is still riding."""

@@ -7,10 +7,11 @@ from typing import ClassVar
 
 from textual.app import App, ComposeResult
 
+from gamenight.client.messages import MoveChosen
 from gamenight.client.widgets.board import Position
-from gamenight.client.widgets.tron import TronArena
+from gamenight.client.widgets.tron import LETTERS, OPPOSITE, TronArena
 from gamenight.protocol.vocab import RoomStatus
-from gamenight.server.games.tron import Tron
+from gamenight.server.games.tron import Tron, first_heading
 from tests.client.conftest import BOARDS_CSS
 
 SIZE = (60, 20)
@@ -26,12 +27,16 @@ class ArenaApp(App[None]):
     def __init__(self, position: Position) -> None:
         super().__init__()
         self.start = position
+        self.chosen: list[str] = []  # the moves the arena sent, in order
 
     def compose(self) -> ComposeResult:
         yield TronArena()
 
     def on_mount(self) -> None:
         self.query_one(TronArena).position = self.start
+
+    def on_move_chosen(self, message: MoveChosen) -> None:
+        self.chosen.append(message.text)
 
 
 def start(countdown_ms: int | None, status: RoomStatus = RoomStatus.PLAYING) -> Position:
@@ -53,12 +58,14 @@ def middle_line(arena: TronArena) -> str:
 
 
 async def test_the_countdown_is_drawn_until_the_first_tick():
-    """A starting game shows "Get ready" with the seconds left over the arena; the first tick removes it."""
+    """A starting game shows "Get ready" with the seconds left and the way your cycle will ride over the arena;
+    the first tick removes it."""
     app = ArenaApp(start(countdown_ms=1700))
     async with app.run_test(size=SIZE) as pilot:
         arena = app.query_one(TronArena)
         await pilot.pause()
-        assert arena.overlay_text() in ("Get ready: 2", "Get ready: 1")
+        heading = {1: "north", 2: "east", 3: "south", 4: "west"}[first_heading(GAME.initial_state(OPTIONS), 0)]
+        assert arena.overlay_text() in (f"Get ready: {n} · you ride {heading} unless you steer" for n in (2, 1))
         assert "Get ready" in middle_line(arena)
         state = GAME.initial_state(OPTIONS)
         after = GAME.apply(state, {0: GAME.parse_move(state, "N"), 1: GAME.parse_move(state, "S")})
@@ -87,3 +94,23 @@ async def test_a_paused_game_says_it_waits_for_the_players():
         await pilot.pause()
         assert arena.overlay_text().startswith("Paused")
         assert "Paused" in middle_line(arena)
+
+
+async def test_before_the_first_tick_the_rider_can_steer_against_its_heading():
+    """During the countdown any direction can be chosen, also the opposite of the heading shown (no trail lies
+    behind a cycle that has not moved); after a tick, turning straight back is ignored."""
+    app = ArenaApp(start(countdown_ms=1700))
+    async with app.run_test(size=SIZE) as pilot:
+        arena = app.query_one(TronArena)
+        await pilot.pause()
+        heading = arena.grid.dirs[0]
+        assert heading == first_heading(GAME.initial_state(OPTIONS), 0)
+        arena.action_steer(OPPOSITE[heading])
+        await pilot.pause()
+        assert app.chosen == [LETTERS[OPPOSITE[heading]]]
+        state = GAME.initial_state(OPTIONS)
+        after = GAME.apply(state, {0: OPPOSITE[heading], 1: GAME.default_move(state, 1)})
+        arena.apply_delta(GAME.delta(state, after))
+        arena.action_steer(heading)  # now straight back into its own trail: ignored
+        await pilot.pause()
+        assert app.chosen == [LETTERS[OPPOSITE[heading]]]

@@ -343,14 +343,27 @@ def test_default_move_keeps_going_straight():
 
 
 def test_first_tick_default_faces_open_space():
-    """On the first tick a silent rider heads toward the most open space, ties broken N, E, S, W."""
+    """On the first tick a silent rider heads toward the most open space, then the longest straight run, then
+    N, E, S, W."""
     corridor = grid("##########", "#    1 #2#", "##########")
     assert GAME.default_move(corridor, 0) == WEST  # 4 squares west, 1 east
     split = grid("#########", "#  1  #2#", "#########")
     assert GAME.default_move(split, 0) == EAST  # 2 squares each way: east comes before west
     room = new_state(official_maps()["empty-room"])
-    assert GAME.default_move(room, 0) == EAST  # north is wall, east and south open onto the same room
+    assert GAME.default_move(room, 0) == EAST  # north is wall; east and south: 12 squares each, onto one room
     assert GAME.default_move(room, 1) == NORTH
+
+
+def test_a_silent_rider_spawned_below_a_wall_does_not_ride_into_it():
+    """In an open arena a rider 4 squares below the top wall heads for the long side, and survives the first
+    ticks without steering (it used to face north on every arena and crash 0.6 s after the countdown)."""
+    rows = ["#" * 22, *["#" + " " * 20 + "#"] * 20, "#" * 22]
+    rows[5] = "#" + " " * 5 + "1" + " " * 8 + "2" + " " * 5 + "#"
+    state = grid(*rows)
+    assert GAME.view(state)["dirs"] == [SOUTH, SOUTH]  # 4 squares north, 16 south: the same room both ways
+    for _ in range(8):
+        state = GAME.apply(state, {})
+    assert state.result is None and state.alive == (True, True)
 
 
 def test_missing_living_seat_uses_the_default():
@@ -417,14 +430,15 @@ def test_game_log_replays_exactly():
 
 
 def test_view_of_a_fresh_map_is_the_map():
-    """The first view shows the map as drawn in its file, the cycles on their start squares."""
+    """The first view shows the map as drawn in its file, the cycles on their start squares facing the way they
+    will ride if not steered (seat 0 has a run of 1 square north and 3 east, both onto the same space)."""
     rows = map_file("apocalyptic").decode("ascii").splitlines()[1:]
     view = GAME.view(new_state(official_maps()["apocalyptic"]))
     assert view["board"] == rows
     assert (view["width"], view["height"], view["tick"], view["scores"]) == (25, 25, 0, None)
     assert view["heads"] == [[20, 2], [4, 22]]
     assert view["alive"] == [True, True]
-    assert view["dirs"] == [0, 0]
+    assert view["dirs"] == [EAST, WEST]
 
 
 def test_view_shows_trails_and_delta_shows_new_heads():
