@@ -227,6 +227,7 @@ class Room:
             self.spectators.add(member.session)
             out.changed = True
             return out.extend(self._welcome_member(member.session, None, role, request_id))
+        self._require_seat_in_range(seat)  # a malformed request, whatever the room's state
         mine = self.seat_of(member.session)
         if mine is not None and (seat is None or seat == mine.index):
             return out.extend(self._welcome_member(member.session, mine.index, role, request_id))
@@ -262,11 +263,15 @@ class Room:
         if self.seat_of(session) is not None:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you hold a seat here; leave it first to watch")
 
+    def _require_seat_in_range(self, seat: int | None) -> None:
+        """Refuse a seat number this room does not have (`bad_message`: the request is malformed)."""
+        if seat is not None and not 0 <= seat < len(self.seats):
+            raise Refusal(ErrorCode.BAD_MESSAGE, f"seat must be 0..{len(self.seats) - 1}")
+
     def _free_seat(self, seat: int | None) -> Seat:
         """The seat to give a joining player, or a refusal saying why there is none."""
         if seat is not None:
-            if not 0 <= seat < len(self.seats):
-                raise Refusal(ErrorCode.BAD_MESSAGE, f"seat must be 0..{len(self.seats) - 1}")
+            self._require_seat_in_range(seat)
             if not self.seats[seat].free:
                 raise Refusal(ErrorCode.SEAT_TAKEN, f"seat {seat} ({self.seats[seat].label}) is taken")
             return self.seats[seat]
