@@ -62,6 +62,7 @@ SWEEP_INTERVAL_S = 1.0
 HISTORY_TIMEOUT_S = 5.0  # a history request not answered by then gets `rate_limited`
 MAX_HISTORY_PENDING = 32  # history requests waiting for the history thread at once, server-wide
 MAX_HISTORY_PER_SESSION = 2  # ... and from one session
+HISTORY_RETRY_MS = 1000  # the `retry_after_ms` of a history request refused as busy (or lost with its worker)
 PURGE_INTERVAL_S = 3600.0  # how often closed rooms past their retention are deleted from the database
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
@@ -478,13 +479,19 @@ class GameServer:
             return  # the session ended before its request was read
         mine = self._history_waiting.get(session, 0)
         if self._history_pending >= MAX_HISTORY_PENDING or mine >= MAX_HISTORY_PER_SESSION:
-            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
+            self._history_refused(ws, msg.id, "busy")
             return
         self._history_pending += 1
         self._history_waiting[session] = mine + 1
         future = self.history.submit(msg, client.token_hash)
         future.add_done_callback(partial(self._history_done, session))  # counted until the worker answers
         self._history_asked[ws] = self._history_answer(ws, msg, future)
+
+    def _history_refused(self, ws: ServerConnection, request_id: int | None, why: str) -> None:
+        """Refuse a history request for now (`rate_limited`, saying when to ask again): the history is busy or
+        its worker is restarting."""
+        text = f"the history is {why}; try again in a moment"
+        self._reply_error(ws, ErrorCode.RATE_LIMITED, text, request_id, retry_after_ms=HISTORY_RETRY_MS)
 
     def _history_done(self, session: str, future: asyncio.Future[Answer]) -> None:
         """A history request left the worker (answered, failed, or given up on long ago)."""
@@ -501,10 +508,10 @@ class GameServer:
         try:
             frame, bug = await asyncio.wait_for(asyncio.shield(future), HISTORY_TIMEOUT_S)
         except TimeoutError:
-            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is busy; try again in a moment", msg.id)
+            self._history_refused(ws, msg.id, "busy")
             return
         except WorkerLost:  # logged once by the worker's side (server/history_worker.py)
-            self._reply_error(ws, ErrorCode.RATE_LIMITED, "the history is restarting; try again in a moment", msg.id)
+            self._history_refused(ws, msg.id, "restarting")
             return
         except Exception:
             log.exception("bug while handling %s", msg.type)
@@ -539,10 +546,17 @@ class GameServer:
         return client.session
 
     def _reply_error(
-        self, ws: ServerConnection, code: ErrorCode, text: str, request_id: int | None, suggestion: str | None = None
+        self,
+        ws: ServerConnection,
+        code: ErrorCode,
+        text: str,
+        request_id: int | None,
+        suggestion: str | None = None,
+        retry_after_ms: int | None = None,
     ) -> None:
         """Send an error to one connection, after whatever was decided for it before (a closed one is skipped)."""
-        self.outgoing.add_frame([ws], encode(Error(code=code, message=text, id=request_id, suggestion=suggestion)))
+        error = Error(code=code, message=text, id=request_id, suggestion=suggestion, retry_after_ms=retry_after_ms)
+        self.outgoing.add_frame([ws], encode(error))
 
     def _penalize(self, ws: ServerConnection, _reason: str) -> None:
         """A connection was dropped for breaking a frame limit: its address waits before connecting again."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
@@ -231,6 +232,10 @@ class Allowance:
             return False
         self.tokens -= 1
         return True
+
+    def retry_after_ms(self) -> int:
+        """Milliseconds from the last `take` until the allowance holds a token again (what a refusal says to wait)."""
+        return max(1, math.ceil((1 - self.tokens) / self.rate * 1000)) if self.rate > 0 else 1000
 
 
 class Lobby:
@@ -452,9 +457,14 @@ class Lobby:
             return self._dispatch(self.clients[session], msg, now)
         except Refusal as refusal:
             out = Outbox()
-            out.send(
-                {session}, Error(code=refusal.code, message=refusal.message, id=msg.id, room=getattr(msg, "room", None))
+            error = Error(
+                code=refusal.code,
+                message=refusal.message,
+                id=msg.id,
+                room=getattr(msg, "room", None),
+                retry_after_ms=refusal.retry_after_ms,
             )
+            out.send({session}, error)
             return out
 
     def _dispatch(self, client: Client, msg: Message, now: float) -> Outbox:
@@ -588,7 +598,11 @@ class Lobby:
         if allowance is None:
             allowance = self.guesses[client.ip] = Allowance(rate, now, self.limits.code_guess_burst)
         if not allowance.take(now):
-            raise Refusal(ErrorCode.RATE_LIMITED, "too many room codes tried from your address; wait a minute")
+            raise Refusal(
+                ErrorCode.RATE_LIMITED,
+                "too many room codes tried from your address; wait a minute",
+                retry_after_ms=allowance.retry_after_ms(),
+            )
 
     def history_answer(self, msg: ListGames | GetGame | Leaderboard | Profile, viewer: str) -> Message:
         """The answer to a history request from the person whose token hash is `viewer` (Refusal if none).
@@ -733,7 +747,11 @@ class Lobby:
             rate = self.limits.player_chat_per_s if player else self.limits.spectator_chat_per_s
             allowance = self.chat[key] = Allowance(rate, now)
         if not allowance.take(now):
-            raise Refusal(ErrorCode.RATE_LIMITED, f"room {room.code} is chatting too fast; wait a moment")
+            raise Refusal(
+                ErrorCode.RATE_LIMITED,
+                f"room {room.code} is chatting too fast; wait a moment",
+                retry_after_ms=allowance.retry_after_ms(),
+            )
 
     def _ai_spec(self, msg: AddAi, room: Room) -> AiSpec:
         """Check an add_ai request's level or bot name (the bot must play this room's game)."""

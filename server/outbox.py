@@ -18,11 +18,14 @@ from gamenight.server.store import Record
 class Refusal(Exception):
     """A request the room will not carry out; becomes an `error` with `code` for the requester only."""
 
-    def __init__(self, code: ErrorCode, message: str, suggestion: str | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, suggestion: str | None = None, retry_after_ms: int | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.suggestion = suggestion  # a free name, with `name_taken`
+        self.retry_after_ms = retry_after_ms  # how long to wait before asking again, with `rate_limited`
 
 
 @dataclass(frozen=True, slots=True)

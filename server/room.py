@@ -16,7 +16,7 @@ Everything that changes the room's status goes through `set_status`, which check
     finished -> playing (rematch), waiting (rematch with a seat left empty)
     any      -> closed (the lobby closes the room)
 
-Request guards run in a fixed order (membership -> seat -> game over -> turn -> duplicate -> stale ->
+A move's guards run in a fixed order (membership -> seat -> duplicate -> game over -> turn -> stale ->
 legal) and each refusal is a `Refusal` with a stable code; a refused request never changes the room.
 """
 
@@ -227,6 +227,7 @@ class Room:
             self.spectators.add(member.session)
             out.changed = True
             return out.extend(self._welcome_member(member.session, None, role, request_id))
+        self._require_seat_in_range(seat)  # a malformed request, whatever the room's state
         mine = self.seat_of(member.session)
         if mine is not None and (seat is None or seat == mine.index):
             return out.extend(self._welcome_member(member.session, mine.index, role, request_id))
@@ -262,11 +263,15 @@ class Room:
         if self.seat_of(session) is not None:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you hold a seat here; leave it first to watch")
 
+    def _require_seat_in_range(self, seat: int | None) -> None:
+        """Refuse a seat number this room does not have (`bad_message`: the request is malformed)."""
+        if seat is not None and not 0 <= seat < len(self.seats):
+            raise Refusal(ErrorCode.BAD_MESSAGE, f"seat must be 0..{len(self.seats) - 1}")
+
     def _free_seat(self, seat: int | None) -> Seat:
         """The seat to give a joining player, or a refusal saying why there is none."""
         if seat is not None:
-            if not 0 <= seat < len(self.seats):
-                raise Refusal(ErrorCode.BAD_MESSAGE, f"seat must be 0..{len(self.seats) - 1}")
+            self._require_seat_in_range(seat)
             if not self.seats[seat].free:
                 raise Refusal(ErrorCode.SEAT_TAKEN, f"seat {seat} ({self.seats[seat].label}) is taken")
             return self.seats[seat]
@@ -400,10 +405,14 @@ class Room:
         return self.driver.ai_pace_ms(seat, pace)
 
     def move(self, session: str, text: str, seq: int | None, request_id: int | None = None) -> Outbox:
-        """A player's move, checked by the guards in order, then handed to the driver."""
+        """A player's move, checked by the guards in order, then handed to the driver.
+
+        A re-send of the seat's last applied move (the same request id, e.g. after a reconnect) is never applied
+        again, even when that move ended the game: its answer is the current state in full, echoing the id.
+        """
         seat = self._seat_for_move(session)
         if request_id is not None and request_id == seat.last_move_id:
-            out = Outbox()  # a re-send after a reconnect: already applied, just show where we are
+            out = Outbox()  # already applied: just show where we are
             out.send({session}, self.snapshot(viewer=session, request_id=request_id))
             return out
         self._check_turn(seat)
@@ -412,18 +421,18 @@ class Room:
         return self.driver.move(seat.index, self._parse(text), request_id)
 
     def _seat_for_move(self, session: str) -> Seat:
-        """The seat `session` moves for, after the membership and game-over guards."""
+        """The seat `session` moves for, after the membership guard."""
         seat = self.seat_of(session)
         if seat is None:
             if session in self.spectators:
                 raise Refusal(ErrorCode.NOT_ALLOWED, "spectators cannot move")
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you have no seat in room {self.code}")
-        if self.status == RoomStatus.FINISHED:
-            raise Refusal(ErrorCode.GAME_OVER, "the game is over; ask for a rematch or leave")
         return seat
 
     def _check_turn(self, seat: Seat) -> None:
-        """Refuse a move when the game is not running or it is not this seat's turn."""
+        """Refuse a move when the game is over or not running, or it is not this seat's turn."""
+        if self.status == RoomStatus.FINISHED:
+            raise Refusal(ErrorCode.GAME_OVER, "the game is over; ask for a rematch or leave")
         if self.status == RoomStatus.PAUSED:
             raise Refusal(ErrorCode.NOT_ALLOWED, "the game is paused until every player is back")
         if self.status != RoomStatus.PLAYING:

@@ -358,7 +358,8 @@ class TronState:
     """One moment of a game. `cells` is row-major (index y * width + x): EMPTY, WALL or seat + 1 (trail).
 
     `dirs` holds each seat's last direction (0 before the first tick), `last_crashes` the seats that
-    crashed on the tick that led here and `result` the outcome once the game is over.
+    crashed on the tick that led here (not those that stopped there by resigning) and `result` the outcome once
+    the game is over.
     """
 
     width: int
@@ -446,7 +447,7 @@ def _moved(
         alive,
         tuple(dirs),
         state.tick + 1,
-        tuple(sorted(crashed)),
+        tuple(sorted(seat for seat in crashed if joint[seat] != RETIRE)),  # a rider who resigned did not crash
         result,
     )
 

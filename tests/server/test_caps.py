@@ -203,6 +203,7 @@ async def test_spectator_chat_cannot_drown_the_room(server_with):
             await w.send(Chat(room=code, text=f"spam {n}"))
     refused = await watchers[-1].expect("error", code="rate_limited")
     assert refused.room == code
+    assert 0 < refused.retry_after_ms <= 1000, "told when the room takes a line again (one a second)"
     await alice.send(Chat(room=code, text="still here"))
     await bob.wait(lambda m: m.type == "event" and m.kind == "chat" and m.data["text"] == "still here")
     relayed = [m for m in bob.seen if m.type == "event" and m.kind == "chat" and m.data["text"].startswith("spam")]

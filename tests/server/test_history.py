@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gamenight.protocol.messages import CreateRoom, GetGame, ListGames, MakeMove, Resign
-from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.app import HISTORY_RETRY_MS, MAX_HISTORY_PER_SESSION, GameServer, ServerConfig
 from gamenight.server.history_worker import WORKER_NAME
 from gamenight.server.store import GameFinished, Store
 from tests.peer import Peer, seat_pair
@@ -130,6 +130,33 @@ async def test_games_go_on_while_the_history_worker_is_stuck(server, monkeypatch
     assert first.type == again.type == "game" and len(first.frames) == 2 and first.frames == again.frames
 
 
+async def test_a_busy_history_says_when_to_ask_again(server, monkeypatch):
+    """A history request the stuck worker does not answer in time, and one refused at once because the session
+    already has its share waiting, both get `rate_limited` with `retry_after_ms`; the history answers once free."""
+    monkeypatch.setattr("gamenight.server.app.HISTORY_TIMEOUT_S", 0.2)
+    url = f"ws://127.0.0.1:{server.port}"
+    game_id = await _finished_game(url)
+    pid = _worker_pid(server)
+    reader = await Peer.connect(url, "reader")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for _ in range(MAX_HISTORY_PER_SESSION):  # each waits in the stopped worker until it times out
+            late = await reader.request(GetGame, game_id=game_id)
+            assert late.type == "error" and late.code == "rate_limited" and late.retry_after_ms == HISTORY_RETRY_MS
+        busy = await reader.request(GetGame, game_id=game_id)  # refused before it reaches the worker
+        assert busy.type == "error" and busy.code == "rate_limited" and busy.retry_after_ms == HISTORY_RETRY_MS
+        assert "busy" in busy.message
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+    async def answered() -> bool:
+        reply = await reader.request(GetGame, game_id=game_id)
+        return reply.type == "game"
+
+    await eventually(answered, "the history answering again")
+    await reader.close()
+
+
 async def test_a_killed_history_worker_is_replaced(server, caplog):
     """A history worker that dies (SIGKILL) fails the request it held with a clean `rate_limited`, without a
     traceback in the log; the next request is answered by a new worker."""
@@ -145,7 +172,7 @@ async def test_a_killed_history_worker_is_replaced(server, caplog):
     with caplog.at_level(logging.WARNING, logger="gamenight.server"):
         os.kill(pid, signal.SIGKILL)
         failed = await reader.wait(lambda m: m.id == 77)
-        assert failed.type == "error" and failed.code == "rate_limited"
+        assert failed.type == "error" and failed.code == "rate_limited" and failed.retry_after_ms == HISTORY_RETRY_MS
         answered = await reader.request(GetGame, game_id=game_id)
     assert answered.type == "game" and answered.record["game_id"] == game_id
     assert _worker_pid(server) != pid

@@ -77,6 +77,23 @@ async def test_third_player_cannot_take_a_filled_seat(peers):
     assert reply.type == "error" and reply.code == "room_full"
 
 
+async def test_a_seat_out_of_range_is_bad_message_in_any_room_state(peers):
+    """A join naming a seat the room does not have is a malformed request (`bad_message`), before and after the
+    game started, rather than the `room_full` a started game gives a well-formed join."""
+    carol: Peer = await peers("carol")
+    waiting = await carol.request(CreateRoom, game="othello", options={})
+    for seat in (2, -1):
+        reply = await carol.request(Join, room=waiting.room, seat=seat)
+        assert reply.type == "error" and reply.code == "bad_message" and "seat must be 0..1" in reply.message
+    _alice, _bob, code, _state = await _room_with_two_players(peers)
+    dave: Peer = await peers("dave")
+    for seat in (2, -1, 99):
+        reply = await dave.request(Join, room=code, seat=seat)
+        assert reply.type == "error" and reply.code == "bad_message", seat
+    reply = await dave.request(Join, room=code, seat=1)
+    assert reply.type == "error" and reply.code == "room_full", "a seat in range of a started game: room_full"
+
+
 async def test_bad_options(peers):
     """Unknown games and invalid options (size 7) are refused with `bad_options`."""
     alice: Peer = await peers("alice")

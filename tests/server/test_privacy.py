@@ -59,6 +59,7 @@ async def test_guessing_codes_is_rate_limited_per_address_hit_or_miss(server):
     assert answers == ["unknown_room"] * 4
     right = await guessers[0].request(Join, room=code, role="spectator")
     assert right.type == "error" and right.code == "rate_limited"
+    assert 0 < right.retry_after_ms <= 10_000, "told when the next guess is allowed (6 a minute)"
 
 
 async def test_a_private_rooms_finished_game_is_seen_only_by_its_players(server):

@@ -19,6 +19,7 @@ from gamenight.protocol.messages import (
     MakeMove,
     Profile,
     Resign,
+    Sync,
     Takeback,
 )
 from gamenight.server import clock as clock_module
@@ -183,15 +184,18 @@ async def test_guests_cannot_create_or_join_rated_games(db_server):
 
 
 async def test_takeback_refused_in_a_rated_game(db_server):
-    """A takeback request in a rated game is refused with `not_allowed`; the move stands."""
+    """Every takeback request in a rated game, from either seat, is refused with `not_allowed`; the move stands."""
     url = f"ws://127.0.0.1:{db_server.port}"
     alice, bob = await claimed_pair(url)
     code = await rated_game(alice, bob)
     state = await alice.wait(lambda m: m.type == "state" and m.room == code)
     await alice.send(MakeMove(room=code, move="d", seq=state.seq))
     await bob.wait(lambda m: m.type == "state" and m.room == code and m.to_move == [1])
-    reply = await alice.request(Takeback, room=code)
-    assert reply.type == "error" and reply.code == "not_allowed" and "rated" in reply.message
+    for asker in (alice, bob):
+        reply = await asker.request(Takeback, room=code)
+        assert reply.type == "error" and reply.code == "not_allowed" and "rated" in reply.message
+    now = await bob.request(Sync, room=code, seq=state.seq)
+    assert now.type == "state" and now.moves == ["d"] and now.seq == state.seq + 1
     await alice.close()
     await bob.close()
 

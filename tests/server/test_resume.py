@@ -8,11 +8,12 @@ from gamenight.protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeM
 from tests.peer import Peer
 
 
-async def _seated_pair(peers, url: str, options: dict | None = None):
-    """Alice (black, host) and Bob (white) in a fresh Othello room; returns them, the code and the first state."""
+async def _seated_pair(peers, url: str, options: dict | None = None, game: str = "othello"):
+    """Alice (seat 0, host) and Bob (seat 1) in a fresh room (Othello unless told); returns them, the code and the
+    first state."""
     alice: Peer = await peers("alice")
     bob: Peer = await peers("bob")
-    room = await alice.request(CreateRoom, game="othello", options=options or {})
+    room = await alice.request(CreateRoom, game=game, options=options or {})
     await alice.request(Join, room=room.room, seat=0)
     await bob.request(Join, room=room.room, seat=1)
     state = await alice.expect("state")
@@ -53,7 +54,51 @@ async def test_resent_move_is_not_applied_twice(peers, url):
     await back.expect("state")
     await back.send(MakeMove(room=code, move=state.legal[0], seq=state.seq, id=500))
     again = await back.expect("state")
-    assert again.seq == state.seq + 1 and len(again.moves) == 1
+    assert again.seq == state.seq + 1 and len(again.moves) == 1 and again.id == 500, "the state, echoing the id"
+    await back.close()
+
+
+async def _resume(peer: Peer, url: str, code: str) -> Peer:
+    """Drop `peer`'s connection and resume its session on a new one (its seat's full state read)."""
+    token = peer.welcome.token
+    await peer.close()
+    back = await Peer.connect(url, peer.welcome.name, resume=token)
+    await back.expect("state", room=code)
+    return back
+
+
+async def test_resent_move_without_seq_is_not_applied_twice_after_the_reply(peers, url):
+    """A move re-sent with the same id but no seq, after the opponent already answered it, is not played again
+    (it would be legal): the answer is the current state with the id."""
+    alice, bob, code, state = await _seated_pair(peers, url, game="connect4")
+    await alice.send(MakeMove(room=code, move="d", id=600))
+    await bob.expect("state", seq=state.seq + 1)
+    await bob.send(MakeMove(room=code, move="a"))
+    await alice.expect("state", seq=state.seq + 2)
+    back = await _resume(alice, url, code)
+    await back.send(MakeMove(room=code, move="d", id=600))  # alice is to move, and "d" is legal
+    copy = await back.wait(lambda m: m.id == 600)
+    assert copy.type == "state" and copy.moves == ["d", "a"] and copy.seq == state.seq + 2 and copy.to_move == [0]
+    again = await back.request(MakeMove, room=code, move="d")  # the same move with a new id is a new move
+    assert again.type == "moved" and again.seq == state.seq + 3
+    await back.close()
+
+
+async def test_resent_winning_move_gets_the_final_state(peers, url):
+    """The move that ended the game, re-sent after a reconnect with its id, is answered with the final state (not
+    `game_over`, which would leave the client unsure whether its move counted)."""
+    alice, bob, code, state = await _seated_pair(peers, url, game="connect4")
+    for ply, column in enumerate("aabbcc"):
+        mover = (alice, bob)[ply % 2]
+        await mover.send(MakeMove(room=code, move=column, seq=state.seq))
+        state = await alice.expect("state", seq=state.seq + 1)
+    await alice.send(MakeMove(room=code, move="d", seq=state.seq, id=700))
+    final = await bob.wait(lambda m: m.type == "state" and m.status == "finished")
+    back = await _resume(alice, url, code)
+    await back.send(MakeMove(room=code, move="d", seq=state.seq, id=700))
+    copy = await back.wait(lambda m: m.id == 700)
+    assert copy.type == "state" and copy.status == "finished" and copy.seq == final.seq
+    assert copy.moves == final.moves and copy.result is not None and copy.result.winner == 0
     await back.close()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gamenight.protocol.messages import CreateRoom, Join, MakeMove
+from gamenight.protocol.messages import CreateRoom, Join, MakeMove, Resign
 from tests.peer import Peer
 
 TINY = {"map": "test-board", "tick_ms": 50, "countdown_ms": 0}
@@ -73,3 +73,22 @@ async def test_tron_rooms_list_official_maps(peers):
     maps = tron.option("map")
     assert maps is not None
     assert {"joust", "u", "random"} <= set(maps.choices or ())
+
+
+async def test_a_rider_who_resigns_gets_no_crash_event(peers):
+    """In a three-rider game a resigning rider is announced `retired` and stops on the next tick, which shows it
+    out without a `crash` event for it (the log says it resigned, not that it crashed)."""
+    riders: list[Peer] = [await peers(name) for name in ("one", "two", "three")]
+    options = {"players": 3, "width": 30, "height": 30, "seed": 4, "tick_ms": 300, "countdown_ms": 1000}
+    room = await riders[0].request(CreateRoom, game="tron", options=options)
+    for seat, rider in enumerate(riders):
+        await rider.request(Join, room=room.room, seat=seat)
+    first = await riders[0].expect("state", room=room.room)
+    assert first.view["alive"] == [True, True, True]
+    await riders[1].send(Resign(room=room.room))
+    retired = await riders[0].expect("event", kind="retired")
+    assert retired.data == {"seat": 1, "reason": "resign"}
+    out = await riders[0].wait(lambda m: m.type == "tick" and not m.view["alive"][1])
+    assert out.move.split()[1] == "x", "the tick's joint move logs the resignation"
+    assert not [note for note in out.events if note.kind == "crash" and note.data["seat"] == 1]
+    assert not [m for m in riders[0].seen if m.type == "tick" and any(n.data.get("seat") == 1 for n in m.events)]
