@@ -22,7 +22,7 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
-from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_forkserver
 from gamenight.server.guard import FrameLimits
 from gamenight.server.lobby import LobbyLimits
 from gamenight.server.store import StoreError, open_store, shown
@@ -173,24 +173,44 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-async def until_signalled() -> None:
-    """Return once the process gets SIGINT or SIGTERM (the way a server here is told to stop cleanly)."""
+def serve(config: ServerConfig) -> None:
+    """Serve until SIGINT/SIGTERM, then stop the server and its workers; no process of it prints a traceback.
+
+    STOP_SIGNALS are blocked from here until the event loop handles them: one that comes while the server starts
+    (opening the database, restoring rooms) waits and then stops it, never raising `KeyboardInterrupt` in the middle.
+    The forkserver is started meanwhile, ignoring them (`start_forkserver`; its processes keep them blocked too).
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    start_forkserver()
+    asyncio.run(serve_until_signalled(config))
+
+
+def stop_signals() -> asyncio.Event:
+    """An event set once the process gets SIGINT or SIGTERM (the way a server here is told to stop cleanly); one
+    blocked until now (`serve`) is let through, and sets it if it came meanwhile."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    return stop
+
+
+async def until_signalled() -> None:
+    """Return once the process gets SIGINT or SIGTERM."""
+    await stop_signals().wait()
 
 
 async def serve_until_signalled(config: ServerConfig) -> None:
     """Serve until SIGINT/SIGTERM, then close every connection cleanly."""
+    stop = stop_signals()  # before starting: a signal during start-up stops the server once it has started
     server = GameServer(config)
     await server.start()
     tune_gc()
     scheme = "wss" if config.certfile else "ws"
     # The bound port is printed on its own line so a parent process (the client) can read it.
     print(f"gamenight-server listening on {scheme}://{config.host}:{server.port}", flush=True)
-    await until_signalled()
+    await stop.wait()
     log.info("shutting down")
     await server.stop()
 
@@ -234,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             public_url=args.public_url,
         )
         config = apply_limits(config, args.limit)
-        asyncio.run(serve_until_signalled(config))
+        serve(config)
     except StoreError as exc:
         print(f"gamenight-server: {exc}", file=sys.stderr)
         return 2

@@ -16,7 +16,9 @@ import json
 import logging
 import math
 import multiprocessing
+import multiprocessing.forkserver
 import os
+import signal
 import ssl
 import time
 from collections.abc import Callable, Coroutine
@@ -81,6 +83,8 @@ AI_MODULES = tuple(entry.ai for entry in REGISTRY.values() if entry.ai is not No
 FORKSERVER_PRELOAD = ["gamenight.server.ai.play", *AI_MODULES, "gamenight.server.history_worker"]
 """What the forkserver imports once, for the AI workers and the history worker it forks (one forkserver serves both,
 and whichever starts first starts it with this list)."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a server cleanly (server/__main__.py); its helper processes ignore them (start_forkserver)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,34 @@ def _worker_start(server_pid: int) -> None:
     """
     os.nice(AI_NICENESS)
     watch_server(server_pid)
+
+
+def start_forkserver() -> None:
+    """Start the forkserver now, with STOP_SIGNALS ignored, so that it and every worker it forks ignore them.
+
+    Ctrl+C in a terminal sends SIGINT to the whole foreground process group, and a service manager stopping a
+    service (systemd) sends SIGTERM to all of its processes: the AI workers died in a `KeyboardInterrupt`
+    traceback each, or in the middle of a search, which the server then logged with a traceback of its own. Only
+    the server process must act on them: it stops its workers (`GameServer.stop`), and a worker whose server died
+    ends by itself (`watch_server`); SIGKILL still ends any of them. (CPython's resource tracker, also started here,
+    ignores both signals for the same reason.)
+
+    An ignored signal stays ignored across exec, Python puts no `KeyboardInterrupt` handler over an ignored SIGINT
+    at start-up, and the forkserver gives every child it forks the handlers it started with: so the forkserver
+    ignores them while it imports `FORKSERVER_PRELOAD` and the workers from their first instruction, which a handler
+    set by the workers' own code could not cover (every worker starts as the server starts).
+
+    The caller blocks STOP_SIGNALS around this (server/__main__.py), so that one that comes while this process
+    ignores them waits for the event loop instead of being lost. A GameServer started without this (in a test, say)
+    starts the forkserver when it first needs it, with the caller's signal handling.
+    """
+    multiprocessing.get_context("forkserver").set_forkserver_preload(FORKSERVER_PRELOAD)
+    handlers = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def _warm() -> None:

@@ -25,6 +25,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 SCHEMA_VERSION = 9
+BUSY_TIMEOUT_MS = 2000  # how long a connection waits for another process's write lock on the file
+WAL_RETRY_S = 0.005  # how often the switch to WAL mode is tried again while another process opens the file
 
 MIGRATIONS: dict[int, str] = {
     0: """
@@ -448,6 +450,17 @@ def shown(target: str) -> str:
         return target.split("://", 1)[0] + "://***"
 
 
+def sql_statements(script: str) -> Iterator[str]:
+    """The statements of an SQL script, one by one (`execute` runs one; `executescript` would commit first)."""
+    statement = ""
+    for part in script.split(";"):
+        statement += part + ";"
+        if sqlite3.complete_statement(statement):  # not a ";" inside a string literal
+            if statement.strip() != ";":  # the rest after the last ";"
+                yield statement
+            statement = ""
+
+
 class Store:
     """The server's SQLite database (a file, or ":memory:" for tests)."""
 
@@ -457,12 +470,12 @@ class Store:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA foreign_keys = ON")
             if path != ":memory:":
-                self.db.execute("PRAGMA journal_mode = WAL")
-                # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
-                self.db.execute("PRAGMA synchronous = NORMAL")
                 # Another process may share the file (the history reader, cluster nodes on one machine): wait for
                 # its write to finish instead of failing at once.
-                self.db.execute("PRAGMA busy_timeout = 2000")
+                self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self._wal()
+                # NORMAL in WAL mode survives a process crash (the case we promise); only power loss can lose the tail.
+                self.db.execute("PRAGMA synchronous = NORMAL")
             self._migrate()
         except sqlite3.Error as exc:  # not a database, unreadable, read-only, a folder: one line, not a traceback
             raise StoreError(f"cannot use the database {path}: {exc}") from None
@@ -471,17 +484,50 @@ class Store:
         """Close the database."""
         self.db.close()
 
+    def _wal(self) -> None:
+        """Put the file in WAL mode (it stays so): readers and the writer then do not block each other.
+
+        The switch needs the file to itself. When processes open a new file at once, SQLite refuses it at once
+        ("database is locked": waiting could deadlock, so the busy timeout does not apply) to all but one; they try
+        again until the first has switched, for as long as the busy timeout.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                    raise
+            time.sleep(WAL_RETRY_S)
+
     def _migrate(self) -> None:
-        """Bring the schema to SCHEMA_VERSION, refusing a database from a newer version."""
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        """Bring the schema to SCHEMA_VERSION, refusing a database from a newer version.
+
+        Several processes may open a new file at once (cluster nodes started together, docs/cluster.md): the
+        version is read again inside one BEGIN IMMEDIATE transaction, which holds the file's write lock until the
+        migrations and the new version are committed, so one process migrates and the others, waiting for the lock,
+        then find the version it wrote and change nothing.
+        """
+        if self._schema_version() == SCHEMA_VERSION:
+            return  # the usual start: no write lock taken
+        with self._transaction():
+            version = self._schema_version()
+            while version < SCHEMA_VERSION:
+                for statement in sql_statements(MIGRATIONS[version]):
+                    self.db.execute(statement)
+                version += 1
+            self.db.execute(f"PRAGMA user_version = {version}")
+
+    def _schema_version(self) -> int:
+        """The file's schema version; StoreError if a newer gamenight wrote it."""
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer gamenight (schema {version}; this one knows "
                 f"{SCHEMA_VERSION}); upgrade gamenight or use another --db"
             )
-        while version < SCHEMA_VERSION:
-            self.db.executescript(f"BEGIN; {MIGRATIONS[version]}; PRAGMA user_version = {version + 1}; COMMIT;")
-            version += 1
+        return version
 
     # -- writing ------------------------------------------------------------------------------------------
     def write(self, records: list[Record], fences: Mapping[str, int] | None = None) -> None:

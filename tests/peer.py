@@ -12,6 +12,7 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME, from_wire
 from gamenight.protocol.messages import (
+    AddAi,
     Batch,
     CreateRoom,
     Event,
@@ -161,6 +162,15 @@ async def seat_pair(
     await first.request(Join, room=room.room, seat=0)
     await second.request(Join, room=room.room, seat=1)
     return room.room, await first.expect("state")
+
+
+async def ai_has_moved(peer: Peer) -> None:
+    """`peer` takes seat 1 of a new small Othello room with a quick AI in seat 0, and waits for the AI's first move:
+    a search ran on one of the server's AI workers, and the warm-up of the workers is over."""
+    room = await peer.request(CreateRoom, game="othello", options={"size": 6, "ai_ms": 60, "ai_pace_ms": 0})
+    await peer.request(Join, room=room.room, seat=1)
+    await peer.request(AddAi, room=room.room, seat=0, level=5)
+    await peer.wait(lambda m: m.type == "moved" and m.seat == 0)
 
 
 def raw_message(**fields: Any) -> Message:

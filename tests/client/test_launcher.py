@@ -17,6 +17,7 @@ import pytest
 from gamenight.client.__main__ import main, server_url
 from gamenight.client.config import remember_name
 from gamenight.client.local_server import LocalServer, LocalServerError, server_command
+from tests.procs import HAS_PROC, living, wait_for_grandchildren, wait_group_gone
 
 
 def _gone(pid: int, within: float = 10.0) -> bool:
@@ -132,6 +133,48 @@ def test_killed_client_leaves_no_orphan_server(tmp_path):
         client.kill()
         client.wait()
         client.stdout.close()
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="reads the process tree from Linux's /proc")
+def test_ctrl_c_stops_the_client_and_its_private_server_without_traceback(tmp_path, private_config):
+    """Ctrl+C in the terminal (SIGINT to the client's whole process group: the client, its private server and the
+    server's AI workers) ends the client with 130 and leaves no process, and no traceback in the server's log."""
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        from gamenight.client import __main__ as cli, local_server
+        from tests.peer import Peer, ai_has_moved
+        local_server.server_command = lambda: {[*_command(tmp_path), "--ai-workers", "2"]!r}
+        async def against_the_ai(url):
+            await ai_has_moved(await Peer.connect(url))
+            print("playing", flush=True)
+            await asyncio.sleep(60)
+        def playing(url, name, **options):
+            asyncio.run(against_the_ai(url))
+        sys.exit(cli.main(["--name", "ann"], run_app=playing))
+    """)
+    client = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        start_new_session=True,
+    )
+    try:
+        assert client.stdout.readline() == "playing\n"
+        (server,) = [pid for pid, (parent, _) in living().items() if parent == client.pid]
+        wait_for_grandchildren(server, 2)  # the forkserver's two AI workers
+        os.killpg(client.pid, signal.SIGINT)
+        assert client.wait(60) == 130
+        assert not wait_group_gone(client.pid)
+        assert "Traceback" not in client.stderr.read()
+        assert "Traceback" not in (private_config / "server.log").read_text()
+    finally:
+        if client.poll() is None:
+            os.killpg(client.pid, signal.SIGKILL)
+            client.wait()
+        client.stdout.close()
+        client.stderr.close()
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from gamenight.protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
-from gamenight.server.store import MIGRATIONS, SCHEMA_VERSION, Store
+from gamenight.server.store import MIGRATIONS, SCHEMA_VERSION, Store, sql_statements
 
 
 def test_new_database_gets_current_schema_in_wal_mode(tmp_path):
@@ -18,6 +18,26 @@ def test_new_database_gets_current_schema_in_wal_mode(tmp_path):
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     store.close()
+
+
+def test_a_migration_runs_statement_by_statement_with_semicolons_in_strings_kept(tmp_path):
+    """Migrations run one statement at a time in one transaction: a script splits at statement ends only, never at
+    a ";" inside a string, and every migration's statements together make the schema `executescript` made."""
+    script = "CREATE TABLE t (a TEXT);\nINSERT INTO t VALUES ('x;y');\n  ALTER TABLE t ADD COLUMN b INTEGER\n"
+    assert list(sql_statements(script)) == [
+        "CREATE TABLE t (a TEXT);",
+        "\nINSERT INTO t VALUES ('x;y');",
+        "\n  ALTER TABLE t ADD COLUMN b INTEGER\n;",
+    ]
+    whole, split = sqlite3.connect(tmp_path / "whole.db"), sqlite3.connect(tmp_path / "split.db")
+    for version in range(SCHEMA_VERSION):
+        whole.executescript(MIGRATIONS[version])
+        for statement in sql_statements(MIGRATIONS[version]):
+            split.execute(statement)
+    schema = "SELECT * FROM sqlite_master ORDER BY name"
+    assert split.execute(schema).fetchall() == whole.execute(schema).fetchall()
+    whole.close()
+    split.close()
 
 
 def test_database_of_the_first_schema_is_upgraded_in_place(tmp_path):

@@ -6,6 +6,7 @@ Every test here takes `target` (what `--db` would say) and runs once per backend
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +40,8 @@ from gamenight.server.store import (
 from tests.pg import PgServer
 
 HANG_GUARD_S = 60  # a condition the test waits for is given this long (a guard against hanging, not a timing)
+RACERS = 4  # processes opening one new database at the same moment
+RACE_ROUNDS = 10  # new databases they race on, one after the other
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -320,6 +324,75 @@ def test_a_database_from_a_newer_gamenight_is_refused(target: str) -> None:
     with pytest.raises(StoreError, match="newer gamenight") as refused:
         open_store(target)
     assert "\n" not in str(refused.value)
+
+
+@pytest.fixture
+def new_targets(target: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    """RACE_ROUNDS more new, empty databases of the test's backend (SQLite files, or PostgreSQL databases)."""
+    if not is_postgres(target):
+        yield [str(tmp_path / f"race{i}.db") for i in range(RACE_ROUNDS)]
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    urls = [server.new_database() for _ in range(RACE_ROUNDS)]
+    yield urls
+    for url in urls:
+        server.drop_database(url)
+
+
+def open_together(targets: list[str], start: Any, results: Any) -> None:
+    """In one racing process: for each database, wait until every racer is ready, then open the store (and close it);
+    puts "" or what failed on `results`."""
+    for target in targets:
+        start.wait(HANG_GUARD_S)
+        try:
+            open_store(target).close()
+            results.put("")
+        except Exception as exc:
+            results.put(f"{type(exc).__name__}: {exc}")
+
+
+def schema(target: str) -> list[Any]:
+    """A database's schema version, tables, columns and indexes (and a SQLite file's journal mode), to compare two
+    databases."""
+    if is_postgres(target):
+        import psycopg
+
+        with psycopg.connect(target, autocommit=True) as conn:
+            return [
+                conn.execute(sql).fetchall()
+                for sql in (
+                    "SELECT version FROM gamenight_schema",
+                    "SELECT table_name, column_name, data_type, column_default, is_nullable FROM"
+                    " information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name",
+                    "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname",
+                )
+            ]
+    db = sqlite3.connect(target)
+    try:
+        queries = ("PRAGMA user_version", "PRAGMA journal_mode", "SELECT * FROM sqlite_master ORDER BY name")
+        return [db.execute(sql).fetchall() for sql in queries]
+    finally:
+        db.close()
+
+
+def test_a_new_database_opened_by_several_processes_at_once_gets_the_schema_once(
+    target: str, new_targets: list[str]
+) -> None:
+    """Processes started together on one new database (cluster nodes on one file, docs/cluster.md) all open it, and
+    it gets the same schema as a database one process opened alone."""
+    open_store(target).close()  # the reference, opened alone
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Barrier(RACERS), context.Queue()
+    racers = [context.Process(target=open_together, args=(new_targets, start, results)) for _ in range(RACERS)]
+    for racer in racers:
+        racer.start()
+    try:
+        failed = [why for why in (results.get(timeout=HANG_GUARD_S) for _ in range(RACERS * RACE_ROUNDS)) if why]
+    finally:
+        for racer in racers:
+            racer.join(HANG_GUARD_S)
+    assert failed == []
+    assert [schema(new) for new in new_targets] == [schema(target)] * RACE_ROUNDS
 
 
 # -- PostgreSQL only ------------------------------------------------------------------------------------------
