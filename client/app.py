@@ -546,7 +546,7 @@ class GameNightApp(App[None]):
             self._send(TakebackDecline(room=self.model.room.code))
 
     def on_abort(self, _: ui.Abort) -> None:
-        """Abort the game (the server refuses while the opponent still has time for a first move)."""
+        """Abort the game (the server takes it while every side has not made its first two moves)."""
         if self.model.room is not None:
             self._send(Abort(room=self.model.room.code))
 

@@ -169,7 +169,7 @@ class TakebackDecline(Message):
 
 
 class Abort(Message):
-    """Abort a game whose opponent has not made a first move (already confirmed)."""
+    """Abort a game still in its opening (already confirmed)."""
 
 
 class OpenInvite(Message):

@@ -27,6 +27,8 @@ from gamenight.protocol.vocab import (
     RoomStatus,
     RoomSummary,
     SeatKind,
+    in_opening,
+    moves_by_seat,
 )
 
 AI_LEVELS = (1, 2, 3, 4, 5)
@@ -349,12 +351,12 @@ class RoomSession:
         return self.playing and self.takeback_offer is not None and self.takeback_offer != self.seat
 
     def can_abort(self) -> bool:
-        """True while the opponent to move has not made a first move (the server decides if it waited long enough)."""
-        state = self.state
-        if not self.playing or self.status != RoomStatus.PLAYING or self.live or state is None:
+        """True while the server takes an abort: a turn-based game in its opening (some seat has made fewer than
+        `OPENING_MOVES` moves, counted from `state.movers` as the server counts them), not a tournament's."""
+        state, summary = self.state, self.summary
+        if not self.playing or self.status != RoomStatus.PLAYING or self.live or state is None or summary is None:
             return False
-        seats = len(self.summary.seats) if self.summary else 2
-        return len(state.to_move) == 1 and state.to_move[0] != self.seat and len(state.moves) < seats
+        return summary.tournament is None and in_opening(moves_by_seat(state.movers, len(summary.seats)))
 
     def flagged(self) -> int | None:
         """The seat that lost on time, once the game ended so."""

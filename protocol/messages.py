@@ -408,6 +408,7 @@ class RoomInfo(Message):
     status: RoomStatus
     private: bool = False
     host: str | None = None
+    tournament: str | None = field(default=None, metadata=omitted_when_empty())  # a tournament's game: its id
 
     @classmethod
     def of(cls, summary: RoomSummary, request_id: int | None = None) -> RoomInfo:
@@ -421,6 +422,7 @@ class RoomInfo(Message):
             status=summary.status,
             private=summary.private,
             host=summary.host,
+            tournament=summary.tournament,
             id=request_id,
         )
 
@@ -436,6 +438,7 @@ class RoomInfo(Message):
             status=self.status,
             private=self.private,
             host=self.host,
+            tournament=self.tournament,
         )
 
 
@@ -719,9 +722,9 @@ def fold(state: State, change: Moved | Tick) -> State:
     """The full state after a `moved` or `tick` that follows `state` (its seq is `state.seq + 1`).
 
     The view gets the change's cells and keys; a `moved` also sets who moves, `legal` (the recipient's: empty
-    unless it must move), the last move, the move list and the clock; a tick sets the riders still to move. A
-    `game_over` among the change's events finishes the game with its result. The full `state` that follows a
-    game's end repeats the seq and replaces the folded one.
+    unless it must move), the last move, the move list (and who made it, while `movers` keeps up with it) and
+    the clock; a tick sets the riders still to move. A `game_over` among the change's events finishes the game
+    with its result. The full `state` that follows a game's end repeats the seq and replaces the folded one.
     """
     status, result = state.status, state.result
     for note in change.events:
@@ -739,6 +742,7 @@ def fold(state: State, change: Moved | Tick) -> State:
             legal=list(change.legal),
             last_move=change.move,
             moves=[*state.moves, change.move],
+            movers=[*state.movers, change.seat] if len(state.movers) == len(state.moves) else state.movers,
             result=result,
             clock=change.clock if change.clock is not None else state.clock,
             events=change.events,

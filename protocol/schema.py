@@ -40,8 +40,13 @@ class Payload:
     """Base of the typed maps nested inside messages (seat summaries, game descriptions, results, ...)."""
 
     def to_plain(self) -> dict[str, Any]:
-        """This payload as a plain map with wire keys, nested payloads and enums made plain too."""
-        return {spec.wire: plain(getattr(self, spec.name)) for spec in field_specs(type(self))}
+        """This payload as a plain map with wire keys, nested payloads and enums made plain too (a field marked
+        `omitted_when_empty` only when set)."""
+        return {
+            spec.wire: plain(getattr(self, spec.name))
+            for spec in field_specs(type(self))
+            if not spec.omit or not _empty(getattr(self, spec.name))
+        }
 
     @classmethod
     def from_plain(cls: type[P], raw: Any, rid: int | None = None) -> P:
@@ -59,6 +64,11 @@ class FieldSpec:
     convert: Convert
     nested: bool  # holds payloads or tuples that encoding must make plain
     omit: bool = False  # left out of the wire map while null or empty (`omitted_when_empty`)
+
+
+def _empty(value: Any) -> bool:
+    """True for what an omittable field leaves out of the wire map: null or an empty list, tuple or map."""
+    return value is None or value == [] or value == () or value == {}
 
 
 def plain(value: Any) -> Any:

@@ -7,12 +7,12 @@ side and parsed again by hand on the other. Pure data and checks: no msgpack (ga
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from gamenight.protocol.schema import Payload, wire_name
+from gamenight.protocol.schema import Payload, omitted_when_empty, wire_name
 
 
 class RoomStatus(StrEnum):
@@ -103,7 +103,27 @@ class EndReason(StrEnum):
     RESIGN = "resign"
     FORFEIT = "forfeit"
     TIME = "time"  # the mover's clock reached zero; the other seat wins
-    ABORTED = "aborted"  # a seat never made its first move in time; nobody wins, nothing is rated
+    ABORTED = "aborted"  # a player aborted, or a rated game ended in its opening; nobody wins, nothing is rated
+
+
+OPENING_MOVES = 2
+"""The moves every seat makes before a game counts, as on lichess: until then any player may abort a turn-based
+game, and a rated game that ends sooner, however it ends, is recorded as aborted and changes no rating."""
+
+
+def moves_by_seat(movers: Iterable[int], seats: int) -> list[int]:
+    """How many moves each of `seats` seats made, from who made each move (`state.movers`; -1, a joint move of a
+    simultaneous game, counts for nobody). Othello's passes are no one's move: the server makes them."""
+    counts = [0] * seats
+    for mover in movers:
+        if 0 <= mover < seats:
+            counts[mover] += 1
+    return counts
+
+
+def in_opening(counts: Sequence[int], needed: int = OPENING_MOVES) -> bool:
+    """True while some seat has made fewer than `needed` moves (`counts`: each seat's, as `moves_by_seat` gives)."""
+    return any(count < needed for count in counts)
 
 
 class OptionKind(StrEnum):
@@ -291,6 +311,7 @@ class RoomSummary(Payload):
     status: RoomStatus = RoomStatus.WAITING
     private: bool = False
     host: str | None = None
+    tournament: str | None = field(default=None, metadata=omitted_when_empty())  # the tournament it plays for
 
     def seat(self, index: int | None) -> SeatSummary | None:
         """The seat with this index, if it exists."""

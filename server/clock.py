@@ -39,7 +39,6 @@ QUOTA_GAIN_CAP_MS = 1000  # scalachess: at most 100 centiseconds per move
 QUOTA_START_MOVES = 3  # the quota starts at 3 gains...
 QUOTA_MAX_MOVES = 7  # ...and is capped at 7 gains
 MAX_GRACE_MS = 1000  # the most a flag waits for a move that may be on its way (scalachess Clock.maxGrace)
-ABORT_S = 60  # a seat that has not moved this long (or the clock's time, if shorter) may be aborted
 
 # AI time management (docs/ai.md): budget = min(ai_ms, remaining / (moves_left + AI_RESERVE_MOVES)
 #   + increment * AI_INCREMENT_SHARE - pace - AI_OVERHEAD_MS), at least AI_MIN_BUDGET_MS.
@@ -47,11 +46,6 @@ AI_RESERVE_MOVES = 3
 AI_INCREMENT_SHARE = 0.75
 AI_OVERHEAD_MS = 80  # the worker round trip and the search's stop latency
 AI_MIN_BUDGET_MS = 10
-
-
-def abort_after_s(clock: GameClock | None) -> float:
-    """How long a seat waits for its opponent's first move before it may abort: `ABORT_S`, or the clock's time."""
-    return min(float(ABORT_S), clock.initial_ms / 1000) if clock is not None else float(ABORT_S)
 
 
 def quota_gain_ms(initial_ms: int, increment_ms: int) -> int:
@@ -118,7 +112,6 @@ class GameClock:
     since: float = 0.0  # when the running seat's time started (monotonic seconds)
     history: list[list[int]] = field(default_factory=list)  # remaining at the start of each ply, for takebacks
     spent: list[int] = field(default_factory=list)  # each applied move's charged time, in ms
-    first_moved: set[int] = field(default_factory=set)
 
     @classmethod
     def from_options(cls, room_options: Mapping[str, Any], seats: int) -> GameClock | None:
@@ -163,7 +156,6 @@ class GameClock:
             self.remaining[seat] = self.remaining[seat] - charge.spent_ms + self.increment_ms
         self.lag[seat].on_move(charge.refund_ms)
         self.spent.append(charge.spent_ms)
-        self.first_moved.add(seat)
         self.running = None
 
     def pass_turn(self, seat: int | None, now: float) -> None:

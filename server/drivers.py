@@ -9,14 +9,24 @@ both kinds share (applying a move, finishing, events, snapshots).
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import Moved, Tick
-from gamenight.protocol.vocab import Clock, EndReason, EventKind, EventNote, Result, RoomStatus
-from gamenight.server.clock import MORETIME_MS, Charge, GameClock, abort_after_s
+from gamenight.protocol.vocab import (
+    OPENING_MOVES,
+    Clock,
+    EndReason,
+    EventKind,
+    EventNote,
+    Result,
+    RoomStatus,
+    moves_by_seat,
+)
+from gamenight.server.clock import MORETIME_MS, Charge, GameClock
 from gamenight.server.games.base import Game, LiveGame
 from gamenight.server.outbox import ArmFlag, Outbox, Refusal, StartClock
 from gamenight.server.store import ClockSaved, MovesUndone, StoredRoom
@@ -26,6 +36,7 @@ if TYPE_CHECKING:
 
 AI_TICK_MARGIN_MS = 40  # a live game's AI must answer this long before the tick
 AI_LATE_MS = 2000  # an unclocked AI answer later than its budget plus this is replaced by a fallback move
+OPENING_RIDE_MS = 1000  # a live game's opening: every rider rides this long (and OPENING_MOVES ticks at least)
 
 
 class Driver(ABC):
@@ -63,6 +74,20 @@ class Driver(ABC):
     def ai_pace_ms(self, seat: int | None, pace_ms: int) -> int:
         """The least time an AI move of `seat` takes, from the room's pace (a clock may shorten it)."""
         return pace_ms
+
+    # -- the opening (docs/protocol.md "Abort"): until every seat made its first moves nothing counts ----------
+    @abstractmethod
+    def moves_made(self) -> list[int]:
+        """How many moves each seat has made in this game."""
+
+    @property
+    def opening_moves(self) -> int:
+        """The moves each seat makes before the game counts (`OPENING_MOVES`)."""
+        return OPENING_MOVES
+
+    def note_turn(self, before: Any) -> None:
+        """A move (or tick) is applied to the position `before`, live or replayed after a restart."""
+        return None
 
     @abstractmethod
     def notation(self, before: Any, moves: Mapping[int, Any]) -> str:
@@ -153,7 +178,7 @@ class Driver(ABC):
         raise Refusal(ErrorCode.NOT_ALLOWED, "live games have no takebacks")
 
     def abort(self, seat: int) -> Outbox:
-        """`seat` aborts a game whose opponent has not made a first move in time."""
+        """`seat` aborts a game still in its opening."""
         raise Refusal(ErrorCode.NOT_ALLOWED, "live games cannot be aborted; resign instead")
 
     @property
@@ -194,8 +219,6 @@ class TurnDriver(Driver):
         super().__init__(room)
         self.clock: GameClock | None = None
         self.takeback_offer: int | None = None  # the seat whose takeback offer is on the table
-        self.turn_since: dict[int, float] = {}  # when each seat that has not moved yet first got the move
-        self.moved: set[int] = set()  # seats that made a move in this game
 
     def move(self, seat: int, move: Any, request_id: int | None) -> Outbox:
         """Apply the move now and remember its request id, so a re-send after a reconnect is recognised.
@@ -207,7 +230,6 @@ class TurnDriver(Driver):
             return self.room.finish_by(seat, EndReason.TIME)
         out = self.room.apply({seat: move}, {}, charge, request_id)
         self.room.seats[seat].last_move_id = request_id
-        self.moved.add(seat)
         return out
 
     def ai_moved(self, seat: int, move: Any, info: dict[str, Any]) -> Outbox:
@@ -215,9 +237,11 @@ class TurnDriver(Driver):
         charge = self._measure(seat)
         if charge is not None and charge.flagged:
             return self.room.finish_by(seat, EndReason.TIME)
-        out = self.room.apply({seat: move}, {seat: info}, charge)
-        self.moved.add(seat)
-        return out
+        return self.room.apply({seat: move}, {seat: info}, charge)
+
+    def moves_made(self) -> list[int]:
+        """Each seat's moves in the move list (Othello's passes are nobody's), as a client counts them."""
+        return moves_by_seat(self.room.movers, len(self.room.seats))
 
     def _measure(self, seat: int) -> Charge | None:
         """What a move by `seat` now costs, if the game has a clock."""
@@ -315,7 +339,7 @@ class TurnDriver(Driver):
         """Start the first mover's clock (if the room has one), then the first position, to everyone."""
         room = self.room
         self.clock = GameClock.from_options(room.room_options, len(room.seats))
-        self.takeback_offer, self.moved, self.turn_since = None, set(), {}
+        self.takeback_offer = None
         out = self.next_turn(first=True)
         return self.room.send_snapshot(out)
 
@@ -343,8 +367,6 @@ class TurnDriver(Driver):
         """Start the next mover's clock, store every seat's time for this position, and arm the flag."""
         room, out = self.room, Outbox()
         mover = self._mover()
-        if mover is not None and mover not in self.moved:
-            self.turn_since.setdefault(mover, room.now)
         if self.clock is None:
             return out
         if first:
@@ -410,10 +432,7 @@ class TurnDriver(Driver):
         """Take back the stored times; the mover's clock starts again now (the downtime is charged to nobody)."""
         room = self.room
         self.clock = GameClock.from_options(room.room_options, len(room.seats))
-        self.moved = set(self.room.movers)
         mover = self._mover()
-        if mover is not None and mover not in self.moved:
-            self.turn_since[mover] = room.now
         if self.clock is None:
             return Outbox()
         self.clock.restored(saved.clocks, saved.move_ms, len(room.moves))
@@ -482,7 +501,6 @@ class TurnDriver(Driver):
         room.last_move = room.moves[-1] if room.moves else None
         room.seq += 1
         self.takeback_offer = None
-        self.moved = set(room.movers)
         out = Outbox()
         out.records.append(MovesUndone(room.code, room.game_no, ply))
         if self.clock is not None:
@@ -501,18 +519,14 @@ class TurnDriver(Driver):
         return self.room.event(EventKind.TAKEBACK, {"seat": seat, "action": "decline"})
 
     def abort(self, seat: int) -> Outbox:
-        """End the game without a result when the opponent to move has not made a first move in time."""
+        """End the game without a result while it is in its opening: any seat, at once, whoever is to move."""
         self._require_running()
-        room = self.room
-        mover = self._mover()
-        since = self.turn_since.get(mover) if mover is not None else None
-        if mover is None or mover == seat or mover in self.moved or since is None:
-            raise Refusal(ErrorCode.NOT_ALLOWED, "only a game whose opponent has not made a first move can be aborted")
-        limit = abort_after_s(self.clock)
-        waited = room.now - since
-        if waited < limit:
-            raise Refusal(ErrorCode.NOT_ALLOWED, f"the opponent has {limit - waited:.0f} s left to make a first move")
-        return room.finish_with(Result.of((), EndReason.ABORTED))
+        if not self.room.in_opening():
+            raise Refusal(
+                ErrorCode.NOT_ALLOWED,
+                f"a game can be aborted only until every side has made {OPENING_MOVES} moves; resign instead",
+            )
+        return self.room.finish_with(Result.of((), EndReason.ABORTED))
 
 
 class TickDriver(Driver):
@@ -523,6 +537,7 @@ class TickDriver(Driver):
         self.game: LiveGame[Any, Any] = room.game  # type: ignore[assignment]  # chosen by for_game
         self.pending: dict[int, Any] = {}  # each seat's latest move this tick
         self.retiring: dict[int, Any] = {}  # seats that resigned, with their retire move
+        self.ridden = [0] * len(room.seats)  # the ticks each seat rode in this game (the one it went out on too)
 
     @property
     def tick_ms(self) -> int:
@@ -567,6 +582,21 @@ class TickDriver(Driver):
 
         return self.game.parse_move(room.state, fallback_move(self.game.name, room.state, seat))
 
+    def moves_made(self) -> list[int]:
+        """Each seat's move count is the ticks it rode in: every tick is a move for each rider still riding."""
+        return list(self.ridden)
+
+    @property
+    def opening_moves(self) -> int:
+        """The ticks of the first `OPENING_RIDE_MS` of riding (`OPENING_MOVES` at least): a rider out sooner
+        (crashed, resigned, left) did not really play, as a board game's player who never made two moves."""
+        return max(OPENING_MOVES, math.ceil(OPENING_RIDE_MS / self.tick_ms))
+
+    def note_turn(self, before: Any) -> None:
+        """Every seat riding into this tick rode one more."""
+        for seat in self.game.to_move(before):
+            self.ridden[seat] += 1
+
     def ai_budget_ms(self, seat: int) -> int:
         """The tick, less a margin for the answer to arrive."""
         return self.tick_ms - AI_TICK_MARGIN_MS
@@ -581,6 +611,7 @@ class TickDriver(Driver):
 
     def started(self) -> Outbox:
         """The first position with the countdown, and the clock."""
+        self.ridden = [0] * len(self.room.seats)
         return self._countdown()
 
     def _countdown(self) -> Outbox:

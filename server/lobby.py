@@ -1217,6 +1217,7 @@ class Lobby:
                 continue
             self.rooms[room.code] = room
             room.rater = self.ratings.rate
+            room.tournament_of = self.tournament_of  # the tournaments are loaded first
             self.hosts[room.code] = (saved.host_token_hash or "", "")
             if room.moves:
                 self.played.add(room.code)
@@ -1225,6 +1226,11 @@ class Lobby:
                     self.clients[seat.holder.session].rooms.add(room.code)
             out.extend(started)
         return out
+
+    def tournament_of(self, code: str) -> str | None:
+        """The tournament whose game room `code` plays, if any (`Room.tournament`)."""
+        found = self.tournaments.by_room.get(code)
+        return found[0] if found is not None else None
 
     @staticmethod
     def _checked(saved: StoredRoom, game: Game[Any, Any]) -> StoredRoom:

@@ -12,7 +12,9 @@ same way (flagged as bots), and the server's AI seats as "AI level N" and "bot N
 Which rating: each game has one rating pool for its two-seat games (Glicko-2, `ratings.rate_pair`); Tron with 3-4
 riders has a second pool, "tron-ffa", rated by finishing order with Plackett-Luce (`ratings.rate_ranked`). A
 game between a person and a bot or AI counts half for everyone in it (the change is halved), as bot games do on
-lichess. Aborted games are not rated.
+lichess. Aborted games are not rated, nor is any game that ended in its opening (before every seat made
+`OPENING_MOVES` moves, or rode the first second of a Tron game: `Room.in_opening`): the room records such a game
+as aborted, except a tournament's, whose result stands for the standings but which is not rated either.
 """
 
 from __future__ import annotations
@@ -155,10 +157,10 @@ class RatingBook:
     def rate(self, room: Room, result: Result) -> tuple[tuple[RatingChange, ...], tuple[SeatRated, ...]]:
         """The rating changes of `room`'s game that ended with `result`, applied to the book at once.
 
-        Returns the changes as players see them and as the store keeps them; nothing for an aborted game or
-        a seat without a player.
+        Returns the changes as players see them and as the store keeps them; nothing for an aborted game, a game
+        that ended in its opening, or a seat without a player.
         """
-        if result.reason == EndReason.ABORTED:
+        if result.reason == EndReason.ABORTED or room.in_opening():
             return (), ()
         # Who sat down for this game (a rider who left a 3-4 rider game mid-way is still rated by place).
         seated = room.started_with if len(room.started_with) == len(room.seats) else None

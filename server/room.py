@@ -39,6 +39,7 @@ from gamenight.protocol.vocab import (
     RoomSummary,
     SeatKind,
     SeatSummary,
+    in_opening,
 )
 from gamenight.server.clock import Charge
 from gamenight.server.drivers import Driver
@@ -49,6 +50,14 @@ from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, Room
 
 Rater = Callable[["Room", Result], tuple[tuple[RatingChange, ...], tuple[SeatRated, ...]]]
 """Rates a finished game (server/rated.py `RatingBook.rate`): the changes players see and the ones stored."""
+TournamentOf = Callable[[str], str | None]
+"""The tournament whose game the room with this code plays, if any (the lobby asks its tournament host)."""
+
+
+def _no_tournament(code: str) -> str | None:
+    """A room on its own plays for no tournament."""
+    return None
+
 
 __all__ = ["AiSpec", "AiTurn", "Member", "Outbox", "Refusal", "Room", "Seat", "Send", "StartClock"]
 
@@ -163,7 +172,18 @@ class Room:
         self.now = 0.0  # when the request being handled arrived (monotonic seconds), stamped by the lobby
         self.driver = Driver.for_game(self, game)
         self.rater: Rater | None = None  # set by the lobby; rates the games of a room with option `rated`
+        self.tournament_of: TournamentOf = _no_tournament  # set by the lobby
         self.started_with: list[tuple[Member | None, AiSpec | None]] = []  # who sat where when the game began
+
+    @property
+    def tournament(self) -> str | None:
+        """The tournament this room's game is played for: its games are never aborted (as lichess's mandatory
+        games), and one that ends in its opening keeps its result for the standings (unrated all the same)."""
+        return self.tournament_of(self.code)
+
+    def in_opening(self) -> bool:
+        """True while some seat has made fewer moves than the game's opening asks (`Driver.opening_moves`)."""
+        return in_opening(self.driver.moves_made(), self.driver.opening_moves)
 
     @property
     def policy(self) -> DisconnectPolicy:
@@ -212,6 +232,7 @@ class Room:
             status=self.status,
             private=self.private,
             host=self.host_name,
+            tournament=self.tournament,
         )
 
     def info(self, request_id: int | None = None) -> RoomInfo:
@@ -470,6 +491,7 @@ class Room:
         self.moves.append(notation)
         self.movers.append(_mover(moves))
         self.seq += 1
+        self.driver.note_turn(before)
         spent = self.driver.settle(charge)
         out = Outbox()
         out.records.append(MoveRecorded(self.code, self.game_no, len(self.moves) - 1, notation, spent))
@@ -488,6 +510,7 @@ class Room:
     def replay(self, notation: str) -> None:
         """Re-apply a stored move while restoring a room (no messages: nobody is connected yet)."""
         moves = self.driver.replayed(self.state, notation)
+        self.driver.note_turn(self.state)
         self.state = self.game.apply(self.state, moves)
         self.moves.append(notation)
         self.movers.append(_mover(moves))
@@ -542,8 +565,15 @@ class Room:
         return out
 
     def _finish(self, result: Result) -> Outbox:
-        """Record the end of the game, for the room and for the history (with its rating changes, if rated)."""
+        """Record the end of the game, for the room and for the history (with its rating changes, if rated).
+
+        A rated game that ends in its opening, however it ends (a resignation, a flag, a player leaving, on the
+        board), is aborted instead, as on lichess: nobody wins and no rating moves. A tournament's game keeps its
+        result for the standings (the rater rates no opening either).
+        """
         rated: tuple[SeatRated, ...] = ()
+        if self.rated and result.reason != EndReason.ABORTED and self.tournament is None and self.in_opening():
+            result = Result.of((), EndReason.ABORTED)
         if self.rated and self.rater is not None:
             changes, rated = self.rater(self, result)
             result = replace(result, ratings=changes)
@@ -635,8 +665,11 @@ class Room:
         return self.driver.takeback_decline(self._seat_for(session, "answer a takeback").index)
 
     def abort(self, session: str) -> Outbox:
-        """Abort a game whose opponent has not made a first move in time."""
-        return self.driver.abort(self._seat_for(session, "abort a game").index)
+        """Abort a game in its opening (never a tournament's)."""
+        seat = self._seat_for(session, "abort a game")
+        if self.tournament is not None and self.status in RUNNING:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "a tournament game cannot be aborted; resign instead")
+        return self.driver.abort(seat.index)
 
     def flag(self) -> Outbox:
         """The flag timer fired."""

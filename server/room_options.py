@@ -73,7 +73,8 @@ ROOM_OPTIONS: tuple[OptionSpec, ...] = (
         "rated",
         OptionKind.BOOL,
         False,
-        "rated game: changes the players' ratings (claimed players only; no takebacks; aborted games are not rated)",
+        "rated game: changes the players' ratings (claimed players only; no takebacks; a game that ends before "
+        "each side made two moves is aborted, not rated)",
         label="Rated",
     ),
 )

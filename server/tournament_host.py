@@ -503,6 +503,7 @@ class TournamentHost:
         room = Room(lobby._new_code(), rules[0], rules[1], rules[2], HOST_PREFIX + t.id, t.host)
         room.empty_since = room.now = now
         room.rater = lobby.ratings.rate
+        room.tournament_of = lobby.tournament_of  # its games are not aborted; an early end is unrated
         lobby.rooms[room.code] = room
         lobby.hosts[room.code] = ("", "")
         lobby.played.add(room.code)  # held seats keep the long grace, as in a game people played

@@ -328,7 +328,7 @@ class GameScreen(GameNightScreen):
             self.post_message(MoreTime())
 
     def action_abort(self) -> None:
-        """Abort a game the opponent has not started, after a confirmation."""
+        """Abort a game still in its opening (`RoomSession.can_abort`), after a confirmation."""
         if self.check_action("abort", ()):
             self.app.push_screen(ConfirmScreen("Abort this game? Nobody wins.", yes="Abort", no="Wait"), self._abort)
 

@@ -6,17 +6,19 @@ from __future__ import annotations
 import re
 
 from textual.widgets import Select
+from textual.widgets._footer import FooterKey
 
 from gamenight.client import messages as ui
-from gamenight.client.model import ME, OPEN, describe_result
+from gamenight.client.model import AI, ME, OPEN, describe_result
 from gamenight.client.screens.create import TIME_PRESETS
 from gamenight.client.screens.dialogs import ConfirmScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.history import ReplayScreen
 from gamenight.client.widgets.clock import ClockView, clock_table, format_ms
+from gamenight.client.widgets.connect4 import Connect4Board
 from gamenight.protocol.messages import Join, ListGames, MakeMove, TakebackDecline
 from gamenight.protocol.vocab import Clock
-from tests.client.conftest import create_room_via_form, wait_for
+from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.peer import Peer
 
 
@@ -130,26 +132,55 @@ async def test_flag_shown_when_the_server_ends_the_game_on_time(make_app, url):
     await bob.close()
 
 
-async def test_abort_key_while_the_opponent_has_not_moved(make_app, url):
-    """z (confirmed) sends abort while the opponent has made no first move; the server's answer shows; then it goes."""
+def _footer_keys(app) -> set[str]:
+    """The keys the game screen's footer shows now."""
+    return {key.key for key in app.screen.query(FooterKey)}
+
+
+async def test_abort_key_before_your_own_first_move(make_app, url):
+    """z is offered from the start, also to the player to move before their first move; confirmed, it aborts the
+    game at once (no wait): no winner, and the key goes."""
     bob = await Peer.connect(url, "bob")
     app = make_app("ann")
     async with app.run_test(size=(110, 40)) as pilot:
         code = await create_room_via_form(app, pilot, "connect4", [OPEN, ME], {})
         await bob.request(Join, room=code, seat=0)
         await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
-        await wait_for(pilot, lambda: app.screen.check_action("abort", ()), "the abort key")
-        await pilot.press("z")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
-        await pilot.click("#yes")
-        await wait_for(
-            pilot, lambda: any("first move" in n.message for n in app._notifications), "the server's refusal"
-        )
+        await wait_for(pilot, lambda: "z" in _footer_keys(app), "the abort key while bob is to move")
         state = app.model.room.state
         await bob.send(MakeMove(room=code, move="d", seq=state.seq))
         await wait_for(pilot, lambda: app.model.room.my_turn, "ann's turn")
-        assert not app.screen.check_action("abort", ())
+        await wait_for(pilot, lambda: "z" in _footer_keys(app), "the abort key before ann's first move")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: app.model.room.status == "finished", "the end of the game")
+        result = app.model.room.state.result
+        assert result.reason == "aborted" and describe_result(result, app.model.room) == "Game aborted: no winner"
+        await wait_for(pilot, lambda: "z" not in _footer_keys(app), "the abort key gone")
     await bob.close()
+
+
+async def test_the_footer_offers_abort_exactly_in_the_opening(make_app):
+    """Against the AI: z is in the footer until both sides have made two moves (the server's rule, counted from
+    the moves as the server counts them), then gone; pressed then, it asks nothing."""
+    app = make_app("ann")
+    async with app.run_test(size=(110, 40)) as pilot:
+        await create_room_via_form(app, pilot, "connect4", [ME, f"{AI}:1"], {"ai_pace_ms": 0, "ai_ms": 50})
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
+        await mounted(app, pilot, Connect4Board)
+        await wait_for(pilot, lambda: "z" in _footer_keys(app), "the abort key before any move")
+        await pilot.press("4")
+        await wait_for(pilot, lambda: len(app.model.room.state.moves) == 2 and app.model.room.my_turn, "the AI's reply")
+        await pilot.pause()
+        assert "z" in _footer_keys(app) and app.screen.check_action("abort", ())
+        await pilot.press("3")
+        await wait_for(pilot, lambda: len(app.model.room.state.moves) == 4 and app.model.room.my_turn, "the reply")
+        await wait_for(pilot, lambda: "z" not in _footer_keys(app), "the abort key gone after two moves each")
+        assert not app.screen.check_action("abort", ())
+        await pilot.press("z")
+        await pilot.pause()
+        assert isinstance(app.screen, GameScreen) and app.model.room.status == "playing"
 
 
 def test_replay_shows_each_seats_time_after_every_move():

@@ -19,21 +19,31 @@ SIZE = (110, 36)
 
 
 async def rated_games(url: str) -> None:
-    """bob beats alice in a rated Connect Four game (she resigns); then alice resigns a rated Othello game to AI 3."""
+    """bob beats alice in a rated Connect Four game (she resigns); then alice resigns a rated Othello game to AI 3.
+    Each after two moves a side: a rated game that ends sooner is aborted, and rates nobody."""
     alice = await Peer.connect(url, "alice", key="a" * 8 + secrets.token_urlsafe(12))
     bob = await Peer.connect(url, "bob", key="b" * 8 + secrets.token_urlsafe(12))
     room = await alice.request(CreateRoom, game="connect4", options={"rated": True})
     await alice.request(Join, room=room.room, seat=0)
     await bob.request(Join, room=room.room, seat=1)
-    state = await alice.wait(lambda m: m.type == "state" and m.status == "playing")
-    await alice.send(MakeMove(room=room.room, move="d", seq=state.seq))
-    await alice.wait(lambda m: m.type == "state" and m.to_move == [1])
+    for ply in range(4):
+        mover, seat = (alice, 0) if ply % 2 == 0 else (bob, 1)
+        state = await mover.wait(
+            lambda m, ply=ply, seat=seat: m.type == "state" and len(m.moves) == ply and m.to_move == [seat]
+        )
+        await mover.send(MakeMove(room=room.room, move="d", seq=state.seq))
+    await alice.wait(lambda m: m.type == "state" and len(m.moves) == 4)
     await alice.send(Resign(room=room.room))
     await bob.wait(lambda m: m.type == "state" and m.status == "finished")
     versus_ai = await alice.request(CreateRoom, game="othello", options={"rated": True, "ai_pace_ms": 0})
     await alice.request(AddAi, room=versus_ai.room, seat=1, level=3)
     await alice.request(Join, room=versus_ai.room, seat=0)
-    await alice.wait(lambda m: m.type == "state" and m.room == versus_ai.room and m.status == "playing")
+    mine = await alice.wait(lambda m: m.type == "state" and m.room == versus_ai.room and m.status == "playing")
+    for ply in (2, 4):
+        await alice.send(MakeMove(room=versus_ai.room, move=mine.legal[0], seq=mine.seq))
+        mine = await alice.wait(
+            lambda m, ply=ply: m.type == "state" and m.room == versus_ai.room and len(m.moves) == ply
+        )
     await alice.send(Resign(room=versus_ai.room))
     await alice.wait(lambda m: m.type == "state" and m.room == versus_ai.room and m.status == "finished")
     await alice.close()

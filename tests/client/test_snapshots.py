@@ -260,6 +260,7 @@ def test_game_screen_80x24(snap_compare):
                 legal=list(legal_of(game, state, 0)),
                 last_move=moves[-1],
                 moves=moves,
+                movers=[ply % 2 for ply in range(len(moves))],  # no pass in this opening: black, white in turn
             )
         )
         await app.receive(

@@ -20,7 +20,6 @@ from gamenight.protocol.messages import (
     Takeback,
     TakebackDecline,
 )
-from gamenight.server import clock as clock_module
 from gamenight.server.app import GameServer, ServerConfig
 from tests.peer import Peer, seat_pair
 
@@ -200,31 +199,53 @@ async def test_takeback_refused_in_live_games_and_before_any_move(pair):
     assert reply.type == "error" and reply.code == "not_allowed"
 
 
-async def test_abort_only_after_the_opponent_missed_the_first_move_window(pair, monkeypatch):
-    """Abort is refused while the mover still has time for a first move, then ends the game with no winner."""
-    monkeypatch.setattr(clock_module, "ABORT_S", 1)  # the 60 s window, shortened for the test
+async def test_the_player_to_move_aborts_before_their_first_move_at_once(pair):
+    """The seat to move may abort before its first move, at once (no 60 s wait): the game ends with no winner."""
     alice, bob = pair
-    code, _ = await seat_pair(alice, bob, "connect4", {})
-    reply = await bob.request(Abort, room=code)
-    assert reply.type == "error" and reply.code == "not_allowed"
-    reply = await alice.request(Abort, room=code)  # alice is the one to move: she cannot abort
-    assert reply.type == "error" and reply.code == "not_allowed"
-    await asyncio.sleep(1.1)
-    await bob.send(Abort(room=code))
+    code, _ = await seat_pair(alice, bob, "connect4", {"clock_s": 60})
+    await alice.send(Abort(room=code))
     final = await bob.wait(lambda m: m.type == "state" and m.status == "finished")
     assert final.result.reason == "aborted" and final.result.winners == () and final.result.winner is None
+    assert final.clock.running is None
     over = await alice.expect("event", kind="game_over")
     assert over.data["reason"] == "aborted"
 
 
-async def test_abort_refused_once_the_opponent_has_moved(pair, monkeypatch):
-    """A seat that made its first move cannot be aborted on, however long it thinks afterwards."""
-    monkeypatch.setattr(clock_module, "ABORT_S", 0)
+async def test_either_player_aborts_until_both_made_two_moves(pair):
+    """Until every side has made two moves either player may abort, whoever is to move: here bob after three."""
     alice, bob = pair
     code, state = await seat_pair(alice, bob, "connect4", {})
-    state = await _play({0: alice, 1: bob}, code, state, ["d", "d"])
-    reply = await bob.request(Abort, room=code)
-    assert reply.type == "error" and reply.code == "not_allowed"
+    state = await _play({0: alice, 1: bob}, code, state, ["d", "d", "d"])
+    assert state.to_move == [1]
+    await bob.send(Abort(room=code))
+    final = await alice.wait(lambda m: m.type == "state" and m.status == "finished")
+    assert final.result.reason == "aborted" and final.moves == ["d", "d", "d"]
+
+
+async def test_abort_refused_once_both_sides_made_two_moves(pair):
+    """Once each side has made two moves the game counts: abort is `not_allowed` for both (resign instead), and
+    the game goes on."""
+    alice, bob = pair
+    code, state = await seat_pair(alice, bob, "connect4", {})
+    state = await _play({0: alice, 1: bob}, code, state, ["d", "d", "d", "d"])
+    for peer in (alice, bob):
+        reply = await peer.request(Abort, room=code)
+        assert reply.type == "error" and reply.code == "not_allowed" and "resign" in reply.message
+    state = await _play({0: alice, 1: bob}, code, state, ["e"])
+    assert state.status == "playing" and state.moves == ["d", "d", "d", "d", "e"]
+
+
+async def test_abort_against_the_ai_before_your_first_move(pair):
+    """A 1+0 game against the AI, which moved first: the human aborts before moving instead of losing on time."""
+    alice, _ = pair
+    room = await alice.request(CreateRoom, game="connect4", options={"ai_pace_ms": 0, "ai_ms": 50, "clock_s": 60})
+    await alice.request(AddAi, room=room.room, seat=0, level=1)
+    await alice.request(Join, room=room.room, seat=1)
+    mine = await alice.wait(lambda m: m.type == "state" and m.to_move == [1] and len(m.moves) == 1)
+    assert mine.status == "playing"
+    await alice.send(Abort(room=room.room))
+    final = await alice.wait(lambda m: m.type == "state" and m.status == "finished")
+    assert final.result.reason == "aborted" and final.result.winners == () and final.moves == mine.moves
 
 
 @pytest.mark.parametrize(

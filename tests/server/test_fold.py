@@ -19,7 +19,19 @@ from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 
 SYNC_IDS = itertools.count(10_000)
-COMPARED = ("seq", "game", "status", "view", "to_move", "legal", "last_move", "moves", "result", "next_tick_ms")
+COMPARED = (
+    "seq",
+    "game",
+    "status",
+    "view",
+    "to_move",
+    "legal",
+    "last_move",
+    "moves",
+    "movers",
+    "result",
+    "next_tick_ms",
+)
 
 
 class Folder:

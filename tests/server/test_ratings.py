@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import sqlite3
 
@@ -15,6 +14,7 @@ from gamenight.protocol.messages import (
     GetGame,
     Join,
     Leaderboard,
+    Leave,
     ListGames,
     MakeMove,
     Profile,
@@ -22,7 +22,6 @@ from gamenight.protocol.messages import (
     Sync,
     Takeback,
 )
-from gamenight.server import clock as clock_module
 from gamenight.server.ratings import Rating, idle, new_rating, rate_pair
 from tests.peer import Peer
 
@@ -51,13 +50,23 @@ async def rated_game(alice: Peer, bob: Peer, game: str = "connect4", options: di
     return room.room
 
 
+async def play_opening(alice: Peer, bob: Peer, code: str, plies: int = 4) -> None:
+    """alice (seat 0) and bob (seat 1) drop in column d in turn, `plies` moves in all (4: two each, the opening a
+    rated game needs before it counts); returns once alice has seen the last one."""
+    for ply in range(plies):
+        mover, seat = (alice, 0) if ply % 2 == 0 else (bob, 1)
+        state = await mover.wait(
+            lambda m, ply=ply, seat=seat: (
+                m.type == "state" and m.room == code and len(m.moves) == ply and m.to_move == [seat]
+            )
+        )
+        await mover.send(MakeMove(room=code, move="d", seq=state.seq))
+    await alice.wait(lambda m: m.type == "state" and m.room == code and len(m.moves) == plies)
+
+
 async def alice_resigns(alice: Peer, bob: Peer, code: str):
-    """alice moves once, bob once, then alice resigns; returns (bob's final state, bob's game_over event)."""
-    state = await alice.wait(lambda m: m.type == "state" and m.room == code)
-    await alice.send(MakeMove(room=code, move="d", seq=state.seq))
-    state = await bob.wait(lambda m: m.type == "state" and m.room == code and m.to_move == [1])
-    await bob.send(MakeMove(room=code, move="d", seq=state.seq))
-    await alice.wait(lambda m: m.type == "state" and m.room == code and m.to_move == [0])
+    """alice and bob move twice each, then alice resigns; returns (bob's final state, bob's game_over event)."""
+    await play_opening(alice, bob, code)
     await alice.send(Resign(room=code))
     final = await bob.wait(lambda m: m.type == "state" and m.room == code and m.status == "finished")
     over = await bob.wait(lambda m: m.type == "event" and m.room == code and m.kind == "game_over")
@@ -149,9 +158,7 @@ async def test_a_rated_game_that_could_not_be_stored_leaves_the_ratings_as_store
     final, _ = await alice_resigns(alice, bob, await rated_game(alice, bob))
     stored = by_name(final.result.ratings)
     code = await rated_game(alice, bob)
-    state = await alice.wait(lambda m: m.type == "state" and m.room == code)
-    await alice.send(MakeMove(room=code, move="d", seq=state.seq))
-    await bob.wait(lambda m: m.type == "moved" and m.room == code)
+    await play_opening(alice, bob, code)
     holder = sqlite3.connect(db_server.config.db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process holds the database: the game's end cannot be written
     try:
@@ -163,6 +170,74 @@ async def test_a_rated_game_that_could_not_be_stored_leaves_the_ratings_as_store
     final, _ = await alice_resigns(alice, bob, await rated_game(alice, bob))
     changes = by_name(final.result.ratings)
     assert changes["alice"].before == stored["alice"].after and changes["bob"].before == stored["bob"].after
+    await alice.close()
+    await bob.close()
+
+
+async def test_instant_resignations_farm_no_rating(db_server):
+    """The farming loop (issue 37): rated games resigned at once or within the opening, by either player, change
+    no rating; each is recorded as aborted with no winner and no rating changes, and nobody is on the board."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice, bob = await claimed_pair(url)
+    for game_no, plies in enumerate((0, 0, 1, 2, 3, 0)):  # 3 plies: alice made two moves, bob only one
+        code = await rated_game(alice, bob)
+        await play_opening(alice, bob, code, plies)
+        await (alice if game_no % 2 == 0 else bob).send(Resign(room=code))
+        final = await bob.wait(lambda m, code=code: m.type == "state" and m.room == code and m.status == "finished")
+        result = final.result
+        assert (result.reason, result.winners, result.winner, result.loser, result.ratings) == (
+            "aborted",
+            (),
+            None,
+            None,
+            (),
+        )
+        assert len(final.moves) == plies
+    games = await alice.request(ListGames, player="alice")
+    assert len(games.games) == 6
+    for listed in games.games:
+        record = await alice.request(GetGame, game_id=listed["game_id"])
+        assert record.record["result"]["reason"] == "aborted" and record.record["result"]["winners"] == []
+        assert not record.record["result"].get("ratings")
+    board = await alice.request(Leaderboard, game="connect4")
+    assert board.total == 0 and board.entries == []
+    for name in ("alice", "bob"):
+        reply = await alice.request(Profile, name=name)
+        assert reply.type == "error" and reply.code == "unknown_player"
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_rated_game_that_ends_in_its_opening_by_leaving_or_on_time_is_aborted(db_server):
+    """However a rated game ends before both sides made two moves, it is aborted and unrated: a player leaving
+    the room, or the clock of a player who never moves running out."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice, bob = await claimed_pair(url)
+    code = await rated_game(alice, bob)
+    await play_opening(alice, bob, code, 1)
+    await bob.request(Leave, room=code)
+    final = await alice.wait(lambda m: m.type == "state" and m.room == code and m.status == "finished")
+    assert final.result.reason == "aborted" and final.result.ratings == ()
+    code = await rated_game(alice, bob, options={"clock_s": 1})
+    final = await bob.wait(lambda m: m.type == "state" and m.room == code and m.status == "finished")
+    assert final.result.reason == "aborted" and final.result.ratings == () and final.clock.remaining_ms[0] == 0
+    board = await alice.request(Leaderboard, game="connect4")
+    assert board.total == 0
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_casual_game_resigned_at_once_is_still_a_resignation(db_server):
+    """The opening rule is for rated games: an unrated game resigned before any move is the opponent's win."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice, bob = await claimed_pair(url)
+    room = await alice.request(CreateRoom, game="connect4", options={})
+    await alice.request(Join, room=room.room, seat=0)
+    await bob.request(Join, room=room.room, seat=1)
+    await alice.wait(lambda m: m.type == "state" and m.status == "playing")
+    await alice.send(Resign(room=room.room))
+    final = await bob.wait(lambda m: m.type == "state" and m.status == "finished")
+    assert (final.result.reason, final.result.winner, final.result.loser) == ("resign", 1, 0)
     await alice.close()
     await bob.close()
 
@@ -200,13 +275,11 @@ async def test_takeback_refused_in_a_rated_game(db_server):
     await bob.close()
 
 
-async def test_aborted_rated_game_leaves_ratings_unchanged(db_server, monkeypatch):
+async def test_aborted_rated_game_leaves_ratings_unchanged(db_server):
     """An aborted rated game has no rating changes and nobody appears on the leaderboard."""
-    monkeypatch.setattr(clock_module, "ABORT_S", 1)
     url = f"ws://127.0.0.1:{db_server.port}"
     alice, bob = await claimed_pair(url)
     code = await rated_game(alice, bob)
-    await asyncio.sleep(1.1)
     await bob.send(Abort(room=code))
     final = await bob.wait(lambda m: m.type == "state" and m.status == "finished")
     assert final.result.reason == "aborted" and final.result.ratings == ()
@@ -251,7 +324,10 @@ async def test_ai_seat_is_rated_and_the_game_counts_half(db_server):
     room = await alice.request(CreateRoom, game="connect4", options={**RATED, "ai_pace_ms": 0})
     await alice.request(AddAi, room=room.room, seat=1, level=1)
     await alice.request(Join, room=room.room, seat=0)
-    state = await alice.wait(lambda m: m.type == "state" and m.status == "playing")
+    state = mine = await alice.wait(lambda m: m.type == "state" and m.status == "playing")
+    for ply in (2, 4):  # the opening: two moves each, the AI answering
+        await alice.send(MakeMove(room=room.room, move=mine.legal[0], seq=mine.seq))
+        mine = await alice.wait(lambda m, ply=ply: m.type == "state" and len(m.moves) == ply and m.to_move == [0])
     await alice.send(Resign(room=room.room))
     final = await alice.wait(lambda m: m.type == "state" and m.status == "finished")
     changes = by_name(final.result.ratings)
@@ -305,6 +381,16 @@ def test_tron_with_three_riders_is_rated_by_finishing_order() -> None:
     assert book.standings[("ai:level 1", "tron-ffa")].games == 1
 
 
+def steer(room) -> None:
+    """Every rider a person holds takes the safe way this tick (the AI's fallback move), as a player who steers."""
+    from gamenight.server.ai.play import fallback_move
+
+    for seat in sorted(room.game.to_move(room.state)):
+        holder = room.seats[seat].holder
+        if holder is not None:
+            room.move(holder.session, fallback_move(room.game.name, room.state, seat), None)
+
+
 def test_a_rider_who_leaves_a_rated_three_rider_game_is_still_rated_last() -> None:
     """Leaving a rated 3-rider Tron game mid-way does not cancel its rating: the leaver is rated by their place."""
     from gamenight.protocol.vocab import Role
@@ -320,16 +406,85 @@ def test_a_rider_who_leaves_a_rated_three_rider_game_is_still_rated_last() -> No
     room.rater = RatingBook(clock=lambda: 1_000_000.0).rate
     for seat, name in enumerate(("ann", "ben", "cat")):
         room.join(Member(f"s{seat}", name, f"h{seat}", claimed=True), Role.PLAYER, seat, None)
-    room.tick()
+    for _ in range(room.driver.opening_moves):  # past the opening (a rider out in it would make the game unrated)
+        steer(room)
+        room.tick()
     room.leave("s1")  # ben retires on the next tick and gives up his seat
     ticks = 0
     while room.result is None and ticks < 2000:
+        steer(room)
         room.tick()
         ticks += 1
     assert room.result is not None
     after = {c.name: c.after for c in room.result.ratings}
     assert set(after) == {"ann", "ben", "cat"}
     assert after["ben"] == min(after.values()) and after["ben"] < 1500
+
+
+def _rated_duel(seed: int = 3):
+    """A rated two-rider Tron room on a random 20x20 arena, ann (session s0) and ben (s1) seated; the game on."""
+    from gamenight.protocol.vocab import Role
+    from gamenight.server.games import GAMES
+    from gamenight.server.outbox import Member
+    from gamenight.server.rated import RatingBook
+    from gamenight.server.room import Room
+    from gamenight.server.room_options import split_and_validate
+
+    game = GAMES["tron"]
+    options, room_options = split_and_validate(game, {"map": "random", "seed": seed, **RATED})
+    room = Room("DUEL", game, options, room_options, "host", "host")
+    room.rater = RatingBook(clock=lambda: 1_000_000.0).rate
+    for seat, name in enumerate(("ann", "ben")):
+        room.join(Member(f"s{seat}", name, f"h{seat}", claimed=True), Role.PLAYER, seat, None)
+    return room
+
+
+def test_a_rated_tron_game_that_ends_in_its_first_second_is_aborted() -> None:
+    """Tron's opening is the first second of riding (7 ticks at 150 ms): a rider who resigns in the countdown, or
+    who never steers and crashes within it, leaves the rated game aborted; steered past it, a resignation is rated."""
+    room = _rated_duel()
+    assert room.driver.opening_moves == 7
+    room.resign("s0")
+    assert room.result is not None and room.result.reason == "aborted" and room.result.ratings == ()
+    room = _rated_duel()
+    ticks = 0
+    while room.result is None:  # nobody steers: both ride into the walls
+        room.tick()
+        ticks += 1
+    assert ticks < room.driver.opening_moves
+    assert room.result.reason == "aborted" and room.result.winners == () and room.result.ratings == ()
+    room = _rated_duel()
+    for _ in range(room.driver.opening_moves):
+        steer(room)
+        room.tick()
+    assert room.result is None
+    room.resign("s0")
+    assert room.result is not None and (room.result.reason, room.result.winner) == ("resign", 1)
+    assert {c.name for c in room.result.ratings} == {"ann", "ben"}
+
+
+def test_a_restored_tron_game_still_knows_how_long_each_rider_rode() -> None:
+    """After a restart, a rated Tron game replayed from its stored ticks is still past its opening: the ticks each
+    rider rode are counted again, so a resignation then is rated."""
+    from gamenight.server.outbox import Member
+    from gamenight.server.room import Room
+    from gamenight.server.store import SeatSaved, StoredRoom
+
+    room = _rated_duel()
+    for _ in range(room.driver.opening_moves + 2):
+        steer(room)
+        room.tick()
+    seats = [SeatSaved(room.code, i, name, f"h{i}", None, None, False) for i, name in enumerate(("ann", "ben"))]
+    saved = StoredRoom(
+        room.code, "tron", room.options, room.room_options, "host", False, room.game_no, seats=seats, moves=room.moves
+    )
+    again, _ = Room.restore(
+        saved, room.game, 0.0, lambda token, name, bot: Member(f"s{token[1:]}", name, token, claimed=True)
+    )
+    assert again.driver.moves_made() == room.driver.moves_made() == [9, 9]
+    again.rater = room.rater
+    again.resign("s0")
+    assert again.result is not None and again.result.reason == "resign" and len(again.result.ratings) == 2
 
 
 async def test_an_idle_players_rd_is_shown_grown_since_their_last_game(db_server):

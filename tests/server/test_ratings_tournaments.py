@@ -9,7 +9,15 @@ from collections import Counter
 
 import pytest
 
-from gamenight.protocol.messages import CreateTournament, GetTournament, JoinTournament, ListGames, ListTournaments
+from gamenight.protocol.messages import (
+    Abort,
+    CreateTournament,
+    GetTournament,
+    JoinTournament,
+    ListGames,
+    ListTournaments,
+    Resign,
+)
 from tests.peer import Peer
 
 ROUND_ROBIN = ["AI level 1", "AI level 2", "bot classic", "bot quantum"]
@@ -144,6 +152,32 @@ async def test_a_person_in_a_round_robin_is_seated_by_the_server(db_server):
     assert state.status == "playing" and joined.seat == 0
     running = await alice.request(GetTournament, tournament=reply.tournament)
     assert running.games[0]["room"] == joined.room and running.games[0]["players"] == ["alice", "AI level 1"]
+    await alice.close()
+
+
+async def test_a_tournament_game_is_not_aborted_and_an_early_resignation_counts_unrated(db_server):
+    """A rated tournament's game must be played, as lichess's tournament games: its room says which tournament it
+    belongs to, abort is refused, and a resignation before any move loses it for the standings but rates nobody."""
+    url = f"ws://127.0.0.1:{db_server.port}"
+    alice = await Peer.connect(url, "alice", key=key())
+    reply = await alice.request(
+        CreateTournament,
+        game="connect4",
+        kind="round_robin",
+        options={"ai_pace_ms": 0},
+        rated=True,
+        players=["alice", "AI level 1"],
+    )
+    joined = await alice.wait(lambda m: m.type == "joined" and m.id is None)
+    info = await alice.wait(lambda m: m.type == "room" and m.room == joined.room and m.status == "playing")
+    assert info.tournament == reply.tournament and joined.seat == 0
+    refused = await alice.request(Abort, room=joined.room)
+    assert refused.type == "error" and refused.code == "not_allowed" and "tournament" in refused.message
+    await alice.send(Resign(room=joined.room))
+    final = await alice.wait(lambda m: m.type == "state" and m.room == joined.room and m.status == "finished")
+    assert (final.result.reason, final.result.winner, final.result.ratings) == ("resign", 1, ())
+    standing = await until(alice, reply.tournament, lambda m: m.games[0]["places"] is not None)
+    assert standing.games[0]["places"] == [2, 1]
     await alice.close()
 
 
