@@ -21,7 +21,7 @@ from gamenight.protocol.messages import (
     Player,
     Players,
 )
-from gamenight.protocol.vocab import ChallengeEnd, GameDescription, PlayerInfo
+from gamenight.protocol.vocab import ChallengeEnd, GameDescription, PlayerInfo, TournamentOffer
 
 BOT_MARK = "[bot]"
 """How a bot is marked wherever a name is listed: plain ASCII, so every terminal draws it."""
@@ -38,18 +38,28 @@ class Ask:
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """One of my challenges (or invites) the server confirmed, waiting for the target's answer."""
+    """One of my challenges (or invites, or my tournament's invitations) the server confirmed, waiting for the
+    target's answer."""
 
     id: str
     to: str  # the target's name as the server shows it
     game: str
     expires_ms: int
     room: str | None = None
+    tournament: str | None = None  # an invitation into my tournament
+
+    @property
+    def what(self) -> str:
+        """What it is called in a notice."""
+        if self.tournament is not None:
+            return f"invitation to tournament {self.tournament}"
+        return "invite" if self.room is not None else "challenge"
 
 
 @dataclass(frozen=True, slots=True)
 class Offer:
-    """A challenge (or invite, with `room`) offered to me: who, what game, which seat I would take."""
+    """A challenge (or invite, with `room`; or an invitation into a tournament, with `tournament`) offered to me:
+    who, what game, which seat I would take."""
 
     id: str
     sender: PlayerInfo
@@ -58,11 +68,19 @@ class Offer:
     seat: int
     expires_ms: int
     room: str | None = None
+    tournament: TournamentOffer | None = None
 
     @classmethod
     def of(cls, msg: Challenged) -> Offer:
         """The offer a `challenged` push carries."""
-        return cls(msg.challenge, msg.sender, msg.game, dict(msg.options), msg.seat, msg.expires_ms, msg.room)
+        return cls(
+            msg.challenge, msg.sender, msg.game, dict(msg.options), msg.seat, msg.expires_ms, msg.room, msg.tournament
+        )
+
+    @property
+    def what(self) -> str:
+        """What it is called in a notice."""
+        return "tournament invitation" if self.tournament is not None else "challenge"
 
 
 @dataclass(slots=True)
@@ -89,9 +107,25 @@ def offer_text(offer: Offer, games: Mapping[str, GameDescription]) -> str:
     what = f"{title} ({changed})" if changed else title
     seat = description.seat_label(offer.seat) if description is not None else f"seat {offer.seat + 1}"
     who = player_label(offer.sender)
+    if offer.tournament is not None:
+        return f"{who} invites you to {tournament_text(offer.tournament, what)}"
     if offer.room is not None:
         return f"{who} invites you to room {offer.room}: {what}; you would play {seat}"
     return f"{who} challenges you to {what}; you would play {seat}"
+
+
+def tournament_text(offer: TournamentOffer, game: str) -> str:
+    """A tournament invitation in words, e.g. "a round robin of Othello (size 10), starting now: tournament
+    t1a2b3c4, entered: alice, AI level 3; invited: bob, carol"."""
+    if offer.kind == "arena":
+        length = f"{offer.duration_s // 60} min" if offer.duration_s >= 60 else f"{offer.duration_s} s"
+        kind = f"an arena ({length})"
+    else:
+        kind = "a round robin" + (f" ({offer.rounds} rounds)" if offer.rounds > 1 else "")
+    start = f"starting in {offer.starts_in_ms // 1000} s" if offer.starts_in_ms >= 1000 else "starting now"
+    entered = ", ".join(offer.entries) or "nobody yet"
+    invited = ", ".join(offer.invited)
+    return f"{kind} of {game}, {start}: tournament {offer.tournament}, entered: {entered}; invited: {invited}"
 
 
 def _changed_options(options: Mapping[str, Any], game: GameDescription | None) -> str:
@@ -163,10 +197,10 @@ class Presence:
         ask = self.asked.pop(msg.id, None) if msg.id is not None else None
         game = ask.game if ask is not None else ""
         room = ask.room if ask is not None else None
-        self.pending[msg.challenge] = Pending(msg.challenge, msg.to, game, msg.expires_ms, room)
+        pending = Pending(msg.challenge, msg.to, game, msg.expires_ms, room, msg.tournament)
+        self.pending[msg.challenge] = pending
         change.challenges = True
-        what = "invite" if room is not None else "challenge"
-        change.notices.append(f"Your {what} was sent: waiting for {msg.to} to answer")
+        change.notices.append(f"Your {pending.what} was sent: waiting for {msg.to} to answer")
 
     def _gone(self, msg: ChallengeGone, change: PresenceChange) -> None:
         """A challenge ended: mine (say how), or one offered to me (close its dialog)."""
@@ -174,8 +208,7 @@ class Presence:
         offer = self.offers.pop(msg.challenge, None)
         change.challenges = True
         if mine is not None:
-            what = "invite" if mine.room is not None else "challenge"
-            text = f"Your {what} to {mine.to} was {GONE_TEXT.get(msg.why, str(msg.why))}"
+            text = f"Your {mine.what} to {mine.to} was {GONE_TEXT.get(msg.why, str(msg.why))}"
             if msg.why == ChallengeEnd.DECLINED and msg.reason:
                 text += f": {msg.reason}"
             change.notices.append(text)
@@ -184,9 +217,9 @@ class Presence:
             if msg.challenge in self.answered or msg.id is not None:
                 self.answered.discard(msg.challenge)  # my own answer (or its reply): nothing to announce
             elif msg.why == ChallengeEnd.ACCEPTED:
-                change.notices.append(f"{offer.sender.name}'s challenge was accepted in another window")
+                change.notices.append(f"{offer.sender.name}'s {offer.what} was accepted in another window")
             else:
-                change.notices.append(f"{offer.sender.name}'s challenge {GONE_TEXT.get(msg.why, str(msg.why))}")
+                change.notices.append(f"{offer.sender.name}'s {offer.what} {GONE_TEXT.get(msg.why, str(msg.why))}")
 
     # -- what the app records about its own requests ---------------------------------------------------
     def asking(self, request_id: int | None, ask: Ask) -> None:

@@ -294,13 +294,13 @@ class ClientState:
             room.role, room.seat = msg.role, msg.seat
             changes.room = changes.board = True
             return
-        if room is not None and msg.id is None:
+        if room is not None and msg.id is None and msg.tournament is None:
             # A resumed session holding seats in several rooms: stay in this one, point at the other.
             changes.notices.append(Notice(f"You also hold a seat in room {msg.room}", timeout=6))
             return
-        if room is not None:
+        if room is not None:  # asked for, or a tournament's next game (its clock runs): straight into it
             self.leave_room(changes)
-            changes.closed = False  # straight into the next room
+            changes.closed = False
         summary = self.lobby.rooms.get(msg.room)
         host = msg.room in self.hosted or (self.resumed and summary is not None and summary.host == self.name)
         game = summary.game if summary is not None else ""
@@ -308,7 +308,10 @@ class ClientState:
         room.summary = summary
         self.room = room
         changes.entered = room
-        if msg.id is None and msg.role == Role.PLAYER and self.resumed:
+        if msg.tournament is not None:
+            text = f"Your game in tournament {msg.tournament} starts: room {msg.room}"
+            changes.notices.append(Notice(text, timeout=6))
+        elif msg.id is None and msg.role == Role.PLAYER and self.resumed:
             changes.notices.append(Notice(f"Welcome back: you are in room {msg.room} again", timeout=4))
 
     def _state(self, msg: State, changes: Changes) -> None:

@@ -29,6 +29,7 @@ from gamenight.protocol.vocab import (
     RoomStatus,
     RoomSummary,
     SeatSummary,
+    TournamentOffer,
     apply_changes,
 )
 
@@ -444,12 +445,14 @@ class RoomInfo(Message):
 
 @dataclass(frozen=True, slots=True)
 class Joined(Message):
-    """Reply to join (and to a resume): which room, as what, and which seat is yours."""
+    """Reply to join (and to a resume): which room, as what, and which seat is yours. `tournament` is set when a
+    tournament you entered seated you in its next game."""
 
     type: ClassVar[str] = "joined"
     room: str
     role: Role = field(metadata=wire_name("as"))
     seat: int | None = None
+    tournament: str | None = field(default=None, metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,7 +619,7 @@ class TournamentInfo(Message):
     tournament: str
     game: str
     kind: str
-    status: str  # waiting, running, finished
+    status: str  # waiting, running, finished, cancelled
     host: str
     rated: bool
     entries: list[str]
@@ -625,6 +628,8 @@ class TournamentInfo(Message):
     options: dict[str, Any] = field(default_factory=dict)
     starts_in_ms: int = 0
     ends_in_ms: int | None = None
+    invited: list[str] = field(default_factory=list)  # people whose invitation waits for an answer
+    dropped: list[str] = field(default_factory=list)  # people invited who declined or did not answer in time
 
 
 @dataclass(frozen=True, slots=True)
@@ -670,17 +675,21 @@ class Player(Message):
 
 @dataclass(frozen=True, slots=True)
 class ChallengeSent(Message):
-    """Reply to challenge or invite: the id of the challenge now waiting for its target's answer."""
+    """Reply to challenge or invite: the id of the challenge now waiting for its target's answer (pushed to the host
+    of a new tournament for each person it invites, with `tournament`)."""
 
     type: ClassVar[str] = "challenge_sent"
     challenge: str
     to: str
     expires_ms: int
+    tournament: str | None = field(default=None, metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
 class Challenged(Message):
-    """Pushed to the target: a challenge (or, with `room`, an invite); `seat` is the seat you would take."""
+    """Pushed to the target: a challenge (or, with `room`, an invite; with `tournament`, an invitation to enter a
+    tournament, whose games the server seats you in: `seat` is then 0 and means nothing); `seat` is the seat you
+    would take."""
 
     type: ClassVar[str] = "challenged"
     challenge: str
@@ -690,17 +699,20 @@ class Challenged(Message):
     seat: int
     expires_ms: int
     room: str | None = None
+    tournament: TournamentOffer | None = field(default=None, metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
 class ChallengeGone(Message):
-    """A challenge ended: `why` accepted (with its `room`), declined (with `reason`), expired, left or withdrawn."""
+    """A challenge ended: `why` accepted (with its `room`, or its `tournament`), declined (with `reason`), expired,
+    left or withdrawn."""
 
     type: ClassVar[str] = "challenge_gone"
     challenge: str
     why: ChallengeEnd
     room: str | None = None
     reason: str | None = None
+    tournament: str | None = field(default=None, metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)

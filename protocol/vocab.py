@@ -90,7 +90,7 @@ def apply_changes(view: Mapping[str, Any], cells: list[Any], changed: Mapping[st
 class ChallengeEnd(StrEnum):
     """Why a challenge (or invite) ended: `challenge_gone.why`."""
 
-    ACCEPTED = "accepted"  # the target took it; `room` is where the game is
+    ACCEPTED = "accepted"  # the target took it; `room` is where the game is (`tournament`: which one it entered)
     DECLINED = "declined"  # the target turned it down (`reason` may say why)
     EXPIRED = "expired"  # nobody answered in time (60 s)
     LEFT = "left"  # the challenger's or the target's connection closed
@@ -297,6 +297,20 @@ class PlayerInfo(Payload):
     games: tuple[str, ...] = ()  # the games it takes challenges for (empty: none)
     playing: int = 0  # games in progress it holds a seat in
     online: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentOffer(Payload):
+    """What a tournament invitation offers (`challenged.tournament`): which tournament, how it is played and who is
+    in it so far. The games' options are the challenge's `options`."""
+
+    tournament: str  # its id (`get_tournament` shows the whole of it)
+    kind: str  # round_robin, arena
+    entries: tuple[str, ...] = ()  # the entrants so far (those who accepted, the host if playing, AIs)
+    invited: tuple[str, ...] = ()  # everyone whose invitation waits for an answer (you among them)
+    rounds: int = 1  # how often a round robin's schedule is played
+    duration_s: int = 0  # an arena's length
+    starts_in_ms: int = 0  # its start time (it waits past it until every invitation is answered)
 
 
 @dataclass(frozen=True, slots=True)

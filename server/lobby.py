@@ -187,14 +187,16 @@ class LobbyLimits:
     code_guess_burst: int = 10  # ... of which this many at once
     challenges_per_player: int = 3  # pending challenges (and invites) one session has made
     challenge_s: float = 60.0  # a challenge nobody answers is gone after this long
+    invitation_s: float = 60.0  # ... and a tournament's invitation (the tournament waits for the answers to start)
 
 
 @dataclass(slots=True)
 class Challenge:
     """A pending offer of a game from one session to a named person's connected sessions.
 
-    A challenge makes a new room when accepted; an invite (`room` set) offers `seat` of an existing room.
-    `seat` is the challenger's own seat for a challenge, the offered seat for an invite.
+    A challenge makes a new room when accepted; an invite (`room` set) offers `seat` of an existing room; an
+    invitation (`tournament` set) enters the target into a tournament (server/tournament_host.py), whose host's
+    session is the sender. `seat` is the challenger's own seat for a challenge, the offered seat for an invite.
     """
 
     id: str
@@ -206,6 +208,7 @@ class Challenge:
     seat: int
     expires: float
     room: str | None = None
+    tournament: str | None = None
 
     @property
     def target_seat(self) -> int:
@@ -431,7 +434,7 @@ class Lobby:
             self._online(-1)
         client.connected = client.remote = False
         self.watchers.discard(session)
-        self._drop_challenges(client, out)
+        self._drop_challenges(client, out, now)
         self._push_player(client.name, out)
         for code in sorted(client.rooms):
             room = self._at(self.rooms.get(code), now)
@@ -540,7 +543,7 @@ class Lobby:
             case Accept():
                 return self._accept(client, msg, now)
             case Decline():
-                return self._decline(client, msg)
+                return self._decline(client, msg, now)
             case ListGames() | GetGame() | Leaderboard() | Profile():
                 return _reply(client, self.history_answer(msg, client.token_hash))
             case CreateTournament():
@@ -833,14 +836,28 @@ class Lobby:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you cannot challenge yourself")
         return found[0].name, {c.session for c in found}
 
-    def _may_challenge(self, client: Client, game: str, to: str, targets: set[str]) -> None:
-        """Refuse a challenge past the pending cap, or for a game the target does not take challenges for."""
+    def _may_challenge(self, client: Client, game: str, options: dict[str, Any], to: str, targets: set[str]) -> None:
+        """Refuse a challenge past the pending cap, for a game the target does not take challenges for, or rated
+        for a guest (who could not sit down in it: its room would be left open with the challenger alone)."""
         cap = self.limits.challenges_per_player
-        mine = sum(1 for ch in self.challenges.values() if ch.sender == client.session)
+        mine = sum(1 for ch in self.challenges.values() if ch.sender == client.session and ch.tournament is None)
         if cap and mine >= cap:
             raise Refusal(ErrorCode.TOO_MANY, f"you have {mine} challenges waiting for an answer; wait for one")
+        self._takes(game, to, targets)
+        if options.get("rated") and not any(self.clients[s].claimed for s in targets):
+            raise Refusal(ErrorCode.NOT_ALLOWED, f"{to} is a guest: rated games are for claimed players")
+
+    def _takes(self, game: str, to: str, targets: set[str]) -> None:
+        """Refuse an offer of a game the target does not take challenges for."""
         if not any(game in self.clients[s].accepts for s in targets):
             raise Refusal(ErrorCode.NOT_ALLOWED, f"{to} does not take challenges for {game[:40]}")
+
+    def invitees(self, host: Client, name: str, game: str) -> tuple[str, set[str]]:
+        """The name and connected sessions a tournament's host may invite as `name` (server/tournament_host.py):
+        online, not the host, taking challenges for the game; else the refusal a challenge would get."""
+        to, targets = self._targets(name, host)
+        self._takes(game, to, targets)
+        return to, targets
 
     def _offer(self, client: Client, challenge: Challenge, request_id: int | None) -> Outbox:
         """Keep a new challenge and tell both sides: the reply to the challenger, the push to the target."""
@@ -872,8 +889,8 @@ class Lobby:
         if not 0 <= msg.seat < seats:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"seat must be 0..{seats - 1}")
         to, targets = self._targets(msg.to, client)
-        self._may_challenge(client, game.name, to, targets)
         options = {**game_options, **room_options}
+        self._may_challenge(client, game.name, options, to, targets)
         challenge = Challenge(
             self.challenge_tag + secrets.token_hex(6),
             client.session,
@@ -898,8 +915,8 @@ class Lobby:
         if not room.seats[msg.seat].free:
             raise Refusal(ErrorCode.SEAT_TAKEN, f"seat {msg.seat} is taken")
         to, targets = self._targets(msg.to, client)
-        self._may_challenge(client, room.game.name, to, targets)
         summary = room.summary()
+        self._may_challenge(client, room.game.name, dict(summary.options), to, targets)
         challenge = Challenge(
             self.challenge_tag + secrets.token_hex(6),
             client.session,
@@ -921,8 +938,11 @@ class Lobby:
         return challenge
 
     def _accept(self, client: Client, msg: Accept, now: float) -> Outbox:
-        """Take a challenge: a new room with both seated (the game starts), or the invite's seat."""
+        """Take a challenge: a new room with both seated (the game starts), the invite's seat, or the invitation's
+        tournament."""
         challenge = self._offered(client, msg.challenge)
+        if challenge.tournament is not None:
+            return self.tournaments.accept(client, challenge, msg.id, now)
         sender = self.clients.get(challenge.sender)
         if sender is None or not sender.connected:  # cannot happen: a challenger leaving ends its challenges
             self.challenges.pop(challenge.id, None)
@@ -962,7 +982,7 @@ class Lobby:
         out.send({challenge.sender} | challenge.targets, gone)
         return out
 
-    def _decline(self, client: Client, msg: Decline) -> Outbox:
+    def _decline(self, client: Client, msg: Decline, now: float) -> Outbox:
         """Turn down a challenge offered to you (the challenger is told), or withdraw your own."""
         challenge = self.challenges.get(msg.challenge)
         if challenge is not None and challenge.sender == client.session:
@@ -974,26 +994,35 @@ class Lobby:
         reason = clean_text(msg.reason)[:MAX_REASON] if msg.reason else None
         out = Outbox()
         gone = ChallengeGone(challenge=challenge.id, why=why, reason=reason)
-        out.send({challenge.sender} - {client.session}, gone)
+        out.send(self._connected({challenge.sender} - {client.session}), gone)
         out.send({client.session}, replace(gone, id=msg.id))
         out.send(challenge.targets - {client.session}, gone)
+        if challenge.tournament is not None:
+            out.extend(self.tournaments.invitation_gone(challenge, now))
         return out
 
-    def _end_challenge(self, challenge: Challenge, why: ChallengeEnd, out: Outbox) -> None:
-        """Drop a challenge and tell both sides' remaining connections."""
-        self.challenges.pop(challenge.id, None)
-        told = {s for s in {challenge.sender} | challenge.targets if (c := self.clients.get(s)) and c.connected}
-        out.send(told, ChallengeGone(challenge=challenge.id, why=why))
+    def _connected(self, sessions: set[str]) -> set[str]:
+        """Those of `sessions` connected now (a tournament's host may be gone while its invitations stand)."""
+        return {s for s in sessions if (c := self.clients.get(s)) is not None and c.connected}
 
-    def _drop_challenges(self, client: Client, out: Outbox) -> None:
-        """A connection closed: its challenges end, and so do those only it could answer."""
+    def _end_challenge(self, challenge: Challenge, why: ChallengeEnd, out: Outbox, now: float) -> None:
+        """Drop a challenge and tell both sides' remaining connections (and its tournament, for an invitation)."""
+        self.challenges.pop(challenge.id, None)
+        gone = ChallengeGone(challenge=challenge.id, why=why)
+        out.send(self._connected({challenge.sender} | challenge.targets), gone)
+        if challenge.tournament is not None:
+            out.extend(self.tournaments.invitation_gone(challenge, now))
+
+    def _drop_challenges(self, client: Client, out: Outbox, now: float) -> None:
+        """A connection closed: its challenges end, and so do those only it could answer (a tournament's
+        invitations stand when its host goes: the tournament does not need the host)."""
         for challenge in list(self.challenges.values()):
-            if challenge.sender == client.session:
-                self._end_challenge(challenge, ChallengeEnd.LEFT, out)
+            if challenge.sender == client.session and challenge.tournament is None:
+                self._end_challenge(challenge, ChallengeEnd.LEFT, out, now)
             elif client.session in challenge.targets:
                 challenge.targets.discard(client.session)
                 if not challenge.targets:
-                    self._end_challenge(challenge, ChallengeEnd.LEFT, out)
+                    self._end_challenge(challenge, ChallengeEnd.LEFT, out, now)
 
     # -- time-driven work -------------------------------------------------------------------------------------
     def tick(self, code: str, now: float) -> Outbox:
@@ -1039,7 +1068,7 @@ class Lobby:
         out = Outbox()
         for challenge in list(self.challenges.values()):
             if now >= challenge.expires:
-                self._end_challenge(challenge, ChallengeEnd.EXPIRED, out)
+                self._end_challenge(challenge, ChallengeEnd.EXPIRED, out, now)
         for ip, allowance in list(self.guesses.items()):
             if allowance.tokens + (now - allowance.stamp) * allowance.rate >= allowance.capacity:
                 del self.guesses[ip]  # full again: forgetting it changes nothing

@@ -9,6 +9,11 @@ How a tournament runs:
 
 - Entrants are claimed players (by name), the server's AI levels ("AI level 3") and named bots ("bot classic");
   programs connected as bots are claimed players. Only claimed players may host or join.
+- Nobody is entered by someone else: every person the host names, but the host, is *invited* (a challenge of the
+  lobby's with `tournament` set: `challenged` to them, `challenge_sent` to the host) and enters by accepting it
+  (or by joining). The tournament does not start before every invitation is answered; one declined, withdrawn,
+  left unanswered (`invitation_s`) or whose every connection closed drops that person, and a tournament left with
+  fewer than two entrants by that is cancelled at its start. AIs need no consent; the host consents by creating.
 - The server opens a public room for each game (host: the tournament, so anyone may watch), seats the entrants
   and the game starts at once. A person is seated when they are connected and not playing another game; one who
   is not waits (their next game starts when they are back and free). A person sitting in a finished tournament
@@ -30,27 +35,31 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    Challenged,
+    ChallengeGone,
+    ChallengeSent,
     CreateTournament,
+    Joined,
     JoinTournament,
     LeaveTournament,
     Left,
     TournamentInfo,
     Tournaments,
 )
-from gamenight.protocol.vocab import Result, Role, RoomStatus
-from gamenight.server.outbox import AiSpec, Outbox, Refusal
+from gamenight.protocol.vocab import ChallengeEnd, Result, Role, RoomStatus, TournamentOffer
+from gamenight.server.outbox import AiSpec, Outbox, Refusal, Send
 from gamenight.server.rated import finishing_places
 from gamenight.server.store import TournamentSaved
 from gamenight.server.text import clean_name, name_key
 from gamenight.server.tournament import ArenaRecord, Played, arena_pairs, arena_points, groups, round_robin, standings
 
 if TYPE_CHECKING:
-    from gamenight.server.lobby import Client, Lobby
+    from gamenight.server.lobby import Challenge, Client, Lobby
     from gamenight.server.room import Room
 
 KINDS = ("round_robin", "arena")
@@ -62,6 +71,7 @@ MAX_START_IN_S = 24 * 3600
 MAX_HOSTED = 3  # tournaments one person runs at once
 LISTED = 50
 HOST_PREFIX = "tournament:"  # the host session of a tournament's rooms (no client has it)
+OVER = ("finished", "cancelled")  # the statuses of a tournament that will not change any more
 
 
 @dataclass(slots=True)
@@ -104,6 +114,8 @@ class Tournament:
     games: list[Game] = field(default_factory=list)
     arena: dict[str, ArenaRecord] = field(default_factory=dict)
     created: float = 0.0  # wall-clock seconds (a cluster's listing orders every node's tournaments by it)
+    invited: dict[str, str] = field(default_factory=dict)  # person -> the id of their invitation, not yet answered
+    dropped: list[str] = field(default_factory=list)  # people invited who declined or did not answer in time
 
     def plain(self) -> dict[str, Any]:
         """The stored form."""
@@ -117,6 +129,8 @@ class Tournament:
             "entries": self.entries,
             "ai": self.ai,
             "left": self.left,
+            "invited": self.invited,
+            "dropped": self.dropped,
             "status": self.status,
             "starts_at": self.starts_at,
             "ends_at": self.ends_at,
@@ -163,6 +177,8 @@ class Tournament:
             for p, r in raw["arena"].items()
         }
         t.created = float(raw.get("created", t.starts_at))  # stored before it was kept: its start will do
+        t.invited = {str(k): str(v) for k, v in raw.get("invited", {}).items()}  # (stored before invitations: none)
+        t.dropped = [str(e) for e in raw.get("dropped", [])]
         return t
 
     def played(self) -> list[Played]:
@@ -255,7 +271,7 @@ class TournamentHost:
         self._require_claimed(client, "host a tournament")
         if msg.kind not in KINDS:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"kind must be one of {', '.join(KINDS)}")
-        mine = sum(1 for t in self.tournaments.values() if t.host == client.name and t.status != "finished")
+        mine = sum(1 for t in self.tournaments.values() if t.host == client.name and t.status not in OVER)
         if mine >= MAX_HOSTED:
             raise Refusal(ErrorCode.TOO_MANY, f"you run {mine} tournaments; let one finish first")
         game, game_options, room_options = self.lobby._validated(
@@ -282,28 +298,102 @@ class TournamentHost:
             rounds=msg.rounds,
             duration_s=msg.duration_s,
         )
+        invitations: list[tuple[str, set[str]]] = []  # (person, their sessions): everyone checked before any is kept
         for name in msg.players:
-            self._enter(t, name)
+            person = self._enter(t, name)
+            if person == client.name:
+                t.entries.append(person)  # the host entering themselves consents by creating
+            elif person is not None:
+                to, targets = self.lobby.invitees(client, person, t.game)
+                t.invited[to] = self.lobby.challenge_tag + secrets.token_hex(6)
+                invitations.append((to, targets))
         t.created = self.clock()
         t.starts_at = t.created + msg.start_in_s
         self.tournaments[t.id] = t
         self.watchers[t.id] = set()
+        self._offer(t, client, invitations, now)
         out = self.sweep(now)  # one starting now starts before the reply, which shows it running
         self.watchers[t.id].add(client.session)
-        return out.extend(self._changed(t, msg.id, client.session))
+        out.extend(self._changed(t, msg.id, client.session))
+        return out.extend(self._invitations(t, client))
+
+    def _offer(self, t: Tournament, host: Client, invitations: list[tuple[str, set[str]]], now: float) -> None:
+        """Keep an invitation (a challenge of the lobby's, answered by accept / decline) for each person invited."""
+        from gamenight.server.lobby import Challenge  # the lobby imports this module; import it where it is used
+
+        expires = now + self.lobby.limits.invitation_s
+        for to, targets in invitations:
+            challenge_id = t.invited[to]
+            self.lobby.challenges[challenge_id] = Challenge(
+                challenge_id, host.session, targets, to, t.game, dict(t.options), 0, expires, tournament=t.id
+            )
+
+    def _invitations(self, t: Tournament, host: Client) -> Outbox:
+        """Tell each person invited (`challenged` with the tournament) and the host (`challenge_sent`)."""
+        out = Outbox()
+        expires_ms = round(self.lobby.limits.invitation_s * 1000)
+        offer = TournamentOffer(
+            tournament=t.id,
+            kind=t.kind,
+            entries=tuple(e for e in t.entries if e not in t.left),
+            invited=tuple(t.invited),
+            rounds=t.rounds,
+            duration_s=t.duration_s,
+            starts_in_ms=max(0, int((t.starts_at - self.clock()) * 1000)),
+        )
+        sender = self.lobby._info(host.name)
+        for to, challenge_id in t.invited.items():
+            challenge = self.lobby.challenges[challenge_id]
+            out.send({host.session}, ChallengeSent(challenge_id, to, expires_ms, tournament=t.id))
+            out.send(
+                challenge.targets,
+                Challenged(challenge_id, sender, t.game, dict(t.options), 0, expires_ms, tournament=offer),
+            )
+        return out
+
+    def accept(self, client: Client, challenge: Challenge, request_id: int | None, now: float) -> Outbox:
+        """An invitation accepted (or answered by joining): the person is entered, the reply is the tournament, and
+        the host and the person's other connections get `challenge_gone` accepted."""
+        t = self.tournaments.get(challenge.tournament or "")
+        if t is None or t.invited.get(challenge.to) != challenge.id:  # a cluster's other node runs it now
+            raise Refusal(ErrorCode.UNKNOWN_CHALLENGE, "that tournament is not run here any more")
+        del self.lobby.challenges[challenge.id]
+        del t.invited[challenge.to]
+        t.entries.append(challenge.to)
+        out = Outbox()
+        gone = ChallengeGone(challenge=challenge.id, why=ChallengeEnd.ACCEPTED, tournament=t.id)
+        out.send(self.lobby._connected({challenge.sender} | challenge.targets) - {client.session}, gone)
+        out.extend(self.sweep(now))  # the last answer may start it
+        self.watchers.setdefault(t.id, set()).add(client.session)
+        return out.extend(self._changed(t, request_id, client.session))
+
+    def invitation_gone(self, challenge: Challenge, now: float) -> Outbox:
+        """An invitation ended unaccepted (declined, withdrawn, expired, its target gone): that person is dropped;
+        the tournament starts without them once every answer is in (cancelled if fewer than two are left)."""
+        t = self.tournaments.get(challenge.tournament or "")
+        if t is None or t.invited.get(challenge.to) != challenge.id:
+            return Outbox()
+        del t.invited[challenge.to]
+        t.dropped.append(challenge.to)
+        return self._changed(t).extend(self.sweep(now))
 
     def join(self, client: Client, msg: JoinTournament, now: float) -> Outbox:
-        """The client enters the tournament."""
+        """The client enters the tournament (answering the invitation it has, if any)."""
         t = self._tournament(msg.tournament)
         self._require_claimed(client, "play in a tournament")
-        if t.status == "finished" or (t.kind == "round_robin" and t.status != "waiting"):
+        if t.status in OVER or (t.kind == "round_robin" and t.status != "waiting"):
             raise Refusal(ErrorCode.NOT_ALLOWED, "this tournament takes no more players")
         if client.name in t.entries and client.name not in t.left:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you are in this tournament already")
+        invitation = self.lobby.challenges.get(t.invited.get(client.name, ""))
+        if invitation is not None:
+            return self.accept(client, invitation, msg.id, now)
         if client.name in t.left:
             t.left.remove(client.name)
         else:
-            self._enter(t, client.name)
+            t.entries.append(self._person(t, client.name))
+        if client.name in t.dropped:
+            t.dropped.remove(client.name)
         out = self.sweep(now)
         self.watchers.setdefault(t.id, set()).add(client.session)
         return out.extend(self._changed(t, msg.id, client.session))
@@ -378,11 +468,13 @@ class TournamentHost:
         out = Outbox()
         wall = self.clock()
         for t in list(self.tournaments.values()):
-            if t.status == "finished":
+            if t.status in OVER:
                 continue
-            before = t.status, len(t.games), len(t.left)
-            if t.status == "waiting" and wall >= t.starts_at:
-                self._start(t, wall)
+            before = t.status, len(t.games), len(t.left), len(t.invited)
+            if t.status == "waiting":
+                self._unanswerable(t)
+                if wall >= t.starts_at and not t.invited:
+                    self._start(t, wall)
             if t.status == "running":
                 self._lost_rooms(t)
                 if t.kind == "round_robin":
@@ -392,7 +484,7 @@ class TournamentHost:
                 out.extend(self._launch(t, now))
                 if self._over(t, wall):
                     t.status = "finished"
-            if (t.status, len(t.games), len(t.left)) != before:
+            if (t.status, len(t.games), len(t.left), len(t.invited)) != before:
                 out.extend(self._changed(t))
         return out
 
@@ -429,10 +521,22 @@ class TournamentHost:
                 if game.room is not None and game.places is None:
                     self.by_room[game.room] = (t.id, index)
 
+    def _unanswerable(self, t: Tournament) -> None:
+        """Invitations this server no longer holds (it restarted, or took the tournament over from another node of a
+        cluster: nobody can answer them) are dropped as if their targets had left."""
+        for person, challenge_id in list(t.invited.items()):
+            if challenge_id not in self.lobby.challenges:
+                del t.invited[person]
+                t.dropped.append(person)
+
     def _start(self, t: Tournament, wall: float) -> None:
-        """The tournament begins: a round robin's whole schedule, or the arena's clock."""
-        t.status = "running"
+        """The tournament begins: a round robin's whole schedule, or the arena's clock; cancelled instead when the
+        people who did not accept their invitations leave fewer than two entrants."""
         players = [e for e in t.entries if e not in t.left]
+        if t.dropped and len(players) < 2:
+            t.status = "cancelled"
+            return
+        t.status = "running"
         if t.kind == "arena":
             t.ends_at = wall + t.duration_s
             for p in players:
@@ -524,32 +628,47 @@ class TournamentHost:
                     out.extend(lobby._after(old, old.leave(client.session), now))
                     client.rooms.discard(code)
                     out.send({client.session}, Left(room=code))
-            out.extend(room.join(client.member, Role.PLAYER, seat, None))
+            out.extend(self._marked(room.join(client.member, Role.PLAYER, seat, None), t.id))
             client.rooms.add(room.code)
         return lobby._after(room, out, now)
 
+    @staticmethod
+    def _marked(out: Outbox, tournament: str) -> Outbox:
+        """A seat's `joined` says which tournament gave it (so a client knows it is no resume, and goes straight in)."""
+        out.sends = [
+            Send(s.to, replace(s.message, tournament=tournament)) if isinstance(s.message, Joined) else s
+            for s in out.sends
+        ]
+        return out
+
     # -- entrants -----------------------------------------------------------------------------------------------------
-    def _enter(self, t: Tournament, raw: str) -> None:
-        """Add an entrant: an AI level, a named bot of the game, or a claimed name."""
+    def _enter(self, t: Tournament, raw: str) -> str | None:
+        """Enter an AI level or a named bot of the game (None); for a claimed name, the person's name as claimed,
+        checked but not entered (the caller enters or invites them)."""
         name = clean_name(raw)
         spec = self._ai(t, name)
-        if spec is not None:
-            label = spec.label
-            if label in t.entries:
-                raise Refusal(ErrorCode.BAD_OPTIONS, f"{label} is entered already")
-            t.entries.append(label)
-            t.ai[label] = {"level": spec.level} if spec.level is not None else {"bot": spec.bot}
-            return
+        if spec is None:
+            return self._person(t, name)
+        label = spec.label
+        if label in t.entries:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"{label} is entered already")
+        t.entries.append(label)
+        t.ai[label] = {"level": spec.level} if spec.level is not None else {"bot": spec.bot}
+        return None
+
+    def _person(self, t: Tournament, name: str) -> str:
+        """The claimed name `name` stands for, if that person may be entered: neither entered nor invited yet, and
+        the tournament not full."""
         claim = self.lobby.claims.get(name_key(name))
         if claim is None:
             raise Refusal(
                 ErrorCode.UNKNOWN_PLAYER, f"{name!r} is neither a claimed player nor an AI (AI level 1-5, bot NAME)"
             )
-        if claim.name in t.entries:
+        if claim.name in t.entries or claim.name in t.invited:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"{claim.name} is entered already")
-        if len(t.entries) >= MAX_ENTRANTS:
+        if len(t.entries) + len(t.invited) >= MAX_ENTRANTS:
             raise Refusal(ErrorCode.TOO_MANY, f"at most {MAX_ENTRANTS} players")
-        t.entries.append(claim.name)
+        return claim.name
 
     def _ai(self, t: Tournament, name: str) -> AiSpec | None:
         """The AI an entrant's name means ("AI level 3", "bot classic"), or None for a person."""
@@ -607,13 +726,15 @@ class TournamentHost:
             options=t.options,
             starts_in_ms=max(0, int((t.starts_at - wall) * 1000)),
             ends_in_ms=None if t.ends_at is None else max(0, int((t.ends_at - wall) * 1000)),
+            invited=list(t.invited),
+            dropped=list(t.dropped),
             id=request_id,
         )
 
     def _changed(self, t: Tournament, request_id: int | None = None, requester: str | None = None) -> Outbox:
         """Store the tournament and tell its entrants and watchers (the requester gets the reply with its id)."""
         out = Outbox()
-        out.records.append(TournamentSaved(t.id, t.plain(), t.status == "finished"))
+        out.records.append(TournamentSaved(t.id, t.plain(), t.status in OVER))
         if self.changed is not None:
             self.changed.add(t.id)
         sessions = set(self.watchers.get(t.id, set()))

@@ -1,11 +1,12 @@
 """`gamenight-bot`: an engine process seated on a gamenight server as a bot player.
 
 The runner is a client (plain `websockets`, no Textual): it says `hello {bot: true, key, accepts: [game]}`,
-answers every `challenged` (a challenge or an invite) by its accept rules, starts one engine per game
-(`EngineSpec.build`), and plays. One connection serves every game: the server lets one session hold seats in
-several rooms, so each game gets its own `ClientState` (the client's reducer, which tracks one room) and the
-connection routes each room's messages to it. Game state is read only through those reducers (which fold every
-`moved` and `tick` into the full state), never from raw `state` messages.
+answers every `challenged` (a challenge, an invite, or an invitation into a tournament) by its accept rules, starts
+one engine per game (`EngineSpec.build`), and plays. A tournament it entered seats it in each of its games (a
+`joined` naming the tournament): the engine of such a game starts once it is seated. One connection serves every
+game: the server lets one session hold seats in several rooms, so each game gets its own `ClientState` (the client's
+reducer, which tracks one room) and the connection routes each room's messages to it. Game state is read only
+through those reducers (which fold every `moved` and `tick` into the full state), never from raw `state` messages.
 
 The failure rule (docs/bots.md, "What a failing engine costs"): a late answer plays the fallback (the first legal
 move; in Tron nothing is sent, so the rider keeps its direction) and is logged; an illegal or malformed answer,
@@ -49,6 +50,7 @@ from gamenight.protocol.messages import (
     Hello,
     Joined,
     Leave,
+    LeaveTournament,
     Left,
     ListPlayers,
     MakeMove,
@@ -58,6 +60,7 @@ from gamenight.protocol.messages import (
     RoomInfo,
     State,
     Tick,
+    TournamentInfo,
     Welcome,
 )
 from gamenight.protocol.vocab import EventKind, Role, RoomStatus
@@ -76,6 +79,7 @@ SEND_RATE = 15.0  # messages a second the bot sends at most, sustained (servers 
 SEND_BURST = 30  # ...and at once (servers allow 40)
 RESEND_S = 0.5  # a move refused as rate_limited is sent again after this long
 KEEPALIVE_S = 600.0  # a `list_players` this often keeps a waiting bot's connection from being closed as idle
+OVER = ("finished", "cancelled")  # the statuses of a tournament that has no more games
 
 
 class Refused(Exception):
@@ -141,12 +145,21 @@ class BotConfig:
 class GameSeat:
     """The bot's seat in one room: that room's reducer, its engine, and the worker that answers its turns."""
 
-    def __init__(self, runner: BotRunner, room: str, engine: Engine, options: dict[str, Any], label: str) -> None:
+    def __init__(
+        self,
+        runner: BotRunner,
+        room: str,
+        engine: Engine,
+        options: dict[str, Any],
+        label: str,
+        tournament: str | None = None,
+    ) -> None:
         self.runner = runner
         self.room = room
         self.engine = engine
         self.options = options  # the challenge's options (filled in by the server)
         self.label = label  # names the engine's stderr log
+        self.tournament = tournament  # the tournament that seated the bot here, if one did
         self.state = ClientState(runner.config.name)
         self.history: list[tuple[int, str | None]] = []  # every move and pass of the game, in order
         self.seen: set[tuple[int, str, int, str | None]] = set()  # the move/pass events already fed
@@ -464,6 +477,8 @@ class BotRunner:
         self.welcome: Welcome | None = None
         self.seats: dict[str, GameSeat] = {}
         self.pending: dict[str, Pending] = {}  # by challenge id
+        self.entered: dict[str, dict[str, Any]] = {}  # tournaments it accepted and that are not over -> their options
+        self.entering: dict[int, str] = {}  # the request id of an invitation's accept -> its tournament
         self.games_played = 0
         self.moves_sent = 0  # moves sent over all games (the engine's own or the fallback)
         self.answers = 0  # answers engines gave in time, over all games (a Tron rider's "keep going" included)
@@ -569,6 +584,8 @@ class BotRunner:
                     await ws.send(encode(Leave(room=code, id=next(self._ids))))
                 for pending in list(self.pending.values()):
                     await ws.send(encode(Decline(challenge=pending.offer.challenge, reason="the bot is stopping")))
+                for tournament in list(self.entered):  # its games not played yet are lost now, not after a grace
+                    await ws.send(encode(LeaveTournament(tournament=tournament, id=next(self._ids))))
                 await ws.close()
             for task in (reader, writer):
                 error = task.exception() if task.done() else None
@@ -634,11 +651,22 @@ class BotRunner:
             case Joined() if message.id is not None and self._accepted(message.id) is not None:
                 self._seated(message)
                 return
+            case Joined() if message.tournament is not None and message.room not in self.seats:
+                self._tournament_seat(message, message.tournament)
+                return
+            case TournamentInfo():
+                self._tournament(message)
+                return
             case Error() if message.id is not None and self._accepted(message.id) is not None:
                 pending = self._accepted(message.id)
                 assert pending is not None
                 log.warning("accept of %s refused: %s", pending.offer.challenge, message.message)
                 self._release(pending)
+                return
+            case Error() if message.id is not None and message.id in self.entering:
+                tournament = self.entering.pop(message.id)
+                log.warning("entering tournament %s refused: %s", tournament, message.message)
+                self.entered.pop(tournament, None)
                 return
             case Welcome():
                 return
@@ -669,6 +697,12 @@ class BotRunner:
             log.info("declined %s from %s: %s", offer.game, who, reason)
             self.send(Decline(challenge=offer.challenge, reason=reason))
             return
+        if offer.tournament is not None:  # its games come one by one, each `joined` naming it: no engine yet
+            tournament = offer.tournament.tournament
+            log.info("entering tournament %s of %s from %s", tournament, offer.game, who)
+            self.entered[tournament] = dict(offer.options)
+            self.entering[self.send(Accept(challenge=offer.challenge))] = tournament
+            return
         log.info("accepting %s from %s", offer.game, who)
         pending = Pending(offer, label=f"{offer.game}-{offer.challenge}")
         self.pending[offer.challenge] = pending
@@ -683,7 +717,8 @@ class BotRunner:
             return f"{config.name} takes challenges from humans only"
         if config.accept == "bots" and not offer.sender.bot:
             return f"{config.name} takes challenges from bots only"
-        busy = len(self.seats) + len(self.pending)
+        between = set(self.entered) - {seat.tournament for seat in self.seats.values()}  # entered, not seated now
+        busy = len(self.seats) + len(self.pending) + len(between)
         if busy >= config.max_games:
             return f"busy: {config.name} plays at most {config.max_games} game(s) at once"
         if config.protocol == "tron2010" and offer.options.get("players", 2) != 2:
@@ -745,6 +780,47 @@ class BotRunner:
         seat.worker = _watched(asyncio.create_task(seat.work()))
         self._closing.add(seat.worker)
         seat.worker.add_done_callback(self._closing.discard)
+
+    def _tournament(self, info: TournamentInfo) -> None:
+        """A tournament's reply or push: one it entered is followed until it is over (or it left)."""
+        if info.id is not None:
+            self.entering.pop(info.id, None)
+        me = self.welcome.name if self.welcome is not None else self.config.name
+        if info.status in OVER or me not in info.entries:
+            if self.entered.pop(info.tournament, None) is not None:
+                log.info("tournament %s: %s", info.tournament, info.status if info.status in OVER else "left")
+        elif info.tournament in self.entered:
+            self.entered[info.tournament] = dict(info.options)
+
+    def _tournament_seat(self, joined: Joined, tournament: str) -> None:
+        """A tournament seated the bot in its next game: the game gets its reducer and worker now, its engine
+        starts while the game does (the clock may be running)."""
+        if joined.role != Role.PLAYER or joined.seat is None or self.welcome is None:
+            return
+        label = f"{self.config.game}-{tournament}-{joined.room}"
+        engine = self.config.engine_spec(f"{label}.stderr.log").build()
+        options = self.entered.get(tournament, {})
+        seat = GameSeat(self, joined.room, engine, dict(options), label, tournament)
+        seat.state.apply(self.welcome)
+        self.seats[joined.room] = seat
+        seat.take(joined)
+        log.info("room %s: seated as %d by tournament %s", joined.room, joined.seat, tournament)
+        seat.worker = _watched(asyncio.create_task(self._tournament_game(seat)))
+        self._closing.add(seat.worker)
+        seat.worker.add_done_callback(self._closing.discard)
+
+    async def _tournament_game(self, seat: GameSeat) -> None:
+        """Start a tournament game's engine, then play the game (an engine that does not start resigns it)."""
+        try:
+            await seat.engine.start()
+        except EngineFailure as failure:
+            log.error("room %s: the engine did not start (%s); resigning", seat.room, failure)
+            seat.done = True
+            self.send(Resign(room=seat.room))
+            self.send(Leave(room=seat.room))
+            await self.finished(seat)
+            return
+        await seat.work()
 
     async def finished(self, seat: GameSeat) -> None:
         """A game ended (or the room went away): end its engine and free its place."""

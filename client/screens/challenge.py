@@ -169,7 +169,10 @@ class OfferScreen(ModalScreen[bool | None]):
     def compose(self) -> ComposeResult:
         """The offer, its countdown and the two answers."""
         with Vertical(classes="dialog", id="offer"):
-            title = "An invitation" if self.offer.room is not None else "A challenge"
+            if self.offer.tournament is not None:
+                title = "A tournament invitation"
+            else:
+                title = "An invitation" if self.offer.room is not None else "A challenge"
             yield Label(title, classes="dialog-title")
             yield Static(Text(self.text), id="offer-text")
             yield Static(id="offer-expiry")

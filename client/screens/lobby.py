@@ -179,7 +179,9 @@ class LobbyScreen(GameNightScreen):
             table.move_cursor(row=table.get_row_index(selected))
         self.query_one("#no-players", Static).display = not online
         waiting = [
-            f"Waiting for {p.to} to answer your {games[p.game].title if p.game in games else p.game} challenge…"
+            f"Waiting for {p.to} to answer your {p.what}…"
+            if p.tournament is not None
+            else f"Waiting for {p.to} to answer your {games[p.game].title if p.game in games else p.game} challenge…"
             for p in presence.pending.values()
             if p.room is None
         ]

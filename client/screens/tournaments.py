@@ -32,7 +32,7 @@ from gamenight.protocol.messages import (
 from gamenight.protocol.vocab import Role
 
 KINDS = (("Round robin", "round_robin"), ("Arena", "arena"))
-STATUS = {"waiting": "starts soon", "running": "running", "finished": "finished"}
+STATUS = {"waiting": "starts soon", "running": "running", "finished": "finished", "cancelled": "cancelled"}
 STANDING_COLUMNS = (("rank", "#"), ("player", "Player"), ("points", "Points"), ("tb", "Tie-break"), ("wdl", "W-D-L"))
 GAME_COLUMNS = (("n", "#"), ("players", "Players"), ("room", "Room"), ("result", "Result"))
 
@@ -295,14 +295,20 @@ class TournamentScreen(GameNightScreen):
         self.shown = info
         kind = "Arena" if info.kind == "arena" else "Round robin"
         when = ""
-        if info.status == "waiting":
+        if info.status == "waiting" and info.invited:
+            when = " · starts once every invitation is answered"
+        elif info.status == "waiting":
             when = f" · starts in {info.starts_in_ms // 1000} s"
         elif info.status == "running" and info.ends_in_ms is not None:
             when = f" · ends in {info.ends_in_ms // 1000} s"
         title = "Final standings" if info.status == "finished" else STATUS.get(info.status, info.status)
         rated = " · rated" if info.rated else ""
-        heading = f"{kind} of {self.model.lobby.title(info.game)} hosted by {info.host}{rated} — {title}{when}"
-        self.query_one("#t-heading", Static).update(heading)
+        heading = Text(f"{kind} of {self.model.lobby.title(info.game)} hosted by {info.host}{rated} — {title}{when}")
+        if info.invited:
+            heading.append(f"\nInvited, no answer yet: {', '.join(info.invited)}")
+        if info.dropped:
+            heading.append(f"\nInvited, did not accept: {', '.join(info.dropped)}")
+        self.query_one("#t-heading", Static).update(heading)  # names as typed, never read as markup
         standings = self.query_one("#t-standings", DataTable)
         standings.clear()
         for row in info.standings:

@@ -20,7 +20,17 @@ from websockets.exceptions import ConnectionClosed
 
 import tests.peer
 from gamenight.client.bot.runner import BotRunner, Refused, bot_key, with_passes
-from gamenight.protocol.messages import AddAi, ChallengeRequest, CreateRoom, Invite, Join, MakeMove, State, Sync
+from gamenight.protocol.messages import (
+    AddAi,
+    ChallengeRequest,
+    CreateRoom,
+    CreateTournament,
+    Invite,
+    Join,
+    MakeMove,
+    State,
+    Sync,
+)
 from gamenight.protocol.vocab import Role
 from tests.client.botrun import (
     ENGINES,
@@ -37,6 +47,7 @@ from tests.client.botrun import (
 )
 from tests.peer import Peer
 from tests.server.serverproc import NO_ROOM_CAPS, ServerProcess
+from tests.server.test_ratings_tournaments import until
 
 GTP_RHINO = shutil.which("gtp-rhino") or shutil.which("/usr/games/gtp-rhino")
 TRON_SMALL = {"map": "random", "width": 10, "height": 10, "tick_ms": 150, "countdown_ms": 300}
@@ -196,6 +207,47 @@ async def test_bot_accepting_bots_only_declines_a_human(server: ServerProcess, h
         gone = await challenge(human, "botsonly", "othello")
     assert gone.why == "declined" and "bots only" in (gone.reason or "")
     assert runner.games_played == 0
+
+
+async def test_bot_enters_a_tournament_it_is_invited_to_and_plays_its_games(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """Invited into a round robin, the bot accepts by its challenge rules, then plays every game the server seats it
+    in (an engine of its own per game) to the tournament's end, and forgets the tournament once it is over."""
+    cfg = config(server.url, tmp_path, "tourbot", "connect4", doc_bot(tmp_path), "jsonl")
+    async with running(cfg, human) as runner:
+        reply = await human.request(
+            CreateTournament,
+            game="connect4",
+            kind="round_robin",
+            options={"ai_pace_ms": 0},
+            players=["tourbot", "AI level 1"],
+        )
+        assert reply.type == "tournament" and reply.invited == ["tourbot"], reply
+        gone = await within(human.expect("challenge_gone"))
+        assert gone.why == "accepted" and gone.tournament == reply.tournament
+        final = await until(human, reply.tournament, lambda m: m.status == "finished")
+        await games_done(runner, 2)
+        assert not runner.entered
+    assert [sorted(g["players"]) for g in final.games] == [["AI level 1", "tourbot"]] * 2
+    assert all(g["places"] is not None and not g["forfeit"] for g in final.games)
+    assert runner.moves_sent >= 4 and runner.answers >= 4  # its engines answered in both games
+
+
+async def test_bot_accepting_bots_only_declines_a_humans_tournament(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """`--accept bots` turns a human host's tournament invitation down with its reason; the tournament, left with
+    its host alone, is cancelled and the bot plays nothing."""
+    cfg = config(server.url, tmp_path, "botsonly", "othello", engine("gtp_othello.py"), "gtp", accept="bots")
+    async with running(cfg, human) as runner:
+        reply = await human.request(CreateTournament, game="othello", kind="round_robin", players=["alice", "botsonly"])
+        assert reply.type == "tournament" and reply.invited == ["botsonly"], reply
+        gone = await within(human.expect("challenge_gone"))
+        assert gone.why == "declined" and "bots only" in (gone.reason or "")
+        final = await until(human, reply.tournament, lambda m: m.status == "cancelled")
+    assert final.dropped == ["botsonly"] and final.games == []
+    assert runner.games_played == 0 and not runner.entered
 
 
 async def test_contest_bot_declines_a_four_rider_tron(server: ServerProcess, human: Peer, tmp_path: Path) -> None:

@@ -1,14 +1,21 @@
 """Pilot tests of the tournament screens against a real server: host one from the lobby, follow it to the final
-table, and get seated in your own game without asking."""
+table, get seated in your own game without asking, and answer another host's invitation from its dialog."""
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Input, Select, Static
+import secrets
 
+from textual.widgets import DataTable, Input, Label, Select, Static
+
+from gamenight.client.app import GameNightApp
+from gamenight.client.screens.challenge import OfferScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.history import ReplayScreen
 from gamenight.client.screens.tournaments import CreateTournamentScreen, TournamentScreen, TournamentsScreen
+from gamenight.protocol.messages import CreateTournament
+from gamenight.protocol.vocab import RoomStatus
 from tests.client.conftest import wait_for
+from tests.peer import Peer
 
 SIZE = (120, 40)
 TOURNAMENT_GUARD_S = 120.0  # only a hang fails: AI games under load can be slow
@@ -75,3 +82,69 @@ async def test_your_tournament_game_opens_by_itself(make_app, url):
         info = next(iter(app.model.tournaments.known.values()))
         assert game.session.code == info.games[0]["room"] and game.session.playing
         assert info.games[0]["players"] == ["carol", "AI level 1"]
+
+
+def noticed(app: GameNightApp, *words: str) -> bool:
+    """True when a notification shown contains every one of `words`."""
+    return any(all(w in n.message for w in words) for n in app._notifications)
+
+
+async def invited(app: GameNightApp, pilot, url: str) -> tuple[Peer, str]:
+    """Another player ("host", a raw protocol client) hosts a rated round robin of Connect Four naming the TUI's
+    player and AI level 1; returns the host and the tournament once the TUI shows the invitation's dialog."""
+    await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+    host = await Peer.connect(url, "host", key="host-key-" + secrets.token_urlsafe(12))
+    reply = await host.request(
+        CreateTournament,
+        game="connect4",
+        kind="round_robin",
+        rated=True,
+        options={"ai_pace_ms": 0},
+        players=["dora", "AI level 1"],
+    )
+    assert reply.type == "tournament" and reply.status == "waiting" and reply.invited == ["dora"], reply
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, OfferScreen) and app.screen.query("#decline"), "the invitation dialog"
+    )
+    assert str(app.screen.query_one(".dialog-title", Label).render()) == "A tournament invitation"
+    text = str(app.screen.query_one("#offer-text").render())
+    assert text.startswith("host invites you to a round robin of Connect Four (") and "Rated on" in text, text
+    assert reply.tournament in text and "entered: AI level 1; invited: dora" in text
+    assert app.model.room is None  # nothing is played before the answer
+    return host, reply.tournament
+
+
+async def test_an_invitation_accepted_from_the_dialog_seats_the_player(make_app, url):
+    """Named in someone else's tournament, the player sees an invitation dialog, not a game; y accepts, the
+    tournament starts and its first game opens, announced as the tournament's (not as a "welcome back")."""
+    app = make_app("dora")
+    async with app.run_test(size=SIZE) as pilot:
+        host, tournament = await invited(app, pilot, url)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, GameScreen), "the tournament's game", TOURNAMENT_GUARD_S)
+        gone = await host.expect("challenge_gone")
+        assert gone.why == "accepted" and gone.tournament == tournament
+        await wait_for(pilot, lambda: noticed(app, "tournament", tournament, "starts"), "the game's notice")
+        assert not noticed(app, "Welcome back")
+        await wait_for(pilot, lambda: app.model.room.status == RoomStatus.PLAYING, "the game playing")
+        assert app.model.room.seat is not None
+        await wait_for(pilot, lambda: tournament in app.model.tournaments.known, "the tournament's reply")
+        info = app.model.tournaments.known[tournament]
+        assert "dora" in info.entries and info.invited == []
+        await host.close()
+
+
+async def test_an_invitation_declined_from_the_dialog_drops_the_player(make_app, url):
+    """n declines: the host is told, the player is dropped and, with only an AI left, the tournament is cancelled;
+    the player is never seated."""
+    app = make_app("dora")
+    async with app.run_test(size=SIZE) as pilot:
+        host, tournament = await invited(app, pilot, url)
+        await pilot.press("n")
+        gone = await host.expect("challenge_gone")
+        assert gone.why == "declined"
+        final = await host.wait(lambda m: m.type == "tournament" and m.status == "cancelled")
+        assert final.tournament == tournament and final.dropped == ["dora"] and final.games == []
+        await wait_for(pilot, lambda: not isinstance(app.screen, OfferScreen), "the dialog closed")
+        assert app.model.room is None and not isinstance(app.screen, GameScreen)
+        await host.close()

@@ -144,3 +144,56 @@ def test_a_new_session_forgets_the_old_challenges():
     offered(state, challenge="c5")
     state.apply(welcome(session="s2"))
     assert not state.presence.pending and not state.presence.offers
+
+
+def test_my_tournaments_invitations_are_pending_and_their_end_names_the_tournament():
+    """As a tournament's host, each `challenge_sent` pushed for a person invited is a pending line naming the
+    tournament, and its end (declined with a reason, or accepted) is a notice saying which invitation it was."""
+    state = lobby_with_players()
+    for challenge, to in (("i1", "rhino"), ("i2", "bea")):
+        changes = state.apply(wire("challenge_sent", challenge=challenge, to=to, expires_ms=60000, tournament="t77"))
+        assert any(f"invitation to tournament t77 was sent: waiting for {to}" in n.text for n in changes.notices)
+    assert state.presence.pending["i1"].tournament == "t77" and state.presence.pending["i1"].room is None
+    changes = state.apply(wire("challenge_gone", challenge="i1", why="declined", reason="not tonight"))
+    assert any(
+        n.text == "Your invitation to tournament t77 to rhino was declined: not tonight" for n in changes.notices
+    )
+    changes = state.apply(wire("challenge_gone", challenge="i2", why="accepted", tournament="t77"))
+    assert any("invitation to tournament t77 to bea was accepted" in n.text for n in changes.notices)
+    assert not state.presence.pending and state.room is None and not state.hosted
+
+
+def test_a_tournament_invitation_says_what_it_enters_me_in():
+    """A `challenged` with `tournament` reads as an invitation into that tournament: its kind, game, start, who is
+    entered and who else is invited; its expiry says it was a tournament invitation."""
+    state = lobby_with_players()
+    offer = {"tournament": "t77", "kind": "arena", "entries": ["rhino", "AI level 3"], "invited": ["bea", "ann"]}
+    changes = state.apply(
+        wire(
+            "challenged",
+            challenge="i3",
+            **{"from": RHINO},
+            game="othello",
+            options={"size": 10},
+            seat=0,
+            expires_ms=60000,
+            tournament={**offer, "duration_s": 1800, "starts_in_ms": 120000},
+        )
+    )
+    assert changes.offered is not None and changes.offered.tournament is not None
+    text = offer_text(changes.offered, state.lobby.games)
+    assert text.startswith("rhino [bot] invites you to an arena (30 min) of Othello (")
+    assert text.endswith("starting in 120 s: tournament t77, entered: rhino, AI level 3; invited: bea, ann")
+    changes = state.apply(wire("challenge_gone", challenge="i3", why="expired"))
+    assert any(n.text == "rhino's tournament invitation expired: no answer in time" for n in changes.notices)
+
+
+def test_a_seat_a_tournament_gives_me_is_announced_as_its_game_even_after_a_resume():
+    """A `joined` naming a tournament opens its game with a notice saying so, not "welcome back", and takes me
+    out of a room I was only looking at."""
+    state = lobby_with_players()
+    state.apply(welcome(), resumed=True)
+    state.apply(wire("joined", room="WATCH", **{"as": "spectator"}, seat=None, id=3))
+    changes = state.apply(wire("joined", room="PX7TM", **{"as": "player"}, seat=1, tournament="t77"))
+    assert changes.entered is not None and state.room is not None and state.room.code == "PX7TM"
+    assert [n.text for n in changes.notices] == ["Your game in tournament t77 starts: room PX7TM"]

@@ -14,18 +14,18 @@ from collections.abc import Callable
 import pytest
 
 from gamenight.protocol.messages import (
+    Accept,
     CreateTournament,
     GetTournament,
     JoinTournament,
     ListGames,
     ListTournaments,
-    MakeMove,
     Message,
 )
 from tests.cluster.helpers import HANG_S, eventually
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
-from tests.server.test_ratings_tournaments import points_from_games
+from tests.server.test_ratings_tournaments import autoplay, points_from_games
 
 FAST_CONNECT4 = {"ai_pace_ms": 0}
 TOURNAMENT_HANG_S = 240.0  # a whole tournament with people playing through Redis: a hang guard, not a timing
@@ -34,31 +34,6 @@ TOURNAMENT_HANG_S = 240.0  # a whole tournament with people playing through Redi
 def key() -> str:
     """A fresh claim key."""
     return "key-" + secrets.token_urlsafe(16)
-
-
-async def autoplay(peer: Peer, tid: str) -> Message:
-    """Play the first legal move in every game the server seats `peer` in, until the tournament's `finished` push;
-    returns it. A move refused for the message rate is sent again, and so is one the room's new owner never got
-    (sent as the old one died: the seat given back after the takeover, `joined`, shows it still to be played)."""
-    sent: set[tuple[str, int]] = set()
-    last: MakeMove | None = None
-    async with asyncio.timeout(TOURNAMENT_HANG_S):
-        while True:
-            try:
-                msg = await peer.wait(lambda m: True)
-            except TimeoutError:
-                continue  # nothing for a while (a takeover, the AIs' games): keep waiting
-            if msg.type == "tournament" and msg.tournament == tid and msg.status == "finished":
-                return msg
-            if msg.type == "joined":
-                sent = {(room, seq) for room, seq in sent if room != msg.room}
-            if msg.type == "error" and msg.code == "rate_limited" and last is not None:
-                await asyncio.sleep((msg.retry_after_ms or 50) / 1000)
-                await peer.send(last)
-            if msg.type == "state" and msg.status == "playing" and msg.legal and (msg.room, msg.seq) not in sent:
-                sent.add((msg.room, msg.seq))
-                last = MakeMove(room=msg.room, move=msg.legal[0], seq=msg.seq)
-                await peer.send(last)
 
 
 async def listed_as(peer: Peer, tid: str, status: str) -> bool:
@@ -129,7 +104,7 @@ async def test_an_arena_on_one_node_is_joined_and_played_from_the_others(cluster
         assert joined.type == "tournament" and joined.tournament == tid, joined
     seen = await asked(carol, GetTournament, tournament=tid)
     assert {"bob", "carol"} <= set(seen.entries)
-    finals = await asyncio.gather(autoplay(bob, tid), autoplay(carol, tid))
+    finals = await asyncio.gather(autoplay(bob, tid, TOURNAMENT_HANG_S), autoplay(carol, tid, TOURNAMENT_HANG_S))
     assert all(final.status == "finished" for final in finals)
     views = [await asked(peer, GetTournament, tournament=tid) for peer in (alice, bob, carol)]
     assert all(view.type == "tournament" for view in views), views
@@ -157,18 +132,23 @@ async def test_the_node_running_a_round_robin_is_killed_and_it_finishes_elsewher
     """SIGKILL the node running a round robin (with people on the other two nodes and AIs) mid-tournament: another
     node takes the tournament and its games in progress over, the people go on playing where they are, and it
     finishes with every game played once, the games finished before the kill unchanged, the same standings on
-    both surviving nodes."""
+    both surviving nodes. The people are invited from n1 and accept through their own nodes before it starts."""
     nodes = [cluster("n1"), cluster("n2"), cluster("n3")]
     alice = await Peer.connect(nodes[0].url, "alice", key=key())
-    bob = await Peer.connect(nodes[1].url, "bob", key=key())
-    carol = await Peer.connect(nodes[2].url, "carol", key=key())
+    bob = await Peer.connect(nodes[1].url, "bob", key=key(), accepts=["connect4"])
+    carol = await Peer.connect(nodes[2].url, "carol", key=key(), accepts=["connect4"])
     entrants = ["bob", "carol", "AI level 1", "AI level 2"]
     reply = await create(
         alice, game="connect4", kind="round_robin", options=FAST_CONNECT4, players=entrants, rated=True
     )
-    assert reply.type == "tournament" and reply.status == "running", reply
+    assert reply.type == "tournament" and reply.status == "waiting" and reply.invited == ["bob", "carol"], reply
     tid = reply.tournament
-    players = [asyncio.create_task(autoplay(peer, tid)) for peer in (bob, carol)]
+    for peer in (bob, carol):
+        offer = await peer.expect("challenged")
+        assert offer.tournament is not None and offer.tournament.tournament == tid
+        accepted = await asked(peer, Accept, challenge=offer.challenge)
+        assert accepted.type == "tournament" and accepted.tournament == tid, accepted
+    players = [asyncio.create_task(autoplay(peer, tid, TOURNAMENT_HANG_S)) for peer in (bob, carol)]
     async with asyncio.timeout(TOURNAMENT_HANG_S):
         while True:
             before = await alice.wait(lambda m: m.type == "tournament" and m.tournament == tid)

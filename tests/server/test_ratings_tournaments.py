@@ -16,6 +16,8 @@ from gamenight.protocol.messages import (
     JoinTournament,
     ListGames,
     ListTournaments,
+    MakeMove,
+    Message,
     Resign,
 )
 from tests.peer import Peer
@@ -39,6 +41,32 @@ async def until(peer: Peer, tournament: str, done, seen: list | None = None):
                 seen.append(msg)
             if done(msg):
                 return msg
+
+
+async def autoplay(peer: Peer, tid: str, hang_s: float = HANG_GUARD_S) -> Message:
+    """Play the first legal move in every game the server seats `peer` in, until the tournament's `finished` push;
+    returns it. A move refused for the message rate is sent again, and so is one the room's new owner never got
+    (in a cluster, sent as the old one died: the seat given back after the takeover, `joined`, shows it still to be
+    played)."""
+    sent: set[tuple[str, int]] = set()
+    last: MakeMove | None = None
+    async with asyncio.timeout(hang_s):
+        while True:
+            try:
+                msg = await peer.wait(lambda m: True)
+            except TimeoutError:
+                continue  # nothing for a while (a takeover, the AIs' games): keep waiting
+            if msg.type == "tournament" and msg.tournament == tid and msg.status == "finished":
+                return msg
+            if msg.type == "joined":
+                sent = {(room, seq) for room, seq in sent if room != msg.room}
+            if msg.type == "error" and msg.code == "rate_limited" and last is not None:
+                await asyncio.sleep((msg.retry_after_ms or 50) / 1000)
+                await peer.send(last)
+            if msg.type == "state" and msg.status == "playing" and msg.legal and (msg.room, msg.seq) not in sent:
+                sent.add((msg.room, msg.seq))
+                last = MakeMove(room=msg.room, move=msg.legal[0], seq=msg.seq)
+                await peer.send(last)
 
 
 def points_from_games(games: list[dict]) -> dict[str, float]:
