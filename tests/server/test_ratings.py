@@ -441,14 +441,18 @@ def _rated_duel(seed: int = 3):
 
 def test_a_rated_tron_game_that_ends_in_its_first_second_is_aborted() -> None:
     """Tron's opening is the first second of riding (7 ticks at 150 ms): a rider who resigns in the countdown, or
-    who never steers and crashes within it, leaves the rated game aborted; steered past it, a resignation is rated."""
+    who crashes within it, leaves the rated game aborted; steered past it, a resignation is rated."""
     room = _rated_duel()
     assert room.driver.opening_moves == 7
     room.resign("s0")
     assert room.result is not None and room.result.reason == "aborted" and room.result.ratings == ()
     room = _rated_duel()
+    from gamenight.server.games.tron import DIRECTION_NAMES, DIRECTIONS, straight_run
+
+    nearest_wall = min(DIRECTIONS, key=lambda direction: straight_run(room.state, 0, direction))
     ticks = 0
-    while room.result is None:  # nobody steers: both ride into the walls
+    while room.result is None:  # ann rides straight at the nearest wall (3 squares away on this arena)
+        room.move("s0", DIRECTION_NAMES[nearest_wall], None)
         room.tick()
         ticks += 1
     assert ticks < room.driver.opening_moves
