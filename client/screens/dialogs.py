@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Markdown, Static
 
 from gamenight.client.config import MAX_NAME, clean_name
+from gamenight.client.plain import plain
 
 
 class NameScreen(ModalScreen[str]):
@@ -34,7 +35,7 @@ class NameScreen(ModalScreen[str]):
             else:
                 yield Label("That name is taken", classes="dialog-title")
                 offer = f" {self.suggestion!r} is free: keep it or type another." if self.suggestion else ""
-                yield Static(f"Someone else has claimed {self.taken!r} on this server.{offer}", id="taken")
+                yield Static(plain(f"Someone else has claimed {self.taken!r} on this server.{offer}"), id="taken")
             yield Input(self.suggestion or "", placeholder="your name", max_length=MAX_NAME, id="name")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("OK", variant="primary", id="ok")
@@ -155,7 +156,7 @@ class GameOverScreen(ModalScreen[str]):
         """The dialog's text, field and buttons."""
         with Vertical(classes="dialog", id="game-over"):
             yield Label(self.headline, classes="dialog-title", id="headline")
-            yield Static(self.detail, id="detail")
+            yield Static(plain(self.detail), id="detail")
             with Horizontal(classes="dialog-buttons"):
                 if self.can_rematch:
                     yield Button("Rematch (r)", variant="primary", id=REMATCH)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -33,6 +32,7 @@ from gamenight.client.messages import (
     TakebackDecline,
 )
 from gamenight.client.model import RoomSession, describe_result, headline, status_text
+from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
 from gamenight.client.screens.ratings import ShowPlayerCard
@@ -145,7 +145,7 @@ class GameScreen(GameNightScreen):
         title = self.model.lobby.title(session.game) if session.game else "room"
         watching = "" if session.playing else " · watching"
         self.title = f"{title} · room {session.code}{watching}"
-        self.query_one("#status", Static).update(Text(status_text(session), style="bold"))
+        self.query_one("#status", Static).update(plain(status_text(session), style="bold"))
         self.query_one("#players", Static).update(players_text(session))
         self._show_clocks()
         self.query_one("#ai-info", Static).update(ai_text(session))
@@ -199,7 +199,7 @@ class GameScreen(GameNightScreen):
         lines = self.session.log[self.logged :]
         log = self.query_one("#log", RichLog)
         for line in lines:
-            log.write(Text(line.text, style=line.style))
+            log.write(plain(line.text, style=line.style))
         self.logged += len(lines)
 
     def show_game_over(self, result: Result) -> None:
