@@ -195,7 +195,7 @@ by themselves
 
 **In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `i` invite someone
 online into an open seat (host, before the start) · `p` the players' cards (each press the next) · `r` rematch ·
-`x` resign · `b` back to the lobby · `F1` this help · `Ctrl+C` quit
+`x` resign · `b` back to the lobby · `F1` or `?` this help · `Ctrl+C` quit
 
 **Othello** — arrows or `hjkl` move the cursor, `Enter` plays; or click a square. Dots mark your legal moves;
 the last move and the discs it turned are highlighted.
@@ -205,15 +205,17 @@ the last move and the discs it turned are highlighted.
 or click a ↺ / ↻ marker. The board previews the turn; `Enter` plays it, `Esc` steps back.
 A placement that already makes five is played without a turn.
 
+**Connect Four** — `1`-`7` drop into that column; or `←`/`→` (or `h`/`l`) and `Enter`; or click a column.
+
 **Tron** — arrows or `WASD` steer. Turning straight back is ignored. Your rider is the one marked
 "(you)" in the player list; avoid walls and every trail. The last one riding wins.
 """
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key of the client (F1, Esc or q closes)."""
+    """Every key of the client (F1, ?, Esc or q closes)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,question_mark,q", "close", "Close")]
 
     def compose(self) -> ComposeResult:
         """The dialog's text, field and buttons."""

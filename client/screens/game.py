@@ -56,6 +56,7 @@ class GameScreen(GameNightScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", show=False),
         Binding("t", "chat", "Chat"),
         Binding("plus", "add_ai", "Add AI", key_display="+"),
         Binding("minus", "remove_ai", "Remove AI", key_display="-"),
@@ -65,7 +66,7 @@ class GameScreen(GameNightScreen):
         Binding("u", "takeback", "Takeback"),
         Binding("n", "takeback_decline", "Decline takeback"),
         Binding("m", "moretime", "+15 s"),
-        Binding("z", "abort", "Abort"),  # not "a": Connect Four drops with a-g
+        Binding("z", "abort", "Abort"),
         Binding("b", "leave", "Lobby"),
         Binding("p", "player_card", "Player cards"),
         Binding("escape", "focus_board", show=False),

@@ -71,6 +71,7 @@ class LobbyScreen(GameNightScreen):
         Binding("r", "refresh", "Refresh", show=False),
         Binding("m", "more_rooms", "More rooms", show=False),
         Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
