@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from gamenight.client import messages as ui
@@ -130,6 +131,19 @@ class GameNightApp(App[None]):
         self.welcomed = False  # the current connection was welcomed (lobby requests wait for it)
         self.lobby_watch: bool | None = None  # the lobby_watch last sent on the current connection
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Show a toast as plain text, whatever `markup` says: toasts carry names, reasons and the server's
+        messages, never markup of ours (client/plain.py). Every toast of every screen and widget comes here."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     # -- start-up -------------------------------------------------------------------------------------
     def on_mount(self) -> None:
         """Show the lobby, then ask for a name (first start) or connect at once."""
@@ -200,8 +214,7 @@ class GameNightApp(App[None]):
         if changes.welcomed:
             self.welcomed = True
         for notice in changes.notices:
-            # Plain text: names, reasons and server messages are shown as sent, never read as markup.
-            self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout, markup=False)
+            self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
         if self.connection is not None:  # offline, the state's own requests (a sync, list_players) wait
             for request in changes.requests:
                 self._send(request)

@@ -338,9 +338,15 @@ class RoomSession:
         clock = self.state.clock if self.state is not None else None
         return self.playing and self.status == RoomStatus.PLAYING and clock is not None and not clock.days_per_move
 
+    @property
+    def rated(self) -> bool:
+        """True when the room's games are rated (its summary's `rated` option)."""
+        return self.summary is not None and self.summary.options.get("rated") is True
+
     def can_take_back(self) -> bool:
-        """True when a takeback key makes sense: accepting the opponent's offer, or asking after a move of yours."""
-        if not self.playing or self.status != RoomStatus.PLAYING or self.live or self.state is None:
+        """True when a takeback key makes sense: accepting the opponent's offer, or asking after a move of yours
+        (never in a rated game: the server refuses takebacks there)."""
+        if not self.playing or self.status != RoomStatus.PLAYING or self.live or self.state is None or self.rated:
             return False
         if self.takeback_offer is not None:
             return self.takeback_offer != self.seat

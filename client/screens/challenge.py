@@ -22,6 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
 
+from gamenight.client.plain import plain
 from gamenight.client.presence import Offer, player_label
 from gamenight.client.screens.create import FormScreen, option_value, option_widget
 from gamenight.protocol.vocab import GameDescription, PlayerInfo
@@ -39,9 +40,9 @@ class ChallengePlan:
     seat: int
 
 
-def seat_options(game: GameDescription, count: int) -> list[tuple[str, int]]:
+def seat_options(game: GameDescription, count: int) -> list[tuple[Text, int]]:
     """The entries of the "your seat" selector: each seat by its label, then random."""
-    return [(game.seat_label(index), index) for index in range(count)] + [("random", RANDOM_SEAT)]
+    return [(plain(game.seat_label(index)), index) for index in range(count)] + [(plain("random"), RANDOM_SEAT)]
 
 
 class ChallengeScreen(FormScreen[ChallengePlan]):
@@ -62,11 +63,11 @@ class ChallengeScreen(FormScreen[ChallengePlan]):
     def compose(self) -> ComposeResult:
         """Title, game selector, option rows, seat selector, buttons."""
         with Vertical(classes="dialog", id="challenge-dialog"):
-            yield Label(Text(f"Challenge {player_label(self.target)}"), classes="dialog-title")
+            yield Label(plain(f"Challenge {player_label(self.target)}"), classes="dialog-title")
             with Horizontal(classes="form-row"):
                 yield Label("Game", classes="form-label")
                 yield Select(
-                    [(g.title, g.name) for g in self.games.values()],
+                    [(plain(g.title), g.name) for g in self.games.values()],
                     value=self.game.name,
                     allow_blank=False,
                     id="game",
@@ -93,9 +94,9 @@ class ChallengeScreen(FormScreen[ChallengePlan]):
             await container.remove_children()
             rows = [
                 Horizontal(
-                    Label(spec.title, classes="form-label"),
+                    Label(plain(spec.title), classes="form-label"),
                     option_widget(spec),
-                    Static(spec.help, classes="form-help"),
+                    Static(plain(spec.help), classes="form-help"),
                     classes="form-row",
                 )
                 for spec in self.game.options
@@ -174,7 +175,7 @@ class OfferScreen(ModalScreen[bool | None]):
             else:
                 title = "An invitation" if self.offer.room is not None else "A challenge"
             yield Label(title, classes="dialog-title")
-            yield Static(Text(self.text), id="offer-text")
+            yield Static(plain(self.text), id="offer-text")
             yield Static(id="offer-expiry")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Accept (y)", variant="primary", id="accept")
@@ -240,11 +241,17 @@ class InviteScreen(ModalScreen[InvitePlan | None]):
             yield Label("Invite a player into this room", classes="dialog-title")
             with Horizontal(classes="form-row"):
                 yield Label("Seat", classes="form-label")
-                yield Select(self.seats, value=self.seats[0][1], allow_blank=False, id="invite-seat", compact=True)
+                yield Select(
+                    [(plain(label), seat) for label, seat in self.seats],
+                    value=self.seats[0][1],
+                    allow_blank=False,
+                    id="invite-seat",
+                    compact=True,
+                )
             with Horizontal(classes="form-row"):
                 yield Label("Player", classes="form-label")
                 yield Select(
-                    [(Text(player_label(p)), p.name) for p in self.takers],
+                    [(plain(player_label(p)), p.name) for p in self.takers],
                     value=self.takers[0].name,
                     allow_blank=False,
                     id="invite-to",

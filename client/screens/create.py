@@ -11,6 +11,7 @@ import asyncio
 from abc import abstractmethod
 from typing import Any, ClassVar, Generic, TypeVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -29,6 +30,7 @@ from gamenight.client.model import (
     RoomPlan,
     SeatPlan,
 )
+from gamenight.client.plain import plain
 from gamenight.protocol.vocab import GameDescription, OptionError, OptionKind, OptionSpec
 
 TIME_PRESETS: tuple[tuple[str, dict[str, int]], ...] = (
@@ -44,12 +46,12 @@ TIME_PRESETS: tuple[tuple[str, dict[str, int]], ...] = (
 PRESET_OPTIONS = frozenset(TIME_PRESETS[0][1])
 
 
-def seat_choices(game: GameDescription) -> list[tuple[str, str]]:
-    """The (label, value) entries of a seat's selector."""
+def seat_choices(game: GameDescription) -> list[tuple[Text, str]]:
+    """The (label, value) entries of a seat's selector (a bot's name as its program chose it)."""
     choices = [("open seat", OPEN), ("me", ME)]
     choices += [(f"AI level {level}", f"{AI}:{level}") for level in AI_LEVELS]
     choices += [(f"bot {bot}", f"{BOT}:{bot}") for bot in game.bots]
-    return choices
+    return [(plain(label), value) for label, value in choices]
 
 
 def default_seat(index: int) -> str:
@@ -73,7 +75,7 @@ def option_widget(spec: OptionSpec) -> Widget:
     if spec.kind == OptionKind.BOOL:
         return Switch(value=bool(spec.default), id=field_id)
     if spec.choices:
-        options = [(str(choice), choice) for choice in spec.choices]
+        options = [(plain(choice), choice) for choice in spec.choices]
         value = spec.default if spec.default in spec.choices else spec.choices[0]
         return Select(options, value=value, allow_blank=False, id=field_id, compact=True)
     text = "" if spec.default is None else str(spec.default)
@@ -150,7 +152,7 @@ class CreateRoomScreen(FormScreen[RoomPlan]):
             with Horizontal(classes="form-row"):
                 yield Label("Game", classes="form-label")
                 yield Select(
-                    [(g.title, g.name) for g in self.games.values()],
+                    [(plain(g.title), g.name) for g in self.games.values()],
                     value=self.game.name,
                     allow_blank=False,
                     id="game",
@@ -205,9 +207,9 @@ class CreateRoomScreen(FormScreen[RoomPlan]):
             help_text = spec.help + (f" ({spec.minimum}-{spec.maximum})" if spec.minimum is not None else "")
             rows.append(
                 Horizontal(
-                    Label(spec.title, classes="form-label"),
+                    Label(plain(spec.title), classes="form-label"),
                     option_widget(spec),
-                    Static(help_text, classes="form-help"),
+                    Static(plain(help_text), classes="form-help"),
                     classes="form-row",
                 )
             )
@@ -225,7 +227,7 @@ class CreateRoomScreen(FormScreen[RoomPlan]):
         for index in range(count):
             value = old[index] if index < len(old) and old[index] in allowed else default_seat(index)
             selector = Select(choices, value=value, allow_blank=False, classes="seat", compact=True)
-            label = Label(self.game.seat_label(index), classes="form-label")
+            label = Label(plain(self.game.seat_label(index)), classes="form-label")
             rows.append(Horizontal(label, selector, classes="form-row"))
         await container.mount_all(rows)
 

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Markdown, Static
 
 from gamenight.client.config import MAX_NAME, clean_name
+from gamenight.client.plain import plain
 
 
 class NameScreen(ModalScreen[str]):
@@ -34,7 +35,7 @@ class NameScreen(ModalScreen[str]):
             else:
                 yield Label("That name is taken", classes="dialog-title")
                 offer = f" {self.suggestion!r} is free: keep it or type another." if self.suggestion else ""
-                yield Static(f"Someone else has claimed {self.taken!r} on this server.{offer}", id="taken")
+                yield Static(plain(f"Someone else has claimed {self.taken!r} on this server.{offer}"), id="taken")
             yield Input(self.suggestion or "", placeholder="your name", max_length=MAX_NAME, id="name")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("OK", variant="primary", id="ok")
@@ -155,7 +156,7 @@ class GameOverScreen(ModalScreen[str]):
         """The dialog's text, field and buttons."""
         with Vertical(classes="dialog", id="game-over"):
             yield Label(self.headline, classes="dialog-title", id="headline")
-            yield Static(self.detail, id="detail")
+            yield Static(plain(self.detail), id="detail")
             with Horizontal(classes="dialog-buttons"):
                 if self.can_rematch:
                     yield Button("Rematch (r)", variant="primary", id=REMATCH)
@@ -194,7 +195,7 @@ by themselves
 
 **In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `i` invite someone
 online into an open seat (host, before the start) · `p` the players' cards (each press the next) · `r` rematch ·
-`x` resign · `b` back to the lobby · `F1` this help · `Ctrl+C` quit
+`x` resign · `b` back to the lobby · `F1` or `?` this help · `Ctrl+C` quit
 
 **Othello** — arrows or `hjkl` move the cursor, `Enter` plays; or click a square. Dots mark your legal moves;
 the last move and the discs it turned are highlighted.
@@ -204,15 +205,17 @@ the last move and the discs it turned are highlighted.
 or click a ↺ / ↻ marker. The board previews the turn; `Enter` plays it, `Esc` steps back.
 A placement that already makes five is played without a turn.
 
+**Connect Four** — `1`-`7` drop into that column; or `←`/`→` (or `h`/`l`) and `Enter`; or click a column.
+
 **Tron** — arrows or `WASD` steer. Turning straight back is ignored. Your rider is the one marked
 "(you)" in the player list; avoid walls and every trail. The last one riding wins.
 """
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key of the client (F1, Esc or q closes)."""
+    """Every key of the client (F1, ?, Esc or q closes)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,question_mark,q", "close", "Close")]
 
     def compose(self) -> ComposeResult:
         """The dialog's text, field and buttons."""

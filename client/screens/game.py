@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -33,6 +32,7 @@ from gamenight.client.messages import (
     TakebackDecline,
 )
 from gamenight.client.model import RoomSession, describe_result, headline, status_text
+from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
 from gamenight.client.screens.ratings import ShowPlayerCard
@@ -56,6 +56,7 @@ class GameScreen(GameNightScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", show=False),
         Binding("t", "chat", "Chat"),
         Binding("plus", "add_ai", "Add AI", key_display="+"),
         Binding("minus", "remove_ai", "Remove AI", key_display="-"),
@@ -65,7 +66,7 @@ class GameScreen(GameNightScreen):
         Binding("u", "takeback", "Takeback"),
         Binding("n", "takeback_decline", "Decline takeback"),
         Binding("m", "moretime", "+15 s"),
-        Binding("z", "abort", "Abort"),  # not "a": Connect Four drops with a-g
+        Binding("z", "abort", "Abort"),
         Binding("b", "leave", "Lobby"),
         Binding("p", "player_card", "Player cards"),
         Binding("escape", "focus_board", show=False),
@@ -145,7 +146,7 @@ class GameScreen(GameNightScreen):
         title = self.model.lobby.title(session.game) if session.game else "room"
         watching = "" if session.playing else " · watching"
         self.title = f"{title} · room {session.code}{watching}"
-        self.query_one("#status", Static).update(Text(status_text(session), style="bold"))
+        self.query_one("#status", Static).update(plain(status_text(session), style="bold"))
         self.query_one("#players", Static).update(players_text(session))
         self._show_clocks()
         self.query_one("#ai-info", Static).update(ai_text(session))
@@ -199,7 +200,7 @@ class GameScreen(GameNightScreen):
         lines = self.session.log[self.logged :]
         log = self.query_one("#log", RichLog)
         for line in lines:
-            log.write(Text(line.text, style=line.style))
+            log.write(plain(line.text, style=line.style))
         self.logged += len(lines)
 
     def show_game_over(self, result: Result) -> None:

@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Select, Static, Sw
 from textual.widgets.data_table import ColumnKey
 
 from gamenight.client.messages import LoadHistory, ModelChanged, OpenReplay
+from gamenight.client.plain import plain
 from gamenight.client.replay import Replay
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.state import ClientState
@@ -62,7 +63,7 @@ class HistoryScreen(GameNightScreen):
     def compose(self) -> ComposeResult:
         """Header, the filters, the table of games and the footer."""
         yield Header()
-        games = [(info.title, name) for name, info in self.model.lobby.games.items()]
+        games = [(plain(info.title), name) for name, info in self.model.lobby.games.items()]
         with Horizontal(id="history-filters"):
             yield Label("Game", classes="filter-label")
             yield Select(
@@ -112,11 +113,11 @@ class HistoryScreen(GameNightScreen):
         table.clear()
         rows = [
             (
-                Text(str(entry.game_id), style="bold"),
-                lobby.title(entry.game),
-                entry.date_text(),
-                entry.players_text(),
-                entry.result_text(lobby.games.get(entry.game)),
+                plain(entry.game_id, style="bold"),
+                plain(lobby.title(entry.game)),
+                plain(entry.date_text()),
+                plain(entry.players_text()),
+                plain(entry.result_text(lobby.games.get(entry.game))),
             )
             for entry in entries
         ]
@@ -227,7 +228,7 @@ class ReplayScreen(GameNightScreen):
         """Title and the start position."""
         replay = self.replay
         self.title = f"Replay of game {replay.game_id} · {self.model.lobby.title(replay.game)}"
-        self.query_one("#replay-result", Static).update(Text(replay.result_text(), style="bold"))
+        self.query_one("#replay-result", Static).update(plain(replay.result_text(), style="bold"))
         self.show_step()
 
     def on_resize(self) -> None:
@@ -243,7 +244,7 @@ class ReplayScreen(GameNightScreen):
             show_position(self.board, Position(view=view, last_move=replay.last_move, status=status))
         self.query_one("#players", Static).update(self._players(view))
         self._show_clocks()
-        self.query_one("#replay-step", Static).update(Text(replay.status_text(), style="italic"))
+        self.query_one("#replay-step", Static).update(plain(replay.status_text(), style="italic"))
         self._show_moves()
 
     def _show_clocks(self) -> None:

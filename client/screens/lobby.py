@@ -30,6 +30,7 @@ from gamenight.client.messages import (
     Withdraw,
 )
 from gamenight.client.model import RoomPlan, options_summary, seats_summary
+from gamenight.client.plain import plain
 from gamenight.client.presence import games_text, player_label
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.challenge import ChallengePlan, ChallengeScreen
@@ -70,6 +71,7 @@ class LobbyScreen(GameNightScreen):
         Binding("r", "refresh", "Refresh", show=False),
         Binding("m", "more_rooms", "More rooms", show=False),
         Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -136,25 +138,27 @@ class LobbyScreen(GameNightScreen):
         """Redraw the table from the client state's lobby, keeping the cursor on the same room."""
         lobby = self.model.lobby
         name = self.model.name or "?"
-        shown = f"{len(lobby.rooms)} room(s) open"
-        if lobby.has_more:
-            shown = f"{lobby.total} room(s) open, {len(lobby.rooms)} shown ([b]m[/b] for more)"
         online = f", {lobby.counts.online} online" if lobby.counts is not None else ""
-        self.query_one("#lobby-intro", Static).update(
-            f"Hello [b]{name}[/b] — {shown}{online}. Press [b]n[/b] to play Othello against the AI right now."
-        )
+        intro = Text.assemble("Hello ", (name, "bold"), " — ")  # my name as typed, never read as markup
+        if lobby.has_more:
+            intro.append(f"{lobby.total} room(s) open, {len(lobby.rooms)} shown (").append("m", style="bold")
+            intro.append(" for more)")
+        else:
+            intro.append(f"{len(lobby.rooms)} room(s) open")
+        intro.append(f"{online}. Press ").append("n", style="bold").append(" to play Othello against the AI right now.")
+        self.query_one("#lobby-intro", Static).update(intro)
         table = self.query_one("#rooms", DataTable)
         selected = self.selected_room()
         table.clear()
         for summary in sorted(lobby.rooms.values(), key=lambda s: (s.status != RoomStatus.WAITING, s.room)):
-            status = Text(summary.status, style="bold" if summary.status == RoomStatus.WAITING else "")
+            status = plain(summary.status, style="bold" if summary.status == RoomStatus.WAITING else "")
             table.add_row(
-                Text(summary.room, style="bold"),
-                lobby.title(summary.game),
+                plain(summary.room, style="bold"),
+                plain(lobby.title(summary.game)),
                 status,
-                seats_summary(summary),
-                str(summary.spectators),
-                options_summary(summary, lobby.games.get(summary.game)),
+                plain(seats_summary(summary)),
+                plain(summary.spectators),
+                plain(options_summary(summary, lobby.games.get(summary.game))),
                 key=summary.room,
             )
         if selected in lobby.rooms:
@@ -170,8 +174,8 @@ class LobbyScreen(GameNightScreen):
         online = presence.online(self.model.name)
         for info in online:
             table.add_row(
-                Text(player_label(info), style="bold" if info.games else "dim"),
-                games_text(info),
+                plain(player_label(info), style="bold" if info.games else "dim"),
+                plain(games_text(info)),
                 "busy" if info.playing else "free",
                 key=info.name,
             )
@@ -186,7 +190,7 @@ class LobbyScreen(GameNightScreen):
             if p.room is None
         ]
         pending = self.query_one("#pending", Static)
-        text = Text("\n".join(waiting))  # names as typed, never read as markup
+        text = plain("\n".join(waiting))
         if waiting:
             text.append("\nw", style="bold").append(" withdraws")
         pending.update(text)

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
 
 from gamenight.client.messages import ModelChanged
+from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.state import ClientState, rating_text
 from gamenight.protocol.messages import Leaderboard, Profile
@@ -106,7 +107,7 @@ class LeaderboardScreen(GameNightScreen):
     def reload(self) -> None:
         """Ask for the page shown."""
         self.loaded = False
-        self.query_one("#board-title", Static).update(f"{pool_title(self.model, self.pool)} — loading…")
+        self.query_one("#board-title", Static).update(plain(f"{pool_title(self.model, self.pool)} — loading…"))
         self.post_message(AskRatings(Leaderboard(game=self.pool, offset=self.page_start, limit=PAGE)))
 
     def on_model_changed(self, event: ModelChanged) -> None:
@@ -125,13 +126,13 @@ class LeaderboardScreen(GameNightScreen):
         note = self.query_one("#board-note", Static)
         title = self.query_one("#board-title", Static)
         if board is None:
-            title.update(pool_title(self.model, self.pool))
-            note.update(ratings.board_error or "")
+            title.update(plain(pool_title(self.model, self.pool)))
+            note.update(plain(ratings.board_error or ""))
             note.display = True
             self.loaded = True
             return
         for entry in board.entries:
-            name = Text(entry.name + (" (AI)" if entry.kind == "ai" else " (bot)" if entry.kind == "bot" else ""))
+            name = plain(entry.name + (" (AI)" if entry.kind == "ai" else " (bot)" if entry.kind == "bot" else ""))
             if entry.name == self.model.name:
                 name.stylize("bold")
             table.add_row(
@@ -145,7 +146,7 @@ class LeaderboardScreen(GameNightScreen):
             )
         last = board.offset + len(board.entries)
         shown = f"{board.offset + 1}-{last} of {board.total}" if board.entries else f"none of {board.total}"
-        title.update(f"{pool_title(self.model, self.pool)} — players {shown}")
+        title.update(plain(f"{pool_title(self.model, self.pool)} — players {shown}"))
         note.update("No rated games here yet: play a rated game (option 'rated') and it shows up.")
         note.display = board.total == 0
         self.loaded = True
@@ -209,8 +210,8 @@ class PlayerCardScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """The card: title, ratings table, recent games, a close button."""
         with Vertical(classes="dialog", id="card"):
-            yield Label(self.player, classes="dialog-title", id="card-title")
-            table: DataTable[str] = DataTable(id="card-ratings", cursor_type="none", show_cursor=False)
+            yield Label(plain(self.player), classes="dialog-title", id="card-title")
+            table: DataTable[Text | str] = DataTable(id="card-ratings", cursor_type="none", show_cursor=False)
             for key, label in (
                 ("game", "Game"),
                 ("rating", "Rating"),
@@ -240,17 +241,17 @@ class PlayerCardScreen(ModalScreen[None]):
             return
         recent = self.query_one("#card-recent", Static)
         if ratings.card is None:
-            recent.update(ratings.card_error or "no card")
+            recent.update(plain(ratings.card_error or "no card"))
             self.loaded = True
             return
         card = ratings.card
         kind = {"ai": " (server AI)", "bot": " (bot)"}.get(card.kind, "")
-        self.query_one("#card-title", Label).update(f"{card.name}{kind}")
+        self.query_one("#card-title", Label).update(plain(f"{card.name}{kind}"))
         table = self.query_one("#card-ratings", DataTable)
         table.clear()
         for r in card.ratings:
             table.add_row(
-                pool_title(self.model, r.pool),
+                plain(pool_title(self.model, r.pool)),
                 rating_text(r.rating, r.provisional),
                 f"{r.rd:.0f}",
                 str(r.games),
@@ -264,7 +265,7 @@ class PlayerCardScreen(ModalScreen[None]):
                 f"#{game.get('game_id')} {pool_title(self.model, str(game.get('pool', '')))}: {game.get('outcome')}"
                 f" vs {', '.join(str(o) for o in others)} ({change:+.0f})"
             )
-        recent.update("\n".join(lines))
+        recent.update(plain("\n".join(lines)))
         self.loaded = True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, Static, Switch
 
 from gamenight.client.messages import JoinRoom, ModelChanged
+from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.state import ClientState
 from gamenight.protocol.messages import (
@@ -132,11 +133,11 @@ class TournamentsScreen(GameNightScreen):
         table.clear()
         for t in entries:
             table.add_row(
-                Text(str(t.get("tournament")), style="bold"),
-                self.model.lobby.title(str(t.get("game"))),
+                plain(t.get("tournament"), style="bold"),
+                plain(self.model.lobby.title(str(t.get("game")))),
                 "arena" if t.get("kind") == "arena" else "round robin",
-                STATUS.get(str(t.get("status")), str(t.get("status"))),
-                ", ".join(str(e) for e in t.get("entries", [])),
+                plain(STATUS.get(str(t.get("status")), str(t.get("status")))),
+                plain(", ".join(str(e) for e in t.get("entries", []))),
                 key=str(t.get("tournament")),
             )
         self.query_one("#no-tournaments", Static).display = not entries
@@ -186,7 +187,8 @@ class CreateTournamentScreen(ModalScreen[CreateTournament | None]):
 
     def compose(self) -> ComposeResult:
         """The fields and the buttons."""
-        games = [(d.title, name) for name, d in self.model.lobby.games.items()] or [("Othello", "othello")]
+        titles = [(d.title, name) for name, d in self.model.lobby.games.items()] or [("Othello", "othello")]
+        games = [(plain(title), name) for title, name in titles]
         with Vertical(classes="dialog", id="tournament-form"):
             yield Label("Host a tournament", classes="dialog-title")
             with Horizontal(classes="form-row"):
@@ -303,7 +305,7 @@ class TournamentScreen(GameNightScreen):
             when = f" · ends in {info.ends_in_ms // 1000} s"
         title = "Final standings" if info.status == "finished" else STATUS.get(info.status, info.status)
         rated = " · rated" if info.rated else ""
-        heading = Text(f"{kind} of {self.model.lobby.title(info.game)} hosted by {info.host}{rated} — {title}{when}")
+        heading = plain(f"{kind} of {self.model.lobby.title(info.game)} hosted by {info.host}{rated} — {title}{when}")
         if info.invited:
             heading.append(f"\nInvited, no answer yet: {', '.join(info.invited)}")
         if info.dropped:
@@ -312,17 +314,17 @@ class TournamentScreen(GameNightScreen):
         standings = self.query_one("#t-standings", DataTable)
         standings.clear()
         for row in info.standings:
-            name = Text(str(row.get("player")) + (" (left)" if row.get("left") else ""))
+            name = plain(str(row.get("player")) + (" (left)" if row.get("left") else ""))
             if row.get("streak"):
                 name.append(" 🔥")
             if row.get("player") == self.model.name:
                 name.stylize("bold")
             standings.add_row(
-                str(row.get("rank")),
+                plain(row.get("rank")),
                 name,
                 points_text(float(row.get("points", 0))),
                 f"{float(row.get('tie_break', 0)):g}",
-                f"{row.get('wins', 0)}-{row.get('draws', 0)}-{row.get('losses', 0)}",
+                plain(f"{row.get('wins', 0)}-{row.get('draws', 0)}-{row.get('losses', 0)}"),
             )
         games = self.query_one("#t-games", DataTable)
         cursor = games.cursor_row
@@ -330,9 +332,9 @@ class TournamentScreen(GameNightScreen):
         for n, game in enumerate(info.games):
             games.add_row(
                 str(n + 1),
-                " vs ".join(str(p) for p in game.get("players", [])),
-                str(game.get("room") or "—"),
-                game_result(game),
+                plain(" vs ".join(str(p) for p in game.get("players", []))),
+                plain(game.get("room") or "—"),
+                plain(game_result(game)),
                 key=str(n),
             )
         if games.row_count and games.is_valid_row_index(cursor):

@@ -54,6 +54,12 @@ class Position:
     countdown_ms: int | None = None  # a live game about to (re)start: the wait before its next tick
 
 
+def in_play(position: Position) -> bool:
+    """True when a board's move keys mean something: you hold a seat and the game runs. Spectators, a game not
+    started and a finished one get no move keys (out of turn they stay, and say it is not your move)."""
+    return position.seat is not None and position.status == RoomStatus.PLAYING
+
+
 # Glyph rows of one disc or marble, by cell size (width, height); the first size that fits is used.
 CELL_SIZES: tuple[tuple[int, int], ...] = ((7, 3), (5, 2), (4, 2), (3, 1))
 DISC: dict[tuple[int, int], tuple[str, ...]] = {

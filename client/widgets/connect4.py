@@ -3,7 +3,8 @@
 Drawn with the Line API like the other boards: the column letters on the first line, a drop marker over the
 cursor's column on the second, then six rows of `cell_h` lines each, the largest cell size that fits. Moves
 are columns: left/right (or h/l) move the cursor over the columns that are not full, Enter or Space drops
-there, 1-7 or a-g drop straight into a column, and a click anywhere on a column drops into it.
+there, 1-7 drop straight into a column, and a click anywhere on a column drops into it. The column letters are
+not keys: the game screen's letters (`b` back to the lobby, ...) must reach it while the board has the focus.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from gamenight.client.messages import MoveChosen
-from gamenight.client.widgets.board import DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid
+from gamenight.client.widgets.board import DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid, in_play
 
 COLUMNS = "abcdefg"
 ROWS = 6
 LABEL_H = 2  # the column letters and the drop-marker line above the board
 DISC_CHARS = {"R": "red", "Y": "yellow"}
 MARKER = "▼"
+MOVE_ACTIONS = frozenset({"drop_here", "drop"})  # the keys that make a move (hidden while you do not play here)
 
 
 def winning_cells(view: Mapping[str, Any]) -> set[tuple[int, int]]:
@@ -56,10 +58,7 @@ class Connect4Board(StyledBoard, can_focus=True):
         Binding("left,h", "cursor(-1)", "Left", show=False),
         Binding("right,l", "cursor(1)", "Right", show=False),
         Binding("enter,space", "drop_here", "Drop"),
-        *(
-            Binding(f"{col + 1},{letter}", f"drop({col})", f"Drop in {letter}", show=False)
-            for col, letter in enumerate(COLUMNS)
-        ),
+        *(Binding(str(col + 1), f"drop({col})", f"Drop in {letter}", show=False) for col, letter in enumerate(COLUMNS)),
     ]
 
     position: reactive[Position] = reactive(Position, always_update=True)
@@ -81,8 +80,13 @@ class Connect4Board(StyledBoard, can_focus=True):
         return self.grid.cell_center(0, COLUMNS.index(letter))
 
     # -- input -----------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The move keys show (and work) only while you play here (`in_play`)."""
+        return in_play(self.position) if action in MOVE_ACTIONS else True
+
     def watch_position(self, position: Position) -> None:
         """On your turn, move the cursor to the nearest column that is not full if it is on a full one."""
+        self.refresh_bindings()  # the move keys follow the game (`check_action`)
         if position.can_move and position.legal and COLUMNS[self.cursor] not in position.legal:
             self.cursor = min(self._open_columns(), key=lambda col: abs(col - self.cursor), default=self.cursor)
 
@@ -102,7 +106,7 @@ class Connect4Board(StyledBoard, can_focus=True):
         self._choose(self.cursor)
 
     def action_drop(self, col: int) -> None:
-        """Drop a disc straight into column `col` (the keys 1-7 and a-g)."""
+        """Drop a disc straight into column `col` (the keys 1-7)."""
         self.cursor = col
         self._choose(col)
 

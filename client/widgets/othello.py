@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from gamenight.client.messages import MoveChosen
-from gamenight.client.widgets.board import BLANK, DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid
+from gamenight.client.widgets.board import BLANK, DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid, in_play
 
 FILES = "abcdefghij"
 LABEL_W = 3  # rank numbers up to "10" and a space
@@ -37,6 +37,9 @@ def parse_square(name: str) -> tuple[int, int] | None:
     if len(name) < 2 or name[0] not in FILES or not name[1:].isdigit():
         return None
     return int(name[1:]) - 1, FILES.index(name[0])
+
+
+MOVE_ACTIONS = frozenset({"play"})  # the keys that make a move (hidden while you do not play here)
 
 
 class OthelloBoard(StyledBoard, can_focus=True):
@@ -88,8 +91,13 @@ class OthelloBoard(StyledBoard, can_focus=True):
         return self.grid.cell_center(row, col)
 
     # -- input -----------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The move keys show (and work) only while you play here (`in_play`)."""
+        return in_play(self.position) if action in MOVE_ACTIONS else True
+
     def watch_position(self, position: Position) -> None:
         """Keep the cursor on the board; on your turn, put it on a legal square if it is not on one."""
+        self.refresh_bindings()  # the move keys follow the game (`check_action`)
         n = self.board_size
         if n and not (0 <= self.cursor[0] < n and 0 <= self.cursor[1] < n):
             self.cursor = (n // 2 - 1, n // 2 - 1)

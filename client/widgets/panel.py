@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gamenight.client.model import RoomSession, ai_info_text, numbered_moves
+from gamenight.client.plain import plain
 from gamenight.client.widgets import board_spec
 from gamenight.protocol.vocab import RoomStatus, SeatKind, SeatSummary
 
@@ -72,7 +73,7 @@ def seats_table(rows: list[tuple[Text, Text, str, str]]) -> Table:
     table.add_column(justify="right", no_wrap=True, style="bold")
     table.add_column(no_wrap=True, width=len(TURN_MARK))
     for chip, who, score, turn in rows:
-        table.add_row(chip, who, score, Text(turn, style="bold"))
+        table.add_row(chip, who, plain(score), Text(turn, style="bold"))  # a score is whatever the view holds
     return table
 
 

@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from gamenight.client.messages import MoveChosen
-from gamenight.client.widgets.board import CELL_SIZES, DISC, BoardSpec, Position, StyledBoard
+from gamenight.client.widgets.board import CELL_SIZES, DISC, BoardSpec, Position, StyledBoard, in_play
 
 SIZE = 6
 FILES = "abcdef"
@@ -168,6 +168,9 @@ def fit_layout(width: int, height: int) -> PentagoLayout:
     return PentagoLayout(cell_w, cell_h, left, top)
 
 
+MOVE_ACTIONS = frozenset({"play", "quadrant"})  # the keys that make a move (hidden while you do not play here)
+
+
 class PentagoBoard(StyledBoard, can_focus=True):
     """A Pentago position you can play on; posts `MoveChosen("b3 tr cw")` (or "b3" for a winning placement)."""
 
@@ -235,9 +238,14 @@ class PentagoBoard(StyledBoard, can_focus=True):
         return self.layout_now.marker_offset(QUADRANTS.index(quadrant), direction)
 
     # -- choosing ----------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The move keys show (and work) only while you play here (`in_play`)."""
+        return in_play(self.position) if action in MOVE_ACTIONS else True
+
     def watch_position(self, position: Position) -> None:
         """A new position cancels a half-made move."""
         self._reset()
+        self.refresh_bindings()  # the move keys follow the game (`check_action`)
 
     def _reset(self) -> None:
         """Forget the square, quadrant and direction picked so far."""

@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from gamenight.client.messages import MoveChosen
-from gamenight.client.widgets.board import BoardSpec, Position
+from gamenight.client.widgets.board import BoardSpec, Position, in_play
 from gamenight.protocol.vocab import RoomStatus
 
 EMPTY, WALL = 0, 255
@@ -120,6 +120,9 @@ def _direction(old: tuple[int, int], new: tuple[int, int]) -> int:
     return next((d for d, s in STEPS.items() if s == step), 0)
 
 
+MOVE_ACTIONS = frozenset({"steer"})  # the keys that make a move (hidden while you do not ride here)
+
+
 class TronArena(ScrollView, can_focus=True):
     """The live arena; steering keys post `MoveChosen("N")` etc. for the game screen to send."""
 
@@ -148,6 +151,10 @@ class TronArena(ScrollView, can_focus=True):
         self._timer: Timer | None = None
 
     # -- state in ----------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The move keys show (and work) only while you play here (`in_play`)."""
+        return in_play(self.position) if action in MOVE_ACTIONS else True
+
     def watch_position(self, position: Position) -> None:
         """A full state: rebuild the grid, start the countdown before the first tick, redraw everything."""
         self.grid = TronGrid.from_view(position.view)
@@ -155,6 +162,7 @@ class TronArena(ScrollView, can_focus=True):
         self._start_countdown(position)
         self._resize_virtual()
         self.refresh()
+        self.refresh_bindings()  # the steering keys follow the game (`check_action`)
 
     def _start_countdown(self, position: Position) -> None:
         """Count down to the first tick of a game that has not started moving."""

@@ -63,10 +63,11 @@ def board_text(app: BoardApp) -> str:
 
 
 async def test_keys_drop_into_the_right_columns():
-    """Enter drops at the cursor (the centre first), arrows move it, and 1-7 or a-g drop straight in."""
+    """Enter drops at the cursor (the centre first), arrows move it, and 1-7 drop straight in; the column letters
+    are no keys (they belong to the game screen: `b` is the lobby)."""
     app = BoardApp(position_of(""))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("enter", "left", "left", "space", "right", "enter", "7", "a", "E")
+        await pilot.press("enter", "left", "left", "space", "right", "enter", "7", "a", "b", "1")
         await pilot.pause()
     assert app.chosen == ["d", "b", "c", "g", "a"]
 
@@ -91,9 +92,9 @@ async def test_a_full_column_is_not_offered():
     async with app.run_test(size=SIZE) as pilot:
         board = app.query_one(Connect4Board)
         assert board.cursor != 3, "the cursor must leave the full centre column"
-        await pilot.press("4", "d")
+        await pilot.press("4")
         await pilot.click(Connect4Board, offset=tuple(board.column_center("d")))
-        await pilot.press("c", "right", "enter")
+        await pilot.press("3", "right", "enter")
         await pilot.pause()
     assert app.chosen == ["c", "e"]
 
@@ -102,7 +103,7 @@ async def test_nothing_is_posted_when_it_is_not_your_move():
     """While the opponent is to move, keys and clicks send no move."""
     app = BoardApp(position_of("d", can_move=False))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("enter", "c", "3")
+        await pilot.press("enter", "3")
         await pilot.click(Connect4Board, offset=tuple(app.query_one(Connect4Board).column_center("a")))
         await pilot.pause()
     assert app.chosen == []
