@@ -29,12 +29,14 @@ from gamenight.client.screens.lobby import LobbyScreen
 from gamenight.client.screens.ratings import LeaderboardScreen, PlayerCardScreen, PlayerNameScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
 from gamenight.protocol.messages import (
+    Accept,
     ChallengeRequest,
     Chat,
     CreateRoom,
     CreateTournament,
     Decline,
     Join,
+    MakeMove,
     Resign,
 )
 from tests.client.conftest import wait_for
@@ -200,17 +202,31 @@ async def test_guests_with_markup_names_in_the_lobby_room_and_dialogs(url: str) 
 
 
 async def markup_tournament(url: str) -> None:
-    """The host "[/]x" holds a rated Connect Four round robin of "[/]x" and "[red]"; "[red]" resigns both games."""
+    """The host "[/]x" holds a rated Connect Four round robin of "[/]x" and "[red]", who accepts the invitation
+    and resigns both games after two moves a side (a rated game ending sooner rates nobody)."""
     host = await Peer.connect(url, "[/]x", key=key("host"))
-    loser = await Peer.connect(url, "[red]", key=key("loser"))
-    await host.request(
+    loser = await Peer.connect(url, "[red]", key=key("loser"), accepts=["connect4"])
+    created = await host.request(
         CreateTournament, game="connect4", kind="round_robin", rated=True, players=["[/]x", "[red]"], start_in_s=0
     )
+    assert created.type == "tournament", created
+    invitation = await loser.expect("challenged")
+    await loser.request(Accept, challenge=invitation.challenge)
     resigned: set[str] = set()
     while len(resigned) < 2:
-        state = await loser.wait(lambda m: m.type == "state" and m.status == "playing" and m.room not in resigned)
-        await loser.send(Resign(room=state.room))
-        resigned.add(state.room)
+        seated = await loser.wait(lambda m: m.type == "joined" and m.id is None and m.room not in resigned)
+        room = seated.room
+        hosts = await host.wait(lambda m, room=room: m.type == "joined" and m.room == room)
+        seats = {seated.seat: loser, hosts.seat: host}
+        for ply in range(4):
+            mover = seats[ply % 2]
+            now = await mover.wait(
+                lambda m, ply=ply, room=room: m.type == "state" and m.room == room and len(m.moves) == ply
+            )
+            await mover.send(MakeMove(room=room, move=now.legal[0], seq=now.seq))
+        await loser.wait(lambda m, room=room: m.type == "state" and m.room == room and len(m.moves) == 4)
+        await loser.send(Resign(room=room))
+        resigned.add(room)
     await host.wait(lambda m: m.type == "tournament" and m.status == "finished")
     await host.close()
     await loser.close()
