@@ -186,6 +186,13 @@ class LobbyLimits:
     code_guesses_per_min: float = 6.0  # joins by a code that is not a public room, per address (hit or miss)
     code_guess_burst: int = 10  # ... of which this many at once
     challenges_per_player: int = 3  # pending challenges (and invites) one session has made
+    challenges_per_ip: int = 10  # ... and all the sessions of one address together
+    challenges_received: int = 10  # pending challenges (and invites) waiting for one person's answer, from anyone
+    challenges_per_ip_to_player: int = 2  # ... of which from one address (so one address cannot fill them all)
+    challenges_per_min: float = 20.0  # challenges and invites sent from one address a minute (10 at once)
+    challenge_burst: int = 10
+    tournaments_per_player: int = 3  # open tournaments (waiting or running) one claimed name hosts
+    tournaments_per_ip: int = 5  # ... and hosted from one address, whatever the names
     challenge_s: float = 60.0  # a challenge nobody answers is gone after this long
     invitation_s: float = 60.0  # ... and a tournament's invitation (the tournament waits for the answers to start)
 
@@ -263,6 +270,7 @@ class Lobby:
         self.chat: dict[tuple[str, bool], Allowance] = {}  # (room, from players?) -> its chat allowance
         self.replays: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()  # game id -> frames, latest last
         self.guesses: dict[str, Allowance] = {}  # address -> its allowance of joins by a private or unknown code
+        self.challenge_pace: dict[str, Allowance] = {}  # address -> its allowance of challenges and invites sent
         self.offline: set[str] = set()  # rooms taken offline because their records could not be stored
         self.skipped: list[tuple[str, str]] = []  # (code, why) of stored rooms that could not be restored
         self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
@@ -448,9 +456,10 @@ class Lobby:
         return out
 
     def _forget(self, client: Client) -> None:
-        """Drop a person who is gone and holds nothing."""
+        """Drop a person who is gone and holds nothing (nor watches any tournament any more)."""
         self.clients.pop(client.session, None)
         self.by_token.pop(client.token_hash, None)
+        self.tournaments.forget_session(client.session)
 
     # -- requests -----------------------------------------------------------------------------------------
     def handle(self, session: str, msg: Message, now: float) -> Outbox:
@@ -836,16 +845,52 @@ class Lobby:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you cannot challenge yourself")
         return found[0].name, {c.session for c in found}
 
-    def _may_challenge(self, client: Client, game: str, options: dict[str, Any], to: str, targets: set[str]) -> None:
-        """Refuse a challenge past the pending cap, for a game the target does not take challenges for, or rated
-        for a guest (who could not sit down in it: its room would be left open with the challenger alone)."""
-        cap = self.limits.challenges_per_player
-        mine = sum(1 for ch in self.challenges.values() if ch.sender == client.session and ch.tournament is None)
-        if cap and mine >= cap:
-            raise Refusal(ErrorCode.TOO_MANY, f"you have {mine} challenges waiting for an answer; wait for one")
+    def _may_challenge(
+        self, client: Client, game: str, options: dict[str, Any], to: str, targets: set[str], now: float
+    ) -> None:
+        """Refuse a challenge past a pending cap, for a game the target does not take challenges for, rated for a
+        guest (who could not sit down in it: its room would be left open with the challenger alone), or sent
+        faster than its address's allowance."""
+        self._pending_caps(client, to)
         self._takes(game, to, targets)
         if options.get("rated") and not any(self.clients[s].claimed for s in targets):
             raise Refusal(ErrorCode.NOT_ALLOWED, f"{to} is a guest: rated games are for claimed players")
+        self._pace_challenges(client, now)
+
+    def _pending_caps(self, client: Client, to: str) -> None:
+        """Refuse one more waiting challenge from this session, from its address, to `to` from its address, or to
+        `to` from anyone (`too_many`; tournament invitations are bounded by the tournament caps instead)."""
+        pending = [ch for ch in self.challenges.values() if ch.tournament is None]
+        to_them = [ch for ch in pending if ch.to == to]
+        limits = self.limits
+        caps = (
+            (limits.challenges_per_player, [ch for ch in pending if ch.sender == client.session], "you have"),
+            (limits.challenges_per_ip, self._sent_from(client.ip, pending), "your address has"),
+            (limits.challenges_per_ip_to_player, self._sent_from(client.ip, to_them), f"to {to}, your address has"),
+            (limits.challenges_received, to_them, f"{to} has"),
+        )
+        for cap, waiting, who in caps:
+            if cap and len(waiting) >= cap:
+                raise Refusal(ErrorCode.TOO_MANY, f"{who} {len(waiting)} challenges waiting for an answer; wait")
+
+    def _sent_from(self, ip: str, challenges: list[Challenge]) -> list[Challenge]:
+        """The challenges of `challenges` sent by a session connected from `ip`."""
+        return [ch for ch in challenges if (sender := self.clients.get(ch.sender)) is not None and sender.ip == ip]
+
+    def _pace_challenges(self, client: Client, now: float) -> None:
+        """Refuse a challenge or invite past its address's allowance (`challenges_per_min`), saying when to retry."""
+        rate = self.limits.challenges_per_min / 60
+        if not rate:
+            return
+        allowance = self.challenge_pace.get(client.ip)
+        if allowance is None:
+            allowance = self.challenge_pace[client.ip] = Allowance(rate, now, self.limits.challenge_burst)
+        if not allowance.take(now):
+            raise Refusal(
+                ErrorCode.RATE_LIMITED,
+                "too many challenges sent from your address; wait a moment",
+                retry_after_ms=allowance.retry_after_ms(),
+            )
 
     def _takes(self, game: str, to: str, targets: set[str]) -> None:
         """Refuse an offer of a game the target does not take challenges for."""
@@ -890,7 +935,7 @@ class Lobby:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"seat must be 0..{seats - 1}")
         to, targets = self._targets(msg.to, client)
         options = {**game_options, **room_options}
-        self._may_challenge(client, game.name, options, to, targets)
+        self._may_challenge(client, game.name, options, to, targets, now)
         challenge = Challenge(
             self.challenge_tag + secrets.token_hex(6),
             client.session,
@@ -916,7 +961,7 @@ class Lobby:
             raise Refusal(ErrorCode.SEAT_TAKEN, f"seat {msg.seat} is taken")
         to, targets = self._targets(msg.to, client)
         summary = room.summary()
-        self._may_challenge(client, room.game.name, dict(summary.options), to, targets)
+        self._may_challenge(client, room.game.name, dict(summary.options), to, targets, now)
         challenge = Challenge(
             self.challenge_tag + secrets.token_hex(6),
             client.session,
@@ -1069,9 +1114,10 @@ class Lobby:
         for challenge in list(self.challenges.values()):
             if now >= challenge.expires:
                 self._end_challenge(challenge, ChallengeEnd.EXPIRED, out, now)
-        for ip, allowance in list(self.guesses.items()):
-            if allowance.tokens + (now - allowance.stamp) * allowance.rate >= allowance.capacity:
-                del self.guesses[ip]  # full again: forgetting it changes nothing
+        for allowances in (self.guesses, self.challenge_pace):
+            for ip, allowance in list(allowances.items()):
+                if allowance.tokens + (now - allowance.stamp) * allowance.rate >= allowance.capacity:
+                    del allowances[ip]  # full again: forgetting it changes nothing
         for code, room in list(self.rooms.items()):
             room.now = now
             out.extend(self._after(room, room.sweep(now), now))

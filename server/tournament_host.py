@@ -68,7 +68,6 @@ MAX_ROUNDS = 4
 MAX_DURATION_S = 6 * 3600
 MIN_DURATION_S = 10
 MAX_START_IN_S = 24 * 3600
-MAX_HOSTED = 3  # tournaments one person runs at once
 LISTED = 50
 HOST_PREFIX = "tournament:"  # the host session of a tournament's rooms (no client has it)
 OVER = ("finished", "cancelled")  # the statuses of a tournament that will not change any more
@@ -200,6 +199,9 @@ class TournamentHost:
         self.by_room: dict[str, tuple[str, int]] = {}  # room code -> (tournament, game index)
         self.watchers: dict[str, set[str]] = {}  # tournament -> sessions that asked for it
         self.away: dict[tuple[str, str], float] = {}  # (tournament, person) -> since when they are not connected
+        # The address each tournament created in this run was created from (`tournaments_per_ip`): kept in memory
+        # only, so tournaments restored after a restart count for their host's name but no address.
+        self.host_ips: dict[str, str] = {}
         # In a cluster (server/cluster/tours.py): the other nodes' tournaments as their listing summaries, the ids of
         # this node's tournaments changed since they were last published (None: not in a cluster), and whether a
         # game's room is gone for good (a lone server: not in the lobby; a cluster: its room may be on its way here).
@@ -244,6 +246,7 @@ class TournamentHost:
         """Another node runs this tournament now: forget it here (nothing written); returns its games' rooms here."""
         t = self.tournaments.pop(tournament, None)
         self.watchers.pop(tournament, None)
+        self.host_ips.pop(tournament, None)
         self.away = {key: since for key, since in self.away.items() if key[0] != tournament}
         rooms = [code for code, (tid, _) in self.by_room.items() if tid == tournament]
         for code in rooms:
@@ -266,14 +269,23 @@ class TournamentHost:
         }
 
     # -- requests ---------------------------------------------------------------------------------------------
+    def _may_host(self, client: Client) -> None:
+        """Refuse a new tournament past the open ones its host's name (`tournaments_per_player`) or address
+        (`tournaments_per_ip`, however many names it uses) may run at once."""
+        limits, open_ = self.lobby.limits, [t for t in self.tournaments.values() if t.status not in OVER]
+        mine = sum(1 for t in open_ if t.host == client.name)
+        if limits.tournaments_per_player and mine >= limits.tournaments_per_player:
+            raise Refusal(ErrorCode.TOO_MANY, f"you run {mine} tournaments; let one finish first")
+        here = sum(1 for t in open_ if self.host_ips.get(t.id) == client.ip)
+        if limits.tournaments_per_ip and here >= limits.tournaments_per_ip:
+            raise Refusal(ErrorCode.TOO_MANY, f"your address runs {here} tournaments; let one finish first")
+
     def create(self, client: Client, msg: CreateTournament, now: float) -> Outbox:
         """Open a tournament hosted by `client` (claimed players only), with its first entrants."""
         self._require_claimed(client, "host a tournament")
         if msg.kind not in KINDS:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"kind must be one of {', '.join(KINDS)}")
-        mine = sum(1 for t in self.tournaments.values() if t.host == client.name and t.status not in OVER)
-        if mine >= MAX_HOSTED:
-            raise Refusal(ErrorCode.TOO_MANY, f"you run {mine} tournaments; let one finish first")
+        self._may_host(client)
         game, game_options, room_options = self.lobby._validated(
             msg.game, {"on_disconnect": "forfeit", **msg.options, "rated": msg.rated}
         )
@@ -310,6 +322,7 @@ class TournamentHost:
         t.created = self.clock()
         t.starts_at = t.created + msg.start_in_s
         self.tournaments[t.id] = t
+        self.host_ips[t.id] = client.ip
         self.watchers[t.id] = set()
         self._offer(t, client, invitations, now)
         out = self.sweep(now)  # one starting now starts before the reply, which shows it running

@@ -68,9 +68,11 @@ class Peer:
             self._frames.put_nowait(None)
 
     @classmethod
-    async def connect(cls, url: str, name: str = "tester", **hello: Any) -> Peer:
-        """Open a connection and complete the hello / welcome exchange."""
-        ws = await connect(url, max_size=2**20)
+    async def connect(cls, url: str, name: str = "tester", *, address: str | None = None, **hello: Any) -> Peer:
+        """Open a connection (from the loopback `address`, e.g. 127.0.0.2, to be another address to the server)
+        and complete the hello / welcome exchange."""
+        local = {"local_addr": (address, 0)} if address is not None else {}
+        ws = await connect(url, max_size=2**20, **local)
         peer = cls(ws)
         await peer.send(Hello(protocol=PROTOCOL_VERSION, name=name, **hello))
         peer.welcome = await peer.expect("welcome")
