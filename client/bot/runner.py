@@ -1,8 +1,9 @@
 """`gamenight-bot`: an engine process seated on a gamenight server as a bot player.
 
-The runner is a client (plain `websockets`, no Textual): it says `hello {bot: true, key, accepts: [game]}`,
-answers every `challenged` (a challenge, an invite, or an invitation into a tournament) by its accept rules, starts
-one engine per game (`EngineSpec.build`), and plays. A tournament it entered seats it in each of its games (a
+The runner is a client without Textual, on the TUI's own `Connection` (client/connection.py: reconnects with the
+resume token, a cluster's other nodes, the pace): it says `hello {bot: true, key, accepts: [game]}`, answers every
+`challenged` (a challenge, an invite, or an invitation into a tournament) by its accept rules, starts one engine per
+game (`EngineSpec.build`), and plays. A tournament it entered seats it in each of its games (a
 `joined` naming the tournament): the engine of such a game starts once it is seated. One connection serves every
 game: the server lets one session hold seats in several rooms, so each game gets its own `ClientState` (the client's
 reducer, which tracks one room) and the connection routes each room's messages to it. Game state is read only
@@ -17,27 +18,28 @@ crash resigns.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import logging
 import os
 import re
 import secrets
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
-
 from gamenight.client.bot.engines import Engine, EngineFailure, EngineSpec, Failure, Turn
 from gamenight.client.config import KEY_LENGTHS, config_dir
-from gamenight.client.frames import next_message
+from gamenight.client.connection import (
+    RECONNECTING,
+    REFUSED,
+    REPLACED,
+    Connection,
+    ConnectionStatus,
+    NotConnected,
+    Pace,
+)
 from gamenight.client.state import ClientState
-from gamenight.protocol import PROTOCOL_VERSION, encode
-from gamenight.protocol.codec import MAX_SERVER_FRAME
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     Accept,
@@ -47,12 +49,10 @@ from gamenight.protocol.messages import (
     Decline,
     Error,
     Event,
-    Hello,
     Joined,
     Leave,
     LeaveTournament,
     Left,
-    ListPlayers,
     MakeMove,
     Message,
     Moved,
@@ -70,13 +70,9 @@ log = logging.getLogger("gamenight.bot")
 ACCEPT_RULES = ("humans", "bots", "all")
 DEFAULT_AI_MS = 1000  # a room's `ai_ms` when neither its options nor its summary say
 DEFAULT_OVERHEAD_MS = 50
-FIRST_RETRY_S = 0.5
-MAX_RETRY_S = 8.0
 OPEN_TIMEOUT_S = 10.0
-PING_INTERVAL_S = 20.0
 MIN_BUDGET_MS = 1
-SEND_RATE = 15.0  # messages a second the bot sends at most, sustained (servers allow 20 by default)...
-SEND_BURST = 30  # ...and at once (servers allow 40)
+PACE = Pace(rate=15.0, burst=30)  # the bot sends at most 15 messages a second and 30 at once (servers allow 20, 40)
 RESEND_S = 0.5  # a move refused as rate_limited is sent again after this long
 KEEPALIVE_S = 600.0  # a `list_players` this often keeps a waiting bot's connection from being closed as idle
 OVER = ("finished", "cancelled")  # the statuses of a tournament that has no more games
@@ -466,14 +462,14 @@ class Pending:
 
 
 class BotRunner:
-    """One bot on one server: the connection (with reconnects), the accept rules, and a `GameSeat` per game."""
+    """One bot on one server: its connection (the TUI's `Connection`: reconnects, resume, a cluster's other nodes,
+    the pace), the accept rules, and a `GameSeat` per game."""
 
     def __init__(self, config: BotConfig, key: str | None) -> None:
         self.config = config
         if config.log_dir is not None:
             config.log_dir.mkdir(parents=True, exist_ok=True)
         self.key = key
-        self.token: str | None = None
         self.welcome: Welcome | None = None
         self.seats: dict[str, GameSeat] = {}
         self.pending: dict[str, Pending] = {}  # by challenge id
@@ -483,13 +479,23 @@ class BotRunner:
         self.moves_sent = 0  # moves sent over all games (the engine's own or the fallback)
         self.answers = 0  # answers engines gave in time, over all games (a Tron rider's "keep going" included)
         self.stopping = False
+        self.connection = Connection(
+            config.url,
+            config.name,
+            self._received,
+            self._status_changed,
+            open_timeout=OPEN_TIMEOUT_S,
+            key=key,
+            accepts=(config.game,),
+            bot=True,
+            insist_on_accepts=True,  # a server without the bot's game refuses it: nothing to wait for there
+            pace=PACE,
+            keepalive_s=config.keepalive_s,
+        )
         self._stop = asyncio.Event()
-        self._ids = itertools.count(1)
-        self._outbox: asyncio.Queue[Message] = asyncio.Queue()
-        self._connected = False
+        self._turned_away: str | None = None  # why the runner ends refused (found in a welcome)
+        self._retrying = False  # a wait to reconnect is under way (its countdown is not logged again)
         self._closing: set[asyncio.Task[None]] = set()  # game workers, and engines being ended: awaited at the end
-        self.url = config.url  # where it connects now: --url, or (in a cluster) another node after a failure
-        self.addresses = [config.url]  # --url, then the cluster's other nodes (from the latest welcome)
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -499,142 +505,82 @@ class BotRunner:
 
     async def run(self) -> None:
         """Connect, play, and reconnect whenever the connection drops, until `stop`; Refused if turned away."""
-        delay = FIRST_RETRY_S
-        self.url, self.addresses = self.config.url, [self.config.url]
+        link = asyncio.create_task(self.connection.run())
+        stopper = asyncio.create_task(self._stop.wait())
         try:
-            while not self.stopping:
-                try:
-                    async with connect(
-                        self.url,
-                        max_size=MAX_SERVER_FRAME,
-                        open_timeout=OPEN_TIMEOUT_S,
-                        ping_interval=PING_INTERVAL_S,
-                        compression=None,
-                    ) as ws:
-                        await self._greet(ws)
-                        delay = FIRST_RETRY_S
-                        await self._serve(ws)
-                except (ConnectionClosed, OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-                    if not self._stop.is_set():
-                        log.warning("connection to %s lost: %s", self.url, exc or type(exc).__name__)
-                finally:
-                    self._connected = False
-                if self._stop.is_set():
-                    break
-                if len(self.addresses) > 1:  # a cluster: any node resumes the session with the token
-                    at = self.addresses.index(self.url) if self.url in self.addresses else -1
-                    self.url = self.addresses[(at + 1) % len(self.addresses)]
-                log.info("reconnecting in %g s", delay)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), delay)
-                delay = min(delay * 2, MAX_RETRY_S)
+            await asyncio.wait({link, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if not link.done():
+                await self.connection.close(self._farewell() if self.stopping else ())
+                await link
+            link.result()
         finally:
-            await self._close_all()
-
-    async def _greet(self, ws: ClientConnection) -> None:
-        """Hello (resuming the last session if there is one) until welcomed; Refused if turned away for good."""
-        while True:
-            hello = Hello(
-                protocol=PROTOCOL_VERSION,
-                name=self.config.name,
-                resume=self.token,
-                key=self.key,
-                bot=True,
-                accepts=[self.config.game],
-            )
-            await ws.send(encode(hello))
-            reply = await next_message(ws)
-            if isinstance(reply, Welcome):
-                break
-            if isinstance(reply, Error) and reply.code == ErrorCode.BAD_TOKEN and self.token is not None:
-                log.warning("the server forgot this session; its games are lost")
-                self.token = None
-                await self._drop_seats()
-                continue
-            if isinstance(reply, Error) and reply.code == ErrorCode.NAME_TAKEN:
-                raise Refused(f"{reply.message} (use another --name, or this name's key file)")
-            raise Refused(reply.message if isinstance(reply, Error) else f"unexpected {reply.type} to hello")
-        resumed = self.token is not None and reply.token == self.token
-        self.token, self.welcome = reply.token, reply
-        self.addresses = [self.config.url, *(node for node in reply.nodes if node != self.config.url)]
-        if not any(g.name == self.config.game for g in reply.games):
-            raise Refused(f"this server has no game {self.config.game!r}")
-        self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
-        self._connected = True
-        for pending in list(self.pending.values()):  # the server ended them when the old connection closed
-            self._release(pending)
-        log.info("connected to %s as %r (bot%s)", self.url, reply.name, ", name claimed" if reply.claimed else "")
-        if resumed:
-            for seat in self.seats.values():
-                seat.resynced(reply)
-        else:
-            await self._drop_seats()
-
-    async def _serve(self, ws: ClientConnection) -> None:
-        """Read and dispatch the server's messages while the writer sends ours, until the connection or the bot
-        stops."""
-        writer = asyncio.create_task(self._write(ws))
-        reader = asyncio.create_task(self._read(ws))
-        stopper = asyncio.create_task(self._stopped())
-        keepalive = asyncio.create_task(self._keep_alive())
-        try:
-            await asyncio.wait({writer, reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            if self.stopping:
-                for code in list(self.seats):  # leaving resigns a game in progress: nobody waits for a bot gone
-                    await ws.send(encode(Leave(room=code, id=next(self._ids))))
-                for pending in list(self.pending.values()):
-                    await ws.send(encode(Decline(challenge=pending.offer.challenge, reason="the bot is stopping")))
-                for tournament in list(self.entered):  # its games not played yet are lost now, not after a grace
-                    await ws.send(encode(LeaveTournament(tournament=tournament, id=next(self._ids))))
-                await ws.close()
-            for task in (reader, writer):
-                error = task.exception() if task.done() else None
-                if error is not None:
-                    raise error
-        finally:
-            for task in (writer, reader, stopper, keepalive):
+            for task in (link, stopper):
                 task.cancel()
-            await asyncio.gather(writer, reader, stopper, keepalive, return_exceptions=True)
+            await asyncio.gather(link, stopper, return_exceptions=True)
+            await self._close_all()
+        self._raise_refusal()
 
-    async def _keep_alive(self) -> None:
-        """Ask who is online now and then: a bot waiting in no room for a challenge is not an idle connection
-        (the server closes those after 30 minutes of silence)."""
-        while True:
-            await asyncio.sleep(self.config.keepalive_s)
-            self.send(ListPlayers())
+    def _farewell(self) -> list[Message]:
+        """What a stopping bot sends last: leaving its rooms resigns the games in progress (nobody waits for a bot
+        gone), challenges being accepted are declined, and the tournaments it entered are left (their games not
+        played yet are lost now, not after a grace)."""
+        farewell: list[Message] = [Leave(room=code) for code in self.seats]
+        farewell += [Decline(challenge=p.offer.challenge, reason="the bot is stopping") for p in self.pending.values()]
+        farewell += [LeaveTournament(tournament=tournament) for tournament in self.entered]
+        return farewell
 
-    async def _stopped(self) -> None:
-        """Return once `stop` was called."""
-        await self._stop.wait()
+    def _raise_refusal(self) -> None:
+        """Refused, if the server turned the bot away for good (or another connection took its session)."""
+        status = self.connection.status
+        if self._turned_away is not None:
+            raise Refused(self._turned_away)
+        if status.state == REFUSED and status.code == ErrorCode.NAME_TAKEN:
+            raise Refused(f"{status.detail} (use another --name, or this name's key file)")
+        if status.state == REFUSED:
+            raise Refused(status.detail)
+        if status.state == REPLACED:
+            raise Refused("this bot's session was resumed on another connection")
 
-    async def _read(self, ws: ClientConnection) -> None:
-        """Dispatch every message until the connection closes."""
-        while True:
-            self._dispatch(await next_message(ws))
+    def _status_changed(self, status: ConnectionStatus) -> None:
+        """Log a lost connection once per wait to reconnect."""
+        waiting = status.state == RECONNECTING and status.retry_in is not None
+        if waiting and not self._retrying:
+            log.warning("connection to %s lost: %s", status.url, status.detail or "closed")
+            log.info("reconnecting in %g s", status.retry_in)
+        self._retrying = waiting
 
-    async def _write(self, ws: ClientConnection) -> None:
-        """Send queued requests in order, paced below the server's message rate (a bot answering several quick
-        opponents at once would otherwise be refused with `rate_limited`, and closed if it kept on)."""
-        tokens, stamp = float(SEND_BURST), time.monotonic()
-        while True:
-            message = await self._outbox.get()
-            now = time.monotonic()
-            tokens = min(float(SEND_BURST), tokens + (now - stamp) * SEND_RATE)
-            stamp = now
-            if tokens < 1:
-                await asyncio.sleep((1 - tokens) / SEND_RATE)
-                tokens, stamp = 1.0, time.monotonic()
-            tokens -= 1
-            await ws.send(encode(message))
+    def _welcomed(self, welcome: Welcome) -> None:
+        """A welcome: a server without the bot's game refuses it; challenges being accepted are void (the server
+        ended them with the old connection); a resumed session asks what its games missed, a new one lost them."""
+        self.welcome = welcome
+        if not any(g.name == self.config.game for g in welcome.games):
+            self._turned_away = f"this server has no game {self.config.game!r}"
+            self._stop.set()
+            return
+        for pending in list(self.pending.values()):
+            self._release(pending)
+        claimed = ", name claimed" if welcome.claimed else ""
+        log.info("connected to %s as %r (bot%s)", self.connection.url, welcome.name, claimed)
+        if self.connection.resumed:
+            for seat in self.seats.values():
+                seat.resynced(welcome)
+        elif self.seats:
+            log.warning("the server forgot this session; its games are lost")
+            self._drop_seats()
 
-    def send(self, message: Message) -> int:
-        """Queue a request with a fresh id; returns the id (a request made while disconnected is dropped)."""
-        rid = next(self._ids)
-        if self._connected:
-            self._outbox.put_nowait(replace(message, id=rid))
-        return rid
+    def send(self, message: Message) -> int | None:
+        """Queue a request; its id, or None when there is no connection (a request made while disconnected is
+        dropped: its answer could not come on a new connection)."""
+        try:
+            return self.connection.send(message)
+        except NotConnected:
+            return None
 
     # -- dispatch ------------------------------------------------------------------------------------------------
+    def _received(self, message: Message, _quiet: bool) -> None:
+        """The connection's callback: every message from the server."""
+        self._dispatch(message)
+
     def _dispatch(self, message: Message) -> None:
         """Route one message: offers to the accept rules, a room's messages to its seat."""
         match message:
@@ -669,6 +615,9 @@ class BotRunner:
                 self.entered.pop(tournament, None)
                 return
             case Welcome():
+                self._welcomed(message)
+                return
+            case Error() if not self.connection.connected:  # the hello's refusal: `run` raises it
                 return
         room = getattr(message, "room", None)
         if isinstance(message, RoomInfo | State | Moved | Tick | Event | Joined | Left | Error) and isinstance(
@@ -701,7 +650,9 @@ class BotRunner:
             tournament = offer.tournament.tournament
             log.info("entering tournament %s of %s from %s", tournament, offer.game, who)
             self.entered[tournament] = dict(offer.options)
-            self.entering[self.send(Accept(challenge=offer.challenge))] = tournament
+            rid = self.send(Accept(challenge=offer.challenge))
+            if rid is not None:
+                self.entering[rid] = tournament
             return
         log.info("accepting %s from %s", offer.game, who)
         pending = Pending(offer, label=f"{offer.game}-{offer.challenge}")
@@ -828,15 +779,20 @@ class BotRunner:
         self.games_played += 1
         await seat.engine.close()
 
-    async def _drop_seats(self) -> None:
-        """Every game is lost (a new session): stop their workers and engines."""
+    def _drop_seats(self) -> None:
+        """Every game is lost (a new session): their workers and engines are stopped (in the background)."""
         for seat in list(self.seats.values()):
             seat.done = True
-            if seat.worker is not None:
-                seat.worker.cancel()
-                await asyncio.gather(seat.worker, return_exceptions=True)
-            await seat.engine.close()
+            self.background(self._end_seat(seat))
         self.seats.clear()
+
+    @staticmethod
+    async def _end_seat(seat: GameSeat) -> None:
+        """Stop a dropped game's worker, then its engine."""
+        if seat.worker is not None:
+            seat.worker.cancel()
+            await asyncio.gather(seat.worker, return_exceptions=True)
+        await seat.engine.close()
 
     async def _close_all(self) -> None:
         """At the end: every worker stopped and every engine process ended."""
