@@ -28,15 +28,8 @@ from textual.worker import Worker
 
 from gamenight.client import messages as ui
 from gamenight.client.config import remember_name, remember_token, saved_token
-from gamenight.client.connection import (
-    REPLACED,
-    Connect,
-    ConnectionChanged,
-    NotConnected,
-    ServerLink,
-    ServerMessage,
-    open_connection,
-)
+from gamenight.client.connection import REPLACED, NotConnected
+from gamenight.client.link import Connect, ConnectionChanged, ServerLink, ServerMessage, open_connection
 from gamenight.client.model import DEFAULT_AI_LEVEL, RoomPlan, quick_game_plan
 from gamenight.client.presence import Ask, offer_text
 from gamenight.client.replay import Replay

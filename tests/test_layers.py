@@ -99,3 +99,10 @@ asyncio.run(main())
     listed, loaded = done.stdout.split("\n")[:2]
     assert {"classic", "greedy", "playout", "voronoi"} <= set(listed.split())
     assert loaded == ""
+
+
+@pytest.mark.parametrize("module", ["gamenight.client.connection", "gamenight.client.bot.runner"])
+def test_the_connection_and_the_bot_load_no_textual(module: str) -> None:
+    """gamenight-bot runs headless on the TUI's own connection: importing the connection or the bot runner loads
+    no Textual."""
+    assert "textual" not in _loaded_by(module)

@@ -1,8 +1,9 @@
 """`gamenight-bot`: an engine process seated on a gamenight server as a bot player.
 
-The runner is a client (plain `websockets`, no Textual): it says `hello {bot: true, key, accepts: [game]}`,
-answers every `challenged` (a challenge, an invite, or an invitation into a tournament) by its accept rules, starts
-one engine per game (`EngineSpec.build`), and plays. A tournament it entered seats it in each of its games (a
+The runner is a client without Textual, on the TUI's own `Connection` (client/connection.py: reconnects with the
+resume token, a cluster's other nodes, the pace): it says `hello {bot: true, key, accepts: [game]}`, answers every
+`challenged` (a challenge, an invite, or an invitation into a tournament) by its accept rules, starts one engine per
+game (`EngineSpec.build`), and plays. A tournament it entered seats it in each of its games (a
 `joined` naming the tournament): the engine of such a game starts once it is seated. One connection serves every
 game: the server lets one session hold seats in several rooms, so each game gets its own `ClientState` (the client's
 reducer, which tracks one room) and the connection routes each room's messages to it. Game state is read only
@@ -17,27 +18,29 @@ crash resigns.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import logging
 import os
 import re
 import secrets
 import time
-from collections.abc import Coroutine
-from dataclasses import dataclass, field, replace
+from abc import ABC, abstractmethod
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
-
 from gamenight.client.bot.engines import Engine, EngineFailure, EngineSpec, Failure, Turn
 from gamenight.client.config import KEY_LENGTHS, config_dir
-from gamenight.client.frames import next_message
-from gamenight.client.state import ClientState
-from gamenight.protocol import PROTOCOL_VERSION, encode
-from gamenight.protocol.codec import MAX_SERVER_FRAME
+from gamenight.client.connection import (
+    RECONNECTING,
+    REFUSED,
+    REPLACED,
+    Connection,
+    ConnectionStatus,
+    NotConnected,
+    Pace,
+)
+from gamenight.client.state import Changes, ClientState
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     Accept,
@@ -47,12 +50,10 @@ from gamenight.protocol.messages import (
     Decline,
     Error,
     Event,
-    Hello,
     Joined,
     Leave,
     LeaveTournament,
     Left,
-    ListPlayers,
     MakeMove,
     Message,
     Moved,
@@ -70,13 +71,9 @@ log = logging.getLogger("gamenight.bot")
 ACCEPT_RULES = ("humans", "bots", "all")
 DEFAULT_AI_MS = 1000  # a room's `ai_ms` when neither its options nor its summary say
 DEFAULT_OVERHEAD_MS = 50
-FIRST_RETRY_S = 0.5
-MAX_RETRY_S = 8.0
 OPEN_TIMEOUT_S = 10.0
-PING_INTERVAL_S = 20.0
 MIN_BUDGET_MS = 1
-SEND_RATE = 15.0  # messages a second the bot sends at most, sustained (servers allow 20 by default)...
-SEND_BURST = 30  # ...and at once (servers allow 40)
+PACE = Pace(rate=15.0, burst=30)  # the bot sends at most 15 messages a second and 30 at once (servers allow 20, 40)
 RESEND_S = 0.5  # a move refused as rate_limited is sent again after this long
 KEEPALIVE_S = 600.0  # a `list_players` this often keeps a waiting bot's connection from being closed as idle
 OVER = ("finished", "cancelled")  # the statuses of a tournament that has no more games
@@ -142,8 +139,12 @@ class BotConfig:
 # -- one game ---------------------------------------------------------------------------------------------------
 
 
-class GameSeat:
-    """The bot's seat in one room: that room's reducer, its engine, and the worker that answers its turns."""
+class GameSeat(ABC):
+    """The bot's seat in one room: that room's reducer, its engine, and the worker that answers its turns.
+
+    What a question is and what a late answer costs differ by the kind of game, like the server's drivers
+    (server/drivers.py): a `TurnSeat` answers its turns in a turn-based game, a `TickSeat` steers a rider each tick
+    of a live one (Tron). `seat_kind` picks one from the game's description."""
 
     def __init__(
         self,
@@ -162,18 +163,15 @@ class GameSeat:
         self.tournament = tournament  # the tournament that seated the bot here, if one did
         self.state = ClientState(runner.config.name)
         self.history: list[tuple[int, str | None]] = []  # every move and pass of the game, in order
-        self.seen: set[tuple[int, str, int, str | None]] = set()  # the move/pass events already fed
         self.start_view: dict[str, Any] | None = None
         self.begun = False  # the engine was told the game (`new_game`) and its history
         self.crashes = 0
-        self.view: dict[str, Any] | None = None  # Tron: the current view (the state's, with the ticks folded in)
-        self.next_tick_ms: int | None = None
+        self.view: dict[str, Any] | None = None  # the current view (the state's, with the moves or ticks folded in)
         self.arrived = time.monotonic()  # when the position to answer arrived
         self.answered: object = None  # the position last answered (a state's seq; a Tron tick)
         self.sync_id: int | None = None  # a sync in flight after a reconnect: live events wait for its reply
         self.done = False
         self.moves_sent = 0
-        self.unconfirmed: MakeMove | None = None  # the last move sent, until a state shows the game moved on
         self.restart_needed = False  # the engine's history was rebuilt: start it afresh before the next question
         self.wake = asyncio.Event()
         self.worker: asyncio.Task[None] | None = None
@@ -184,79 +182,41 @@ class GameSeat:
         changes = self.state.apply(message, quiet=True)
         for request in changes.requests:  # e.g. the sync the reducer asks for after a missed move or tick
             self.runner.send(request)
-        session = self.state.room
-        applied = (
-            isinstance(message, State) or changes.tick is not None or (isinstance(message, Moved) and changes.board)
-        )
-        if applied and session is not None and session.state is not None:
-            state = session.state
-            if isinstance(message, State) and message.id is not None and message.id == self.sync_id:
-                self.sync_id = None
-            if self.unconfirmed is not None and state.seq != self.unconfirmed.seq:
-                self.unconfirmed = None
-            if isinstance(message, Moved) and not self.live:
-                self._observe(message.seat, message.move)
-                for note in message.events:
-                    seat = note.data.get("seat")
-                    if note.kind == EventKind.PASS and isinstance(seat, int):
-                        self._observe(seat, None)
-            self.arrived = time.monotonic()
-            self.view = dict(state.view)  # the reducer folds every move and tick into its full state
-            self.next_tick_ms = state.next_tick_ms
-            if self.start_view is None and state.status == RoomStatus.PLAYING and not state.moves:
-                self.start_view = dict(state.view)
-            told, moves = sum(1 for _, move in self.history if move is not None), len(state.moves)
-            if not self.live and told != moves:
-                self._catch_up(state)
-            if state.status == RoomStatus.FINISHED:
-                result = state.result
-                log.info("room %s: game over (%s)", self.room, result.reason if result else "no result")
-                self.done = True
+        state = self._changed_state(message, changes)
+        if state is not None:
+            self._update(message, state)
         elif isinstance(message, Error) and message.room == self.room:
             log.warning("room %s: the server refused %s: %s", self.room, message.code, message.message)
         if changes.closed or isinstance(message, Left):
             self.done = True
         self.wake.set()
 
-    def _observe(self, seat: int, move: str | None) -> None:
-        """A move or pass: into the history and to the engine."""
-        self.history.append((seat, move))
-        if self.begun:
-            self.engine.observe(seat, move)
-
-    def _catch_up(self, state: State) -> None:
-        """The game has moves the engine was not told (missed while the connection was down: a full state replaced
-        them). The state's `movers` says who made each move, so the passes among them are known (a server of an
-        older version sends none: the moves are then taken to alternate from the last known mover), and the engine
-        is restarted on that history."""
-        told = [move for _, move in self.history if move is not None]
-        if told != list(state.moves[: len(told)]):
-            log.warning("room %s: the game's moves differ from those the engine was told; rebuilding", self.room)
-            self.history, told = [], []
-        if len(state.movers) == len(state.moves):
-            seats = len(self.state.room.summary.seats) if self.state.room and self.state.room.summary else 2
-            self.history = with_passes(list(zip(state.movers, state.moves, strict=True)), seats, state.to_move)
-        else:
-            last = self.history[-1][0] if self.history else None
-            seats = len(self.state.room.summary.seats) if self.state.room and self.state.room.summary else 2
-            mover = 0 if last is None else (last + 1) % seats
-            if last is None and self.options.get("first") == "white":
-                mover = 1
-            for move in state.moves[len(told) :]:
-                self.history.append((mover, move))
-                mover = (mover + 1) % seats
-        log.warning(
-            "room %s: %d moves missed; the engine is restarted on the game so far",
-            self.room,
-            len(state.moves) - len(told),
-        )
-        self.restart_needed = True
-
-    @property
-    def live(self) -> bool:
-        """True for a simultaneous game (Tron)."""
+    def _changed_state(self, message: Message, changes: Changes) -> State | None:
+        """The room's state, if `message` changed it (a full state, or a move or tick folded into the one held)."""
         session = self.state.room
-        return session is not None and session.live
+        if session is None or session.state is None:
+            return None
+        moved = isinstance(message, Moved) and bool(changes.board)
+        return session.state if isinstance(message, State) or changes.tick is not None or moved else None
+
+    def _update(self, message: Message, state: State) -> None:
+        """Take the room's new state: a sync answered, what was played, the position to answer (and when it came),
+        the game's start and its end."""
+        if isinstance(message, State) and message.id is not None and message.id == self.sync_id:
+            self.sync_id = None
+        self._follow(message, state)
+        self.arrived = time.monotonic()
+        self.view = dict(state.view)  # the reducer folds every move and tick into its full state
+        if self.start_view is None and state.status == RoomStatus.PLAYING and not state.moves:
+            self.start_view = dict(state.view)
+        if state.status == RoomStatus.FINISHED:
+            result = state.result
+            log.info("room %s: game over (%s)", self.room, result.reason if result else "no result")
+            self.done = True
+
+    @abstractmethod
+    def _follow(self, message: Message, state: State) -> None:
+        """What this kind of game keeps of each new state (before the position is taken)."""
 
     def over(self) -> bool:
         """True once the game ended, the room went away, or the runner dropped the seat."""
@@ -293,38 +253,17 @@ class GameSeat:
         state, seat = session.state, session.seat
         if state.status != RoomStatus.PLAYING or self.view is None:
             return None
-        if self.live:
-            alive = self.view.get("alive", [])
-            if seat >= len(alive) or not alive[seat]:
-                return None
-            position: object = ("tick", self.view.get("tick"))
-            tick_ms = self.next_tick_ms or 0  # the overhead takes at most half of it, or fast ticks leave nothing
-            budget_ms = tick_ms - min(self.runner.config.move_overhead_ms, tick_ms // 2)
-            clock_ms = None
-            legal = list(state.legal)
-        else:
-            if seat not in state.to_move:
-                return None
-            position = state.seq
-            budget_ms, clock_ms = self._budget(state, seat)
-            legal = list(state.legal)
-        if position == self.answered or not legal:
+        question = self._question(state, seat, self.view)
+        legal = list(state.legal)
+        if question is None or question.position == self.answered or not legal:
             return None
-        self.answered = position
-        deadline = self.arrived + max(MIN_BUDGET_MS, budget_ms) / 1000
-        return Turn(session.game, seat, self.view, legal, deadline, clock_ms, tuple(state.moves))
+        self.answered = question.position
+        deadline = self.arrived + max(MIN_BUDGET_MS, question.budget_ms) / 1000
+        return Turn(session.game, seat, self.view, legal, deadline, question.clock_ms, tuple(state.moves))
 
-    def _budget(self, state: State, seat: int) -> tuple[int, int | None]:
-        """The time for this move in ms (less the overhead) and the clock's time left, if the game has a clock."""
-        overhead = self.runner.config.move_overhead_ms
-        clock = state.clock
-        if clock is not None and not clock.days_per_move and seat < len(clock.remaining_ms):
-            left = clock.remaining_ms[seat]
-            return left - overhead, left
-        summary = self.state.room.summary if self.state.room is not None else None
-        options = summary.options if summary is not None else self.options
-        ai_ms = options.get("ai_ms", self.options.get("ai_ms", DEFAULT_AI_MS))
-        return (int(ai_ms) if isinstance(ai_ms, int) else DEFAULT_AI_MS) - overhead, None
+    @abstractmethod
+    def _question(self, state: State, seat: int, view: dict[str, Any]) -> Question | None:
+        """What the engine is asked now (None: the bot has nothing to answer)."""
 
     async def _play(self, turn: Turn) -> None:
         """Ask the engine and send its move, or act on its failure by the rule."""
@@ -343,19 +282,26 @@ class GameSeat:
                 self._resign()
                 return
             except EngineFailure as failure:
-                if failure.failure == Failure.CRASHED and self.crashes == 0:
-                    self.crashes += 1
-                    log.warning("room %s: the engine crashed (%s); restarting it once", self.room, failure)
-                    if await self._restart():
-                        continue
-                    log.warning("room %s: the engine could not be restarted; resigning", self.room)
-                    self._resign()
-                    return
-                self._failed(turn, failure)
+                if await self._restarted_after(turn, failure):
+                    continue
                 return
             self.runner.answers += 1
             self._send_move(turn, move)
             return
+
+    async def _restarted_after(self, turn: Turn, failure: EngineFailure) -> bool:
+        """An engine failed: True if it crashed for the first time and runs again (ask it again); else the rule
+        for the failure was applied."""
+        if failure.failure != Failure.CRASHED or self.crashes > 0:
+            self._failed(turn, failure)
+            return False
+        self.crashes += 1
+        log.warning("room %s: the engine crashed (%s); restarting it once", self.room, failure)
+        if await self._restart():
+            return True
+        log.warning("room %s: the engine could not be restarted; resigning", self.room)
+        self._resign()
+        return False
 
     async def _begin(self) -> None:
         """Tell the engine the game and feed it every move so far (a restarted engine, a game joined late)."""
@@ -387,46 +333,162 @@ class GameSeat:
         return True
 
     def _failed(self, turn: Turn, failure: EngineFailure) -> None:
-        """The rule for a failure other than a first crash."""
+        """The rule for a failure other than a first crash: a late answer costs what this kind of game says,
+        anything else resigns."""
         if failure.failure == Failure.LATE:
-            if self.live:
-                log.warning(
-                    "room %s: engine late for tick %s (%s); fallback: keep direction",
-                    self.room,
-                    turn.view.get("tick"),
-                    failure,
-                )
-                return
-            fallback = turn.legal[0]
-            log.warning("room %s: engine late (%s); fallback move %s played", self.room, failure, fallback)
-            self._send_move(turn, fallback)
+            self._late(turn, failure)
             return
         log.warning("room %s: engine failed (%s); resigning", self.room, failure)
         self._resign()
 
+    @abstractmethod
+    def _late(self, turn: Turn, failure: EngineFailure) -> None:
+        """The engine did not answer `turn` in time."""
+
     def _send_move(self, turn: Turn, move: str) -> None:
-        """Send a move for the position `turn` asked about (a Tron answer for a tick gone by is dropped)."""
+        """Send a move for the position `turn` asked about (if it still needs one) and count it."""
         session = self.state.room
         if session is None or session.state is None or self.done:
             return
-        if self.live:
-            if self.view is None or self.view.get("tick") != turn.view.get("tick"):
-                log.info(
-                    "room %s: answer for tick %s came after the next tick; dropped", self.room, turn.view.get("tick")
-                )
-                return
-            if move == _heading(self.view, turn.seat):
-                return  # the rider keeps its direction by itself: no message needed (and none to rate-limit)
-            self.runner.send(MakeMove(room=self.room, move=move))
-        else:
-            self.unconfirmed = MakeMove(room=self.room, move=move, seq=session.state.seq)
-            self.runner.send(self.unconfirmed)
-        self.moves_sent += 1
-        self.runner.moves_sent += 1
+        message = self._move_message(turn, move, session.state)
+        if message is not None:
+            self.runner.send(message)
+            self.moves_sent += 1
+            self.runner.moves_sent += 1
+
+    @abstractmethod
+    def _move_message(self, turn: Turn, move: str, state: State) -> MakeMove | None:
+        """The message that plays `move` now (None: nothing needs to be sent)."""
 
     def _resign(self) -> None:
         """Concede the game (the room's `game_over` ends the worker)."""
         self.runner.send(Resign(room=self.room))
+
+    @abstractmethod
+    def resend_later(self) -> None:
+        """The server refused a message for the rate: send again what this kind of game needs sent."""
+
+    def resynced(self, welcome: Welcome) -> None:
+        """The connection came back with the session resumed: ask what the room missed (the reducer's sync)."""
+        self.state.apply(welcome, resumed=True)
+        sync = self.state.syncing()
+        if sync is not None:
+            log.info("room %s: seat resumed; asking for what it missed since seq %d", self.room, sync.seq)
+            self.sync_id = self.runner.send(sync)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What a seat asks its engine: the position (answered once), the time for the answer, the clock's time left."""
+
+    position: object
+    budget_ms: int
+    clock_ms: int | None = None
+
+
+class TurnSeat(GameSeat):
+    """A seat in a turn-based game: the engine is told every move and pass and answers when the seat is to move; a
+    late answer plays the first legal move; a move refused for the rate goes again."""
+
+    def __init__(
+        self,
+        runner: BotRunner,
+        room: str,
+        engine: Engine,
+        options: dict[str, Any],
+        label: str,
+        tournament: str | None = None,
+    ) -> None:
+        super().__init__(runner, room, engine, options, label, tournament)
+        self.unconfirmed: MakeMove | None = None  # the last move sent, until a state shows the game moved on
+
+    def _follow(self, message: Message, state: State) -> None:
+        """A move sent is confirmed by any new position; a move and its passes go to the engine; moves it was not
+        told (a full state after a reconnect) rebuild its history."""
+        if self.unconfirmed is not None and state.seq != self.unconfirmed.seq:
+            self.unconfirmed = None
+        if isinstance(message, Moved):
+            self._observe(message.seat, message.move)
+            for note in message.events:
+                seat = note.data.get("seat")
+                if note.kind == EventKind.PASS and isinstance(seat, int):
+                    self._observe(seat, None)
+        if sum(1 for _, move in self.history if move is not None) != len(state.moves):
+            self._catch_up(state)
+
+    def _observe(self, seat: int, move: str | None) -> None:
+        """A move or pass: into the history and to the engine."""
+        self.history.append((seat, move))
+        if self.begun:
+            self.engine.observe(seat, move)
+
+    def _catch_up(self, state: State) -> None:
+        """The game has moves the engine was not told (missed while the connection was down: a full state replaced
+        them). The state's `movers` says who made each move, so the passes among them are known (a server of an
+        older version sends none: the moves are then taken to alternate), and the engine is restarted on that
+        history."""
+        told = [move for _, move in self.history if move is not None]
+        if told != list(state.moves[: len(told)]):
+            log.warning("room %s: the game's moves differ from those the engine was told; rebuilding", self.room)
+            self.history, told = [], []
+        if len(state.movers) == len(state.moves):
+            pairs = list(zip(state.movers, state.moves, strict=True))
+            self.history = with_passes(pairs, self._seat_count(), state.to_move)
+        else:
+            self._alternate(state.moves[len(told) :])
+        log.warning(
+            "room %s: %d moves missed; the engine is restarted on the game so far",
+            self.room,
+            len(state.moves) - len(told),
+        )
+        self.restart_needed = True
+
+    def _alternate(self, moves: Sequence[str]) -> None:
+        """Moves whose movers are not known, into the history: taken to alternate from the last known mover (from
+        the first seat, or the second when the options say white moves first)."""
+        seats = self._seat_count()
+        last = self.history[-1][0] if self.history else None
+        mover = 0 if last is None else (last + 1) % seats
+        if last is None and self.options.get("first") == "white":
+            mover = 1
+        for move in moves:
+            self.history.append((mover, move))
+            mover = (mover + 1) % seats
+
+    def _seat_count(self) -> int:
+        """How many seats the room has (two until its summary says)."""
+        session = self.state.room
+        return len(session.summary.seats) if session is not None and session.summary is not None else 2
+
+    def _question(self, state: State, seat: int, view: dict[str, Any]) -> Question | None:
+        """The seat's turn, once per position (its seq), with the time the room gives a move."""
+        if seat not in state.to_move:
+            return None
+        budget_ms, clock_ms = self._budget(state, seat)
+        return Question(state.seq, budget_ms, clock_ms)
+
+    def _budget(self, state: State, seat: int) -> tuple[int, int | None]:
+        """The time for this move in ms (less the overhead) and the clock's time left, if the game has a clock."""
+        overhead = self.runner.config.move_overhead_ms
+        clock = state.clock
+        if clock is not None and not clock.days_per_move and seat < len(clock.remaining_ms):
+            left = clock.remaining_ms[seat]
+            return left - overhead, left
+        summary = self.state.room.summary if self.state.room is not None else None
+        options = summary.options if summary is not None else self.options
+        ai_ms = options.get("ai_ms", self.options.get("ai_ms", DEFAULT_AI_MS))
+        return (int(ai_ms) if isinstance(ai_ms, int) else DEFAULT_AI_MS) - overhead, None
+
+    def _late(self, turn: Turn, failure: EngineFailure) -> None:
+        """A late answer plays the first legal move in its place."""
+        fallback = turn.legal[0]
+        log.warning("room %s: engine late (%s); fallback move %s played", self.room, failure, fallback)
+        self._send_move(turn, fallback)
+
+    def _move_message(self, turn: Turn, move: str, state: State) -> MakeMove | None:
+        """The move for the position's seq (kept until a new position confirms it)."""
+        self.unconfirmed = MakeMove(room=self.room, move=move, seq=state.seq)
+        return self.unconfirmed
 
     def resend_later(self) -> None:
         """The server refused a message for the rate: send the move not yet seen played again, after a pause."""
@@ -442,13 +504,60 @@ class GameSeat:
 
         self.runner.background(again())
 
-    def resynced(self, welcome: Welcome) -> None:
-        """The connection came back with the session resumed: ask what the room missed (the reducer's sync)."""
-        self.state.apply(welcome, resumed=True)
-        sync = self.state.syncing()
-        if sync is not None:
-            log.info("room %s: seat resumed; asking for what it missed since seq %d", self.room, sync.seq)
-            self.sync_id = self.runner.send(sync)
+
+class TickSeat(GameSeat):
+    """A seat in a live game (Tron): each tick while its rider lives, the engine has the tick's time less the
+    overhead; a late answer keeps the rider's direction (nothing is sent), as does an answer that would not turn it."""
+
+    def __init__(
+        self,
+        runner: BotRunner,
+        room: str,
+        engine: Engine,
+        options: dict[str, Any],
+        label: str,
+        tournament: str | None = None,
+    ) -> None:
+        super().__init__(runner, room, engine, options, label, tournament)
+        self.next_tick_ms: int | None = None  # the time until the next tick, as the latest state or tick said
+
+    def _follow(self, message: Message, state: State) -> None:
+        """The time to the next tick."""
+        self.next_tick_ms = state.next_tick_ms
+
+    def _question(self, state: State, seat: int, view: dict[str, Any]) -> Question | None:
+        """Each tick while the seat's rider lives, with the tick's time (the overhead takes at most half of it, or
+        fast ticks leave nothing)."""
+        alive = view.get("alive", [])
+        if seat >= len(alive) or not alive[seat]:
+            return None
+        tick_ms = self.next_tick_ms or 0
+        return Question(("tick", view.get("tick")), tick_ms - min(self.runner.config.move_overhead_ms, tick_ms // 2))
+
+    def _late(self, turn: Turn, failure: EngineFailure) -> None:
+        """A late answer sends nothing: the rider keeps its direction."""
+        tick = turn.view.get("tick")
+        log.warning("room %s: engine late for tick %s (%s); fallback: keep direction", self.room, tick, failure)
+
+    def resend_later(self) -> None:
+        """Nothing: a rider's turn refused for the rate is not sent again (the next tick asks the engine anew)."""
+
+    def _move_message(self, turn: Turn, move: str, state: State) -> MakeMove | None:
+        """The turn, unless the tick it answers has gone by (dropped) or it keeps the rider's direction (the rider
+        keeps it by itself: no message needed, and none to rate-limit)."""
+        if self.view is None or self.view.get("tick") != turn.view.get("tick"):
+            log.info("room %s: answer for tick %s came after the next tick; dropped", self.room, turn.view.get("tick"))
+            return None
+        if move == _heading(self.view, turn.seat):
+            return None
+        return MakeMove(room=self.room, move=move)
+
+
+def seat_kind(welcome: Welcome | None, game: str) -> type[GameSeat]:
+    """The kind of seat for `game`: a `TickSeat` if the server describes it as simultaneous (Tron), else a
+    `TurnSeat`."""
+    games = welcome.games if welcome is not None else ()
+    return TickSeat if any(g.name == game and g.simultaneous for g in games) else TurnSeat
 
 
 # -- the runner ---------------------------------------------------------------------------------------------------
@@ -466,14 +575,14 @@ class Pending:
 
 
 class BotRunner:
-    """One bot on one server: the connection (with reconnects), the accept rules, and a `GameSeat` per game."""
+    """One bot on one server: its connection (the TUI's `Connection`: reconnects, resume, a cluster's other nodes,
+    the pace), the accept rules, and a `GameSeat` per game."""
 
     def __init__(self, config: BotConfig, key: str | None) -> None:
         self.config = config
         if config.log_dir is not None:
             config.log_dir.mkdir(parents=True, exist_ok=True)
         self.key = key
-        self.token: str | None = None
         self.welcome: Welcome | None = None
         self.seats: dict[str, GameSeat] = {}
         self.pending: dict[str, Pending] = {}  # by challenge id
@@ -483,13 +592,23 @@ class BotRunner:
         self.moves_sent = 0  # moves sent over all games (the engine's own or the fallback)
         self.answers = 0  # answers engines gave in time, over all games (a Tron rider's "keep going" included)
         self.stopping = False
+        self.connection = Connection(
+            config.url,
+            config.name,
+            self._received,
+            self._status_changed,
+            open_timeout=OPEN_TIMEOUT_S,
+            key=key,
+            accepts=(config.game,),
+            bot=True,
+            insist_on_accepts=True,  # a server without the bot's game refuses it: nothing to wait for there
+            pace=PACE,
+            keepalive_s=config.keepalive_s,
+        )
         self._stop = asyncio.Event()
-        self._ids = itertools.count(1)
-        self._outbox: asyncio.Queue[Message] = asyncio.Queue()
-        self._connected = False
+        self._turned_away: str | None = None  # why the runner ends refused (found in a welcome)
+        self._retrying = False  # a wait to reconnect is under way (its countdown is not logged again)
         self._closing: set[asyncio.Task[None]] = set()  # game workers, and engines being ended: awaited at the end
-        self.url = config.url  # where it connects now: --url, or (in a cluster) another node after a failure
-        self.addresses = [config.url]  # --url, then the cluster's other nodes (from the latest welcome)
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -499,191 +618,138 @@ class BotRunner:
 
     async def run(self) -> None:
         """Connect, play, and reconnect whenever the connection drops, until `stop`; Refused if turned away."""
-        delay = FIRST_RETRY_S
-        self.url, self.addresses = self.config.url, [self.config.url]
+        link = asyncio.create_task(self.connection.run())
+        stopper = asyncio.create_task(self._stop.wait())
         try:
-            while not self.stopping:
-                try:
-                    async with connect(
-                        self.url,
-                        max_size=MAX_SERVER_FRAME,
-                        open_timeout=OPEN_TIMEOUT_S,
-                        ping_interval=PING_INTERVAL_S,
-                        compression=None,
-                    ) as ws:
-                        await self._greet(ws)
-                        delay = FIRST_RETRY_S
-                        await self._serve(ws)
-                except (ConnectionClosed, OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-                    if not self._stop.is_set():
-                        log.warning("connection to %s lost: %s", self.url, exc or type(exc).__name__)
-                finally:
-                    self._connected = False
-                if self._stop.is_set():
-                    break
-                if len(self.addresses) > 1:  # a cluster: any node resumes the session with the token
-                    at = self.addresses.index(self.url) if self.url in self.addresses else -1
-                    self.url = self.addresses[(at + 1) % len(self.addresses)]
-                log.info("reconnecting in %g s", delay)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), delay)
-                delay = min(delay * 2, MAX_RETRY_S)
+            await asyncio.wait({link, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if not link.done():
+                await self.connection.close(self._farewell() if self.stopping else ())
+                await link
+            link.result()
         finally:
-            await self._close_all()
-
-    async def _greet(self, ws: ClientConnection) -> None:
-        """Hello (resuming the last session if there is one) until welcomed; Refused if turned away for good."""
-        while True:
-            hello = Hello(
-                protocol=PROTOCOL_VERSION,
-                name=self.config.name,
-                resume=self.token,
-                key=self.key,
-                bot=True,
-                accepts=[self.config.game],
-            )
-            await ws.send(encode(hello))
-            reply = await next_message(ws)
-            if isinstance(reply, Welcome):
-                break
-            if isinstance(reply, Error) and reply.code == ErrorCode.BAD_TOKEN and self.token is not None:
-                log.warning("the server forgot this session; its games are lost")
-                self.token = None
-                await self._drop_seats()
-                continue
-            if isinstance(reply, Error) and reply.code == ErrorCode.NAME_TAKEN:
-                raise Refused(f"{reply.message} (use another --name, or this name's key file)")
-            raise Refused(reply.message if isinstance(reply, Error) else f"unexpected {reply.type} to hello")
-        resumed = self.token is not None and reply.token == self.token
-        self.token, self.welcome = reply.token, reply
-        self.addresses = [self.config.url, *(node for node in reply.nodes if node != self.config.url)]
-        if not any(g.name == self.config.game for g in reply.games):
-            raise Refused(f"this server has no game {self.config.game!r}")
-        self._outbox = asyncio.Queue()  # requests queued on a lost connection are void
-        self._connected = True
-        for pending in list(self.pending.values()):  # the server ended them when the old connection closed
-            self._release(pending)
-        log.info("connected to %s as %r (bot%s)", self.url, reply.name, ", name claimed" if reply.claimed else "")
-        if resumed:
-            for seat in self.seats.values():
-                seat.resynced(reply)
-        else:
-            await self._drop_seats()
-
-    async def _serve(self, ws: ClientConnection) -> None:
-        """Read and dispatch the server's messages while the writer sends ours, until the connection or the bot
-        stops."""
-        writer = asyncio.create_task(self._write(ws))
-        reader = asyncio.create_task(self._read(ws))
-        stopper = asyncio.create_task(self._stopped())
-        keepalive = asyncio.create_task(self._keep_alive())
-        try:
-            await asyncio.wait({writer, reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            if self.stopping:
-                for code in list(self.seats):  # leaving resigns a game in progress: nobody waits for a bot gone
-                    await ws.send(encode(Leave(room=code, id=next(self._ids))))
-                for pending in list(self.pending.values()):
-                    await ws.send(encode(Decline(challenge=pending.offer.challenge, reason="the bot is stopping")))
-                for tournament in list(self.entered):  # its games not played yet are lost now, not after a grace
-                    await ws.send(encode(LeaveTournament(tournament=tournament, id=next(self._ids))))
-                await ws.close()
-            for task in (reader, writer):
-                error = task.exception() if task.done() else None
-                if error is not None:
-                    raise error
-        finally:
-            for task in (writer, reader, stopper, keepalive):
+            for task in (link, stopper):
                 task.cancel()
-            await asyncio.gather(writer, reader, stopper, keepalive, return_exceptions=True)
+            await asyncio.gather(link, stopper, return_exceptions=True)
+            await self._close_all()
+        self._raise_refusal()
 
-    async def _keep_alive(self) -> None:
-        """Ask who is online now and then: a bot waiting in no room for a challenge is not an idle connection
-        (the server closes those after 30 minutes of silence)."""
-        while True:
-            await asyncio.sleep(self.config.keepalive_s)
-            self.send(ListPlayers())
+    def _farewell(self) -> list[Message]:
+        """What a stopping bot sends last: leaving its rooms resigns the games in progress (nobody waits for a bot
+        gone), challenges being accepted are declined, and the tournaments it entered are left (their games not
+        played yet are lost now, not after a grace)."""
+        farewell: list[Message] = [Leave(room=code) for code in self.seats]
+        farewell += [Decline(challenge=p.offer.challenge, reason="the bot is stopping") for p in self.pending.values()]
+        farewell += [LeaveTournament(tournament=tournament) for tournament in self.entered]
+        return farewell
 
-    async def _stopped(self) -> None:
-        """Return once `stop` was called."""
-        await self._stop.wait()
+    def _raise_refusal(self) -> None:
+        """Refused, if the server turned the bot away for good (or another connection took its session)."""
+        status = self.connection.status
+        if self._turned_away is not None:
+            raise Refused(self._turned_away)
+        if status.state == REFUSED and status.code == ErrorCode.NAME_TAKEN:
+            raise Refused(f"{status.detail} (use another --name, or this name's key file)")
+        if status.state == REFUSED:
+            raise Refused(status.detail)
+        if status.state == REPLACED:
+            raise Refused("this bot's session was resumed on another connection")
 
-    async def _read(self, ws: ClientConnection) -> None:
-        """Dispatch every message until the connection closes."""
-        while True:
-            self._dispatch(await next_message(ws))
+    def _status_changed(self, status: ConnectionStatus) -> None:
+        """Log a lost connection once per wait to reconnect."""
+        waiting = status.state == RECONNECTING and status.retry_in is not None
+        if waiting and not self._retrying:
+            log.warning("connection to %s lost: %s", status.url, status.detail or "closed")
+            log.info("reconnecting in %g s", status.retry_in)
+        self._retrying = waiting
 
-    async def _write(self, ws: ClientConnection) -> None:
-        """Send queued requests in order, paced below the server's message rate (a bot answering several quick
-        opponents at once would otherwise be refused with `rate_limited`, and closed if it kept on)."""
-        tokens, stamp = float(SEND_BURST), time.monotonic()
-        while True:
-            message = await self._outbox.get()
-            now = time.monotonic()
-            tokens = min(float(SEND_BURST), tokens + (now - stamp) * SEND_RATE)
-            stamp = now
-            if tokens < 1:
-                await asyncio.sleep((1 - tokens) / SEND_RATE)
-                tokens, stamp = 1.0, time.monotonic()
-            tokens -= 1
-            await ws.send(encode(message))
+    def _welcomed(self, welcome: Welcome) -> None:
+        """A welcome: a server without the bot's game refuses it; challenges being accepted are void (the server
+        ended them with the old connection); a resumed session asks what its games missed, a new one lost them."""
+        self.welcome = welcome
+        if not any(g.name == self.config.game for g in welcome.games):
+            self._turned_away = f"this server has no game {self.config.game!r}"
+            self._stop.set()
+            return
+        for pending in list(self.pending.values()):
+            self._release(pending)
+        claimed = ", name claimed" if welcome.claimed else ""
+        log.info("connected to %s as %r (bot%s)", self.connection.url, welcome.name, claimed)
+        if self.connection.resumed:
+            for seat in self.seats.values():
+                seat.resynced(welcome)
+        elif self.seats:
+            log.warning("the server forgot this session; its games are lost")
+            self._drop_seats()
 
-    def send(self, message: Message) -> int:
-        """Queue a request with a fresh id; returns the id (a request made while disconnected is dropped)."""
-        rid = next(self._ids)
-        if self._connected:
-            self._outbox.put_nowait(replace(message, id=rid))
-        return rid
+    def send(self, message: Message) -> int | None:
+        """Queue a request; its id, or None when there is no connection (a request made while disconnected is
+        dropped: its answer could not come on a new connection)."""
+        try:
+            return self.connection.send(message)
+        except NotConnected:
+            return None
 
     # -- dispatch ------------------------------------------------------------------------------------------------
+    def _received(self, message: Message, _quiet: bool) -> None:
+        """The connection's callback: every message from the server."""
+        self._dispatch(message)
+
     def _dispatch(self, message: Message) -> None:
         """Route one message: offers to the accept rules, a room's messages to its seat."""
         match message:
             case Batch():  # a room's traffic in one frame (sent to spectators): its messages one by one
                 for inner in message.messages:
                     self._dispatch(inner)
-                return
             case Challenged():
                 self._offered(message)
-                return
             case ChallengeGone():
                 self._gone(message)
-                return
-            case Joined() if message.id is not None and self._accepted(message.id) is not None:
-                self._seated(message)
-                return
-            case Joined() if message.tournament is not None and message.room not in self.seats:
-                self._tournament_seat(message, message.tournament)
-                return
             case TournamentInfo():
                 self._tournament(message)
-                return
-            case Error() if message.id is not None and self._accepted(message.id) is not None:
-                pending = self._accepted(message.id)
-                assert pending is not None
-                log.warning("accept of %s refused: %s", pending.offer.challenge, message.message)
-                self._release(pending)
-                return
-            case Error() if message.id is not None and message.id in self.entering:
-                tournament = self.entering.pop(message.id)
-                log.warning("entering tournament %s refused: %s", tournament, message.message)
-                self.entered.pop(tournament, None)
-                return
             case Welcome():
-                return
-        room = getattr(message, "room", None)
-        if isinstance(message, RoomInfo | State | Moved | Tick | Event | Joined | Left | Error) and isinstance(
-            room, str
-        ):
-            seat = self.seats.get(room)
-            if seat is not None:
-                seat.take(message)
-                return
-        if isinstance(message, Error):
-            log.warning("the server refused a request: %s: %s", message.code, message.message)
-            if message.code == ErrorCode.RATE_LIMITED:
-                # Every move not yet seen played goes again (whichever request the refusal was for).
+                self._welcomed(message)
+            case Joined():
+                self._joined(message)
+            case Error():
+                self._error(message)
+            case _:
+                self._to_seat(message)
+
+    def _joined(self, joined: Joined) -> None:
+        """A seat: the answer to an accept, a tournament's next game, or news of a room the bot plays in."""
+        if joined.id is not None and self._accepted(joined.id) is not None:
+            self._seated(joined)
+        elif joined.tournament is not None and joined.room not in self.seats:
+            self._tournament_seat(joined, joined.tournament)
+        else:
+            self._to_seat(joined)
+
+    def _error(self, error: Error) -> None:
+        """A refusal: of an accept (its challenge is dropped), of entering a tournament, of the hello (`run` raises
+        it), of something in a room (its seat hears it), or of anything else (logged; for the rate, the moves not
+        yet seen played go again, whichever request the refusal was for)."""
+        pending = self._accepted(error.id) if error.id is not None else None
+        if pending is not None:
+            log.warning("accept of %s refused: %s", pending.offer.challenge, error.message)
+            self._release(pending)
+        elif error.id is not None and error.id in self.entering:
+            tournament = self.entering.pop(error.id)
+            log.warning("entering tournament %s refused: %s", tournament, error.message)
+            self.entered.pop(tournament, None)
+        elif self.connection.connected and not self._to_seat(error):
+            log.warning("the server refused a request: %s: %s", error.code, error.message)
+            if error.code == ErrorCode.RATE_LIMITED:
                 for seat in self.seats.values():
                     seat.resend_later()
+
+    def _to_seat(self, message: Message) -> bool:
+        """Hand a room's message to the bot's seat in that room; False if it has none there."""
+        room = getattr(message, "room", None)
+        seat = self.seats.get(room) if isinstance(room, str) else None
+        if seat is None or not isinstance(message, RoomInfo | State | Moved | Tick | Event | Joined | Left | Error):
+            return False
+        seat.take(message)
+        return True
 
     def _accepted(self, request_id: int) -> Pending | None:
         """The pending challenge whose accept has this request id."""
@@ -701,7 +767,9 @@ class BotRunner:
             tournament = offer.tournament.tournament
             log.info("entering tournament %s of %s from %s", tournament, offer.game, who)
             self.entered[tournament] = dict(offer.options)
-            self.entering[self.send(Accept(challenge=offer.challenge))] = tournament
+            rid = self.send(Accept(challenge=offer.challenge))
+            if rid is not None:
+                self.entering[rid] = tournament
             return
         log.info("accepting %s from %s", offer.game, who)
         pending = Pending(offer, label=f"{offer.game}-{offer.challenge}")
@@ -772,7 +840,8 @@ class BotRunner:
         if joined.role != Role.PLAYER or joined.seat is None:
             self._close_later(pending.engine)
             return
-        seat = GameSeat(self, joined.room, pending.engine, dict(pending.offer.options), pending.label)
+        kind = seat_kind(self.welcome, self.config.game)
+        seat = kind(self, joined.room, pending.engine, dict(pending.offer.options), pending.label)
         seat.state.apply(self.welcome)
         self.seats[joined.room] = seat
         seat.take(joined)
@@ -800,7 +869,7 @@ class BotRunner:
         label = f"{self.config.game}-{tournament}-{joined.room}"
         engine = self.config.engine_spec(f"{label}.stderr.log").build()
         options = self.entered.get(tournament, {})
-        seat = GameSeat(self, joined.room, engine, dict(options), label, tournament)
+        seat = seat_kind(self.welcome, self.config.game)(self, joined.room, engine, dict(options), label, tournament)
         seat.state.apply(self.welcome)
         self.seats[joined.room] = seat
         seat.take(joined)
@@ -828,15 +897,20 @@ class BotRunner:
         self.games_played += 1
         await seat.engine.close()
 
-    async def _drop_seats(self) -> None:
-        """Every game is lost (a new session): stop their workers and engines."""
+    def _drop_seats(self) -> None:
+        """Every game is lost (a new session): their workers and engines are stopped (in the background)."""
         for seat in list(self.seats.values()):
             seat.done = True
-            if seat.worker is not None:
-                seat.worker.cancel()
-                await asyncio.gather(seat.worker, return_exceptions=True)
-            await seat.engine.close()
+            self.background(self._end_seat(seat))
         self.seats.clear()
+
+    @staticmethod
+    async def _end_seat(seat: GameSeat) -> None:
+        """Stop a dropped game's worker, then its engine."""
+        if seat.worker is not None:
+            seat.worker.cancel()
+            await asyncio.gather(seat.worker, return_exceptions=True)
+        await seat.engine.close()
 
     async def _close_all(self) -> None:
         """At the end: every worker stopped and every engine process ended."""

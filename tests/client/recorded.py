@@ -14,7 +14,8 @@ from dataclasses import replace
 from typing import Any
 
 from gamenight.client.app import GameNightApp
-from gamenight.client.connection import CONNECTED, ConnectionChanged, ConnectionStatus, Post, ServerMessage
+from gamenight.client.connection import CONNECTED, ConnectionStatus
+from gamenight.client.link import ConnectionChanged, Post, ServerMessage
 from gamenight.protocol.codec import from_wire
 from gamenight.protocol.messages import PROTOCOL_VERSION, Message
 from gamenight.protocol.vocab import GameDescription

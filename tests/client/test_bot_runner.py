@@ -319,6 +319,15 @@ async def test_a_claimed_bot_name_is_refused_without_its_key(
         pass
 
 
+async def test_a_bot_for_a_game_the_server_lacks_is_refused(server: ServerProcess, tmp_path: Path) -> None:
+    """A bot for a game the server does not have stops at once, refused with the reason (it does not sit there
+    unable to take a challenge)."""
+    cfg = config(server.url, tmp_path, "chessbot", "chess", engine("gtp_othello.py"), "gtp")
+    assert cfg.key_file is not None
+    with pytest.raises(Refused, match="chess"):
+        await within(BotRunner(cfg, bot_key(cfg.key_file)).run())
+
+
 async def test_late_engine_plays_the_fallback_and_logs_it(
     server: ServerProcess, human: Peer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

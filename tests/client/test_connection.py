@@ -1,9 +1,11 @@
-"""The client's connection object against a real server: hello, request ids, errors, and reconnecting."""
+"""The client's connection object (the TUI's and gamenight-bot's, no Textual) against a real server: hello, request
+ids, errors, reconnecting, and what a bot asks of it (pace, keepalive, a farewell on close)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 
 import pytest
 
@@ -11,26 +13,32 @@ from gamenight.client.config import load_config, save_config
 from gamenight.client.connection import (
     CONNECTED,
     RECONNECTING,
+    REFUSED,
     REPLACED,
     Connection,
-    ConnectionChanged,
+    ConnectionStatus,
     NotConnected,
-    ServerMessage,
-    open_connection,
+    Pace,
 )
+from gamenight.client.link import ConnectionChanged, ServerMessage, open_connection
 from gamenight.client.widgets import BOARDS
+from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
     CreateRoom,
     Error,
     Join,
     Joined,
+    Leave,
     ListPlayers,
     ListRooms,
+    Message,
     Players,
     RoomInfo,
     Rooms,
+    State,
     Welcome,
 )
+from gamenight.protocol.vocab import RoomStatus
 from gamenight.server.app import GameServer, ServerConfig
 
 WAIT_S = 10.0
@@ -43,21 +51,25 @@ def url(game_server: GameServer) -> str:
 
 
 class Inbox:
-    """Collects what the connection posts (as the Textual app would receive it)."""
+    """Collects what the connection hands on: each server message (with its `quiet` mark) and each status."""
 
     def __init__(self) -> None:
-        self.posted: list[object] = []
+        self.messages: list[tuple[Message, bool]] = []
+        self.statuses: list[ConnectionStatus] = []
 
-    def __call__(self, message: object) -> None:
-        self.posted.append(message)
+    def message(self, message: Message, quiet: bool) -> None:
+        self.messages.append((message, quiet))
+
+    def status(self, status: ConnectionStatus) -> None:
+        self.statuses.append(status)
 
     def server(self, kind: type) -> list:
         """The server messages of one type, in order."""
-        return [p.message for p in self.posted if isinstance(p, ServerMessage) and isinstance(p.message, kind)]
+        return [message for message, _ in self.messages if isinstance(message, kind)]
 
     def states(self) -> list[str]:
         """The connection states announced, in order."""
-        return [p.status.state for p in self.posted if isinstance(p, ConnectionChanged)]
+        return [status.state for status in self.statuses]
 
 
 async def until(condition, what: str) -> None:
@@ -74,7 +86,7 @@ async def until(condition, what: str) -> None:
 async def running(url: str, name: str = "ann", **options):
     """A connection running in a task for the duration of the block."""
     inbox = Inbox()
-    connection = Connection(url, name, inbox, **options)
+    connection = Connection(url, name, inbox.message, inbox.status, **options)
     task = asyncio.create_task(connection.run())
     try:
         yield connection, inbox
@@ -100,14 +112,13 @@ async def test_hello_welcome_and_numbered_requests(url):
 
 
 async def test_error_reply_is_returned_and_posted(url):
-    """A refused request returns the `error`; it is also posted for the app, marked quiet if asked."""
-    async with running(url) as (connection, _inbox):
+    """A refused request returns the `error`; it is also handed on for the app, marked quiet if asked."""
+    async with running(url) as (connection, inbox):
         await until(lambda: connection.connected, "the welcome")
         reply = await connection.request(Join(room="NOPE1"), quiet=True)
         assert isinstance(reply, Error) and reply.code == "unknown_room"
-        await until(lambda: _inbox.server(Error), "the posted error")
-        posted = next(p for p in _inbox.posted if isinstance(p, ServerMessage) and isinstance(p.message, Error))
-        assert posted.quiet
+        await until(lambda: inbox.server(Error), "the error handed on")
+        assert [quiet for message, quiet in inbox.messages if isinstance(message, Error)] == [True]
 
 
 async def test_send_while_disconnected_raises(unused_tcp_port):
@@ -116,7 +127,7 @@ async def test_send_while_disconnected_raises(unused_tcp_port):
         await until(lambda: RECONNECTING in inbox.states(), "a retry")
         with pytest.raises(NotConnected):
             connection.send(ListRooms())
-        retries = [p.status for p in inbox.posted if isinstance(p, ConnectionChanged) and p.status.retry_in]
+        retries = [status for status in inbox.statuses if status.retry_in]
         assert retries[0].describe().startswith("connection lost; reconnecting in")
 
 
@@ -212,3 +223,84 @@ def test_the_app_takes_challenges_for_its_boards_unless_turned_off():
     assert open_connection("ws://x.test:1", "ann", lambda _: None, None).accepts == tuple(sorted(BOARDS))
     save_config({**load_config(), "challenges": False})
     assert open_connection("ws://x.test:1", "ann", lambda _: None, None).accepts == ()
+
+
+async def test_the_apps_connection_posts_textual_messages(url):
+    """The app's connection hands the app its statuses as `ConnectionChanged` and the server's messages as
+    `ServerMessage` (quiet replies marked), as the app's handlers expect them."""
+    posted: list[object] = []
+    connection = open_connection(url, "ann", posted.append, None)
+    task = asyncio.create_task(connection.run())
+    try:
+        await until(lambda: connection.connected, "the welcome")
+        await connection.request(Join(room="NOPE1"), quiet=True)
+        await until(lambda: any(isinstance(p, ServerMessage) and p.quiet for p in posted), "the quiet error")
+        assert [p.status.state for p in posted if isinstance(p, ConnectionChanged)][-1] == CONNECTED
+        assert isinstance(next(p for p in posted if isinstance(p, ServerMessage)).message, Welcome)
+    finally:
+        await connection.close()
+        await task
+
+
+async def test_a_bot_says_so_in_its_hello(url):
+    """A connection made with `bot=True` is listed as a bot, taking challenges for its game."""
+    async with running(url, "rhino", bot=True, accepts=("othello",)) as (connection, _inbox):
+        await until(lambda: connection.connected, "the welcome")
+        players = await connection.request(ListPlayers())
+        assert isinstance(players, Players)
+        assert [(p.bot, p.games) for p in players.players if p.name == "rhino"] == [(True, ("othello",))]
+
+
+async def test_a_refused_hello_says_why_with_its_code(url):
+    """A name claimed by another key is refused for good: the status says `refused` with the server's code (so a
+    bot can tell its user to use the name's key file), the error is handed on, and no retry follows."""
+    async with running(url, "rhino", key="rhino-key-0123456789") as (owner, _inbox):
+        await until(lambda: owner.connected, "the owner's welcome")
+        async with running(url, "rhino", key="other-key-0123456789", first_retry=0.05) as (other, inbox):
+            await until(lambda: other.status.state == REFUSED, "the refusal")
+            assert other.status.code == ErrorCode.NAME_TAKEN and "claimed" in other.status.detail
+            assert [e.code for e in inbox.server(Error)] == [ErrorCode.NAME_TAKEN]
+            await asyncio.sleep(0.2)  # several retry periods: a refused connection stays away
+            assert inbox.states() == [REFUSED]
+
+
+async def test_a_bot_that_insists_on_its_games_is_refused_by_a_server_without_them(url):
+    """With `insist_on_accepts`, a server that refuses the games of the hello's `accepts` refuses the connection
+    (a bot for a game the server lacks stops, rather than sitting there unchallengeable)."""
+    async with running(url, "rhino", bot=True, accepts=("chess",), insist_on_accepts=True) as (connection, _inbox):
+        await until(lambda: connection.status.state == REFUSED, "the refusal")
+        assert connection.status.code == ErrorCode.BAD_OPTIONS and connection.accepts == ("chess",)
+
+
+async def test_a_paced_connection_sends_no_faster_than_its_pace(url):
+    """With a pace of 10 messages a second and a burst of 1, five requests made at once take at least 0.4 s to be
+    answered (the server is never sent more than the pace allows)."""
+    async with running(url, pace=Pace(rate=10.0, burst=1)) as (connection, _inbox):
+        await until(lambda: connection.connected, "the welcome")
+        start = time.monotonic()
+        replies = await asyncio.gather(*(connection.request(ListPlayers()) for _ in range(5)))
+        assert all(isinstance(reply, Players) for reply in replies)
+        assert time.monotonic() - start >= 0.4
+
+
+async def test_keepalive_asks_who_is_online_now_and_then(url):
+    """A connection with `keepalive_s` sends `list_players` by itself while connected (a bot waiting for
+    challenges is then never an idle connection): the answers arrive without any request made."""
+    async with running(url, keepalive_s=0.05) as (connection, inbox):
+        await until(lambda: connection.connected, "the welcome")
+        await until(lambda: len(inbox.server(Players)) >= 3, "three answers to the keepalive")
+
+
+async def test_close_sends_the_farewell_first(url):
+    """`close(farewell)` sends its messages before the websocket closes: a bot that leaves its game on the way
+    out resigns it at once (a player merely disconnected keeps the seat and the game waits for its return)."""
+    async with running(url, "bob") as (leaver, _leaver_inbox), running(url, "cid") as (opponent, inbox):
+        await until(lambda: leaver.connected and opponent.connected, "the players' welcomes")
+        room = (await leaver.request(CreateRoom(game="othello", options={}))).room
+        await leaver.request(Join(room=room, seat=0))
+        await opponent.request(Join(room=room, seat=1))
+        await until(lambda: any(s.status == RoomStatus.PLAYING for s in inbox.server(State)), "the game's start")
+        await leaver.close([Leave(room=room)])
+        await until(lambda: any(s.status == RoomStatus.FINISHED for s in inbox.server(State)), "the game's end")
+        final = inbox.server(State)[-1]
+        assert final.result is not None and final.result.reason == "resign" and final.result.loser == 0

@@ -170,7 +170,7 @@ async def test_the_bundled_client_fails_over_to_another_node(cluster: Callable[.
         return sorted(probe.welcome.nodes) == sorted(node.url for node in nodes)
 
     await eventually(both_advertised, "n1's welcome listing both nodes")
-    connection = Connection(nodes[0].url, "alice", lambda message: None, first_retry=0.1, max_retry=0.5)
+    connection = Connection(nodes[0].url, "alice", lambda message, quiet: None, first_retry=0.1, max_retry=0.5)
     running = asyncio.create_task(connection.run())
 
     async def welcomed(times: int) -> bool:
