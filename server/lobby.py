@@ -851,22 +851,27 @@ class Lobby:
         """Refuse a challenge past a pending cap, for a game the target does not take challenges for, rated for a
         guest (who could not sit down in it: its room would be left open with the challenger alone), or sent
         faster than its address's allowance."""
-        self._pending_caps(client, to)
+        self._pending_caps(client, to, bot=all(self.clients[s].bot for s in targets))
         self._takes(game, to, targets)
         if options.get("rated") and not any(self.clients[s].claimed for s in targets):
             raise Refusal(ErrorCode.NOT_ALLOWED, f"{to} is a guest: rated games are for claimed players")
         self._pace_challenges(client, now)
 
-    def _pending_caps(self, client: Client, to: str) -> None:
-        """Refuse one more waiting challenge from this session, from its address, to `to` from its address, or to
-        `to` from anyone (`too_many`; tournament invitations are bounded by the tournament caps instead)."""
+    def _pending_caps(self, client: Client, to: str, bot: bool) -> None:
+        """Refuse one more waiting challenge from this session, from its address, to `to` from its address (unless
+        `to` is a bot, which answers by program and may take several games from one person), or to `to` from
+        anyone (`too_many`; tournament invitations are bounded by the tournament caps instead)."""
         pending = [ch for ch in self.challenges.values() if ch.tournament is None]
         to_them = [ch for ch in pending if ch.to == to]
         limits = self.limits
         caps = (
             (limits.challenges_per_player, [ch for ch in pending if ch.sender == client.session], "you have"),
             (limits.challenges_per_ip, self._sent_from(client.ip, pending), "your address has"),
-            (limits.challenges_per_ip_to_player, self._sent_from(client.ip, to_them), f"to {to}, your address has"),
+            (
+                0 if bot else limits.challenges_per_ip_to_player,
+                self._sent_from(client.ip, to_them),
+                f"to {to}, you have",
+            ),
             (limits.challenges_received, to_them, f"{to} has"),
         )
         for cap, waiting, who in caps:
