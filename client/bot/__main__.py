@@ -15,7 +15,9 @@ from gamenight.client.__main__ import server_url
 from gamenight.client.bot.engines import PROTOCOLS
 from gamenight.client.bot.runner import (
     ACCEPT_RULES,
+    DEFAULT_MIN_CLOCK_S,
     DEFAULT_OVERHEAD_MS,
+    RATED_RULES,
     BotConfig,
     BotRunner,
     Refused,
@@ -48,6 +50,17 @@ def parse_args(argv: list[str] | None = None) -> BotConfig:
     parser.add_argument(
         "--accept", choices=ACCEPT_RULES, default="all", help="whose challenges it takes (default: all)"
     )
+    parser.add_argument(
+        "--rated", choices=RATED_RULES, default="any", help="rated challenges only (yes), casual only (no), or any"
+    )
+    parser.add_argument(
+        "--min-clock",
+        type=float,
+        default=DEFAULT_MIN_CLOCK_S,
+        metavar="SECONDS",
+        help="decline clocks shorter than this, counted as time + 40 increments "
+        f"(default {DEFAULT_MIN_CLOCK_S:g}; untimed and correspondence games always pass)",
+    )
     parser.add_argument("--max-games", type=int, default=1, help="games it plays at once (default 1)")
     parser.add_argument(
         "--move-overhead-ms",
@@ -62,6 +75,8 @@ def parse_args(argv: list[str] | None = None) -> BotConfig:
     kinds = PROTOCOLS[args.protocol].games
     if args.game not in kinds:
         parser.error(f"a {args.protocol} engine plays {', '.join(sorted(kinds))}, not {args.game}")
+    if args.min_clock < 0:
+        parser.error("--min-clock cannot be negative")
     if args.max_games < 1:
         parser.error("--max-games must be at least 1")
     if args.move_overhead_ms < 0:
@@ -74,6 +89,8 @@ def parse_args(argv: list[str] | None = None) -> BotConfig:
         protocol=args.protocol,
         key_file=args.key_file or default_key_file(args.name),
         accept=args.accept,
+        rated=args.rated,
+        min_clock_s=args.min_clock,
         max_games=args.max_games,
         move_overhead_ms=args.move_overhead_ms,
         log_dir=args.log_dir or log_dir() / "bots",

@@ -24,7 +24,7 @@ import re
 import secrets
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,19 @@ from gamenight.protocol.vocab import EventKind, Role, RoomStatus
 log = logging.getLogger("gamenight.bot")
 
 ACCEPT_RULES = ("humans", "bots", "all")
+RATED_RULES = ("yes", "no", "any")  # `--rated`: only rated challenges, only casual ones, or both
+DEFAULT_MIN_CLOCK_S = 60.0  # `--min-clock`: shorter clocks leave an engine no time to think (it plays fallbacks)
+INCREMENT_MOVES = 40  # a clock's estimated length is its time plus this many increments, as lichess reckons it
+
+
+def estimated_clock_s(options: Mapping[str, Any]) -> float | None:
+    """How long a game's clock lasts a side, as lichess estimates it (time + 40 increments); None without a clock
+    (untimed and correspondence games, and Tron, whose moves come on a tick)."""
+    if not options.get("clock_s"):
+        return None
+    return float(options["clock_s"]) + INCREMENT_MOVES * float(options.get("increment_s") or 0)
+
+
 DEFAULT_AI_MS = 1000  # a room's `ai_ms` when neither its options nor its summary say
 DEFAULT_OVERHEAD_MS = 50
 OPEN_TIMEOUT_S = 10.0
@@ -124,6 +137,8 @@ class BotConfig:
     protocol: str
     key_file: Path | None = None
     accept: str = "all"
+    rated: str = "any"
+    min_clock_s: float = DEFAULT_MIN_CLOCK_S
     max_games: int = 1
     move_overhead_ms: int = DEFAULT_OVERHEAD_MS
     log_dir: Path | None = None
@@ -785,12 +800,26 @@ class BotRunner:
             return f"{config.name} takes challenges from humans only"
         if config.accept == "bots" and not offer.sender.bot:
             return f"{config.name} takes challenges from bots only"
+        if (reason := self._terms_refusal(offer)) is not None:
+            return reason
         between = set(self.entered) - {seat.tournament for seat in self.seats.values()}  # entered, not seated now
         busy = len(self.seats) + len(self.pending) + len(between)
         if busy >= config.max_games:
             return f"busy: {config.name} plays at most {config.max_games} game(s) at once"
         if config.protocol == "tron2010" and offer.options.get("players", 2) != 2:
             return "a 2010 contest bot plays two-rider Tron only"
+        return None
+
+    def _terms_refusal(self, offer: Challenged) -> str | None:
+        """Why the offer's terms do not suit this bot (`--rated`, `--min-clock`); None when they do."""
+        config, rated = self.config, bool(offer.options.get("rated"))
+        if config.rated == "yes" and not rated:
+            return f"{config.name} plays rated games only"
+        if config.rated == "no" and rated:
+            return f"{config.name} plays casual games only"
+        clock = estimated_clock_s(offer.options)
+        if clock is not None and clock < config.min_clock_s:
+            return f"{config.name} needs a clock of at least {config.min_clock_s:g} s (time + 40 increments)"
         return None
 
     async def _accept(self, pending: Pending) -> None:

@@ -250,6 +250,33 @@ async def test_bot_accepting_bots_only_declines_a_humans_tournament(
     assert runner.games_played == 0 and not runner.entered
 
 
+async def test_bot_declines_clocks_shorter_than_its_min_clock(
+    server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """`--min-clock 60` turns a 1 s blitz down with its reason (an engine would only play fallback moves there), and
+    takes 30 s + 1 s increments (30 + 40 increments = 70 s), as lichess reckons a clock's length."""
+    cfg = config(server.url, tmp_path, "patient", "connect4", engine("jsonl_echo.py"), "jsonl", min_clock_s=60.0)
+    async with running(cfg, human) as runner:
+        gone = await challenge(human, "patient", "connect4", {"clock_s": 1})
+        assert gone.why == "declined" and "at least 60 s" in (gone.reason or "")
+        assert runner.games_played == 0
+        taken = await challenge(human, "patient", "connect4", {"clock_s": 30, "increment_s": 1})
+        assert taken.why == "accepted"
+
+
+@pytest.mark.parametrize(("rule", "rated", "taken"), [("no", True, False), ("yes", False, False), ("yes", True, True)])
+async def test_bot_takes_rated_or_casual_challenges_as_told(
+    rule: str, rated: bool, taken: bool, server: ServerProcess, human: Peer, tmp_path: Path
+) -> None:
+    """`--rated no` declines rated challenges (nobody farms its rating), `--rated yes` casual ones, saying why."""
+    cfg = config(server.url, tmp_path, f"rated{rule}", "connect4", engine("jsonl_echo.py"), "jsonl", rated=rule)
+    async with running(cfg, human):
+        gone = await challenge(human, f"rated{rule}", "connect4", {"rated": rated})
+    assert gone.why == ("accepted" if taken else "declined")
+    if not taken:
+        assert ("casual" if rule == "no" else "rated") in (gone.reason or "")
+
+
 async def test_contest_bot_declines_a_four_rider_tron(server: ServerProcess, human: Peer, tmp_path: Path) -> None:
     """A 2010 contest bot takes two-rider games only: a challenge to a 4-rider arena is declined, saying so."""
     cfg = config(server.url, tmp_path, "contest4", "tron", engine("tron2010_bot.py"), "tron2010")
