@@ -69,6 +69,12 @@ def with_empties(count: int, low: int, high: int, seed: int) -> list[tuple[int, 
     return found
 
 
+@pytest.fixture
+def kernel_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """othello_ai uses the compiled kernel for the test's duration, even under GAMENIGHT_PURE_AI=1."""
+    monkeypatch.setattr(othello_ai, "KERNEL", _othellokernel)
+
+
 def test_the_kernel_is_built_and_used_unless_switched_off() -> None:
     """An install with a C compiler (CI's, this one) builds the kernel and level 5 on 8x8 uses it, unless
     GAMENIGHT_PURE_AI=1 was set when othello_ai was imported (a failure here means the build step did not run)."""
@@ -143,7 +149,7 @@ def test_search_visits_the_same_tree_as_the_python_core() -> None:
             assert _othellokernel.search(own, opp, depth, -1.0) == _python_search(own, opp, depth)
 
 
-def test_kernel_search_respects_its_deadline() -> None:
+def test_kernel_search_respects_its_deadline(kernel_on: None) -> None:
     """With a deadline already passed the kernel still completes depth 1 and answers a legal move at once."""
     own, opp = random_state(1, 20).sides()
     started = time.perf_counter()
@@ -152,7 +158,7 @@ def test_kernel_search_respects_its_deadline() -> None:
     assert move is not None and legal_mask(own, opp, 8) >> move & 1
 
 
-def test_solver_values_equal_the_python_solver() -> None:
+def test_solver_values_equal_the_python_solver(kernel_on: None) -> None:
     """On 30 random positions with 10-12 empties the kernel's exact value and its win / draw / loss answer equal
     EndgameSolver's, and its move achieves the value."""
     for own, opp in with_empties(30, 10, 12, seed=4):
@@ -166,7 +172,7 @@ def test_solver_values_equal_the_python_solver() -> None:
 
 
 @pytest.mark.parametrize("line", data_lines("othello_endgames_13_14.txt"), ids=lambda line: line[0])
-def test_solver_finds_the_published_13_14_empties_scores(line: list[str]) -> None:
+def test_solver_finds_the_published_13_14_empties_scores(line: list[str], kernel_on: None) -> None:
     """On the reference endgames (13-14 empties, one ending with empty squares) the kernel finds the published
     score, with the game's scoring (empty squares to nobody)."""
     _source, board, side, _move, raw, _ffo, _empties = line
@@ -190,7 +196,7 @@ def test_solver_solves_ffo_1_to_19() -> None:
         assert move is not None and square_name(move, 8).upper() in best.split(","), number
 
 
-def test_kernel_solver_gives_up_at_its_deadline() -> None:
+def test_kernel_solver_gives_up_at_its_deadline(kernel_on: None) -> None:
     """A kernel solve whose deadline has passed stops (None; KernelSolver raises) instead of running on."""
     own, opp = with_empties(1, 18, 18, seed=2)[0]
     assert _othellokernel.solve(own, opp, -LIMIT, LIMIT, time.perf_counter() - 1, True, False) is None
