@@ -700,7 +700,7 @@ static int solve_node(u64 P, u64 O, u64 empty, int count, int alpha, int beta, i
         if (upper < beta) beta = upper;
     }
     int original_alpha = alpha, best = -LIMIT, best_move = NO_MOVE;
-    Child children[32];
+    Child children[64]; /* a position has at most 33 legal moves; every square for safety */
     int n = fastest_first(P, O, moves, hash_move, children);
     for (int i = 0; i < n; i++) {
         const Child *c = &children[i];
@@ -742,7 +742,7 @@ static int solve_root(u64 P, u64 O, int alpha, int beta, int *move) {
         return -solve_node(O, P, empty, count, -beta, -alpha, 1);
     }
     const EndEntry *e = end_probe(P, O);
-    Child children[32];
+    Child children[64]; /* a position has at most 33 legal moves; every square for safety */
     int n = fastest_first(P, O, moves, e ? e->move : NO_MOVE, children);
     int best = -LIMIT, best_sq = -1;
     for (int i = 0; i < n; i++) {
