@@ -32,7 +32,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
-from gamenight.client.bot.engines import TRON_DIRECTIONS, GtpEngine, Turn, contest_map
+from gamenight.client.bot.engines import TRON_DIRECTIONS, EngineFailure, GtpEngine, Turn, contest_map
 from gamenight.server.ai.play import choose_move
 from gamenight.server.games import REGISTRY, find_game
 from gamenight.server.games.base import Game, Opening
@@ -133,7 +133,10 @@ class GtpPlayer:
         self.told = len(history)
         legal = [rules.format_move(state, move) for move in rules.legal_moves(state, seat)]
         turn = Turn("othello", seat, rules.view(state), legal, time.monotonic() + timeout_s)
-        return self.loop.run_until_complete(self.engine.choose(turn))
+        try:
+            return self.loop.run_until_complete(self.engine.choose(turn))
+        except EngineFailure as failure:  # not picklable: the match's worker processes report it as text
+            raise RuntimeError(f"the GTP engine failed: {failure}") from None
 
     def close(self) -> None:
         """End the engine and the loop."""
