@@ -6,7 +6,10 @@ Usage (from the repository root):
 
 A player is a level number (1-5), a bot name, or (Tron) `prev5`: the frozen pre-issue-18 level 5, or
 `tron2010:COMMAND`: a 2010 Google AI Challenge bot run as a child process for each game and spoken to in the
-contest's protocol through the engine adapter's map (bench/a1k0n.py builds the contest winner for this).
+contest's protocol through the engine adapter's map (bench/a1k0n.py builds the contest winner for this); or
+(Othello) `pure5` (`pureN`): level N with the compiled kernel switched off (the pure-Python code, as before
+issue 38), or `gtp:COMMAND`: an Othello engine speaking GTP, e.g. `gtp:/usr/games/gtp-rhino --level 3` (GRhino),
+driven as the bot runner drives it.
 Games come in pairs from the same opening with the colours (seats) swapped: random first plies drawn from
 --seed for Othello, Pentago and Connect Four (--random-plies fixes their number, 0 for the start position;
 --a-seat keeps A on one seat); for Tron each official
@@ -18,6 +21,7 @@ through `server.games` and `server.ai.play.choose_move`, so every game with an A
 from __future__ import annotations
 
 import argparse
+import asyncio
 import math
 import random
 import select
@@ -28,7 +32,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
-from gamenight.client.bot.engines import TRON_DIRECTIONS, contest_map
+from gamenight.client.bot.engines import TRON_DIRECTIONS, EngineFailure, GtpEngine, Turn, contest_map
 from gamenight.server.ai.play import choose_move
 from gamenight.server.games import REGISTRY, find_game
 from gamenight.server.games.base import Game, Opening
@@ -51,10 +55,15 @@ def parse_player(text: str) -> dict[str, Any]:
     """A player spec as keyword arguments of `choose_move`: "3" or "level3" is a level, anything else a bot.
 
     Tron only: "prev5" (or "prevN") is level N of the frozen pre-issue-18 engine in bench/tron_baseline.py;
-    "tron2010:COMMAND" a contest bot (see `ContestBot`).
+    "tron2010:COMMAND" a contest bot (see `ContestBot`). Othello only: "pureN" is level N without the compiled
+    kernel, "gtp:COMMAND" a GTP engine (see `GtpPlayer`).
     """
     if text.startswith("tron2010:"):
         return {"tron2010": text.removeprefix("tron2010:")}
+    if text.startswith("gtp:"):
+        return {"gtp": text.removeprefix("gtp:")}
+    if text.startswith("pure") and text[4:].isdigit():
+        return {"pure": int(text[4:])}
     if text.startswith("prev") and text[4:].isdigit():
         return {"prev": int(text[4:])}
     digits = text.removeprefix("level").removeprefix("L")
@@ -101,8 +110,60 @@ class ContestBot:
             self.process.wait()
 
 
-def _move(game: str, state: Any, seat: int, ms: int, seed: int, player: dict[str, Any]) -> str:
-    """The wire move of one player spec (see `parse_player`; a contest bot's has its running `ContestBot`)."""
+class GtpPlayer:
+    """An Othello engine speaking GTP (GRhino's `gtp-rhino --level 3`), a child process for one game, driven through
+    the bot runner's `GtpEngine` (client/bot/engines.py) on an event loop of its own: told every move of the game,
+    the random opening's included, and asked for its own."""
+
+    def __init__(self, command: str, seat: int, start_view: dict[str, Any]) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.engine = GtpEngine(command)
+        self.told = 0
+        self.loop.run_until_complete(self._start(seat, start_view))
+
+    async def _start(self, seat: int, start_view: dict[str, Any]) -> None:
+        """Start the engine and its game."""
+        await self.engine.start()
+        await self.engine.new_game("othello", seat, start_view)
+
+    def move(self, rules: Game, state: Any, seat: int, history: list[tuple[int, str]], timeout_s: float) -> str:
+        """The engine's move for `seat` in `state`, after telling it the moves of `history` it has not heard."""
+        for mover, move in history[self.told :]:
+            self.engine.observe(mover, move)
+        self.told = len(history)
+        legal = [rules.format_move(state, move) for move in rules.legal_moves(state, seat)]
+        turn = Turn("othello", seat, rules.view(state), legal, time.monotonic() + timeout_s)
+        try:
+            return self.loop.run_until_complete(self.engine.choose(turn))
+        except EngineFailure as failure:  # not picklable: the match's worker processes report it as text
+            raise RuntimeError(f"the GTP engine failed: {failure}") from None
+
+    def close(self) -> None:
+        """End the engine and the loop."""
+        self.loop.run_until_complete(self.engine.close())
+        self.loop.close()
+
+
+def _move(
+    game: str, state: Any, seat: int, ms: int, seed: int, player: dict[str, Any], history: list[tuple[int, str]]
+) -> str:
+    """The wire move of one player spec (see `parse_player`; a contest bot's has its running `ContestBot`, a GTP
+    engine's its `GtpPlayer`, which is told the game's moves so far, `history`)."""
+    if "gtp_process" in player:
+        rules = find_game(game)
+        assert rules is not None
+        return player["gtp_process"].move(rules, state, seat, history, 30 + 3 * ms / 1000)  # type: ignore[no-any-return]
+    if "pure" in player:
+        if game != "othello":
+            raise ValueError("pureN players exist for othello only")
+        from gamenight.server.ai import othello_ai
+
+        kernel, othello_ai.KERNEL = othello_ai.KERNEL, None
+        try:
+            wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, level=player["pure"])
+        finally:
+            othello_ai.KERNEL = kernel
+        return wire
     if "bot_process" in player:
         view = find_game(game).view(state)  # type: ignore[union-attr]
         return player["bot_process"].move(view, seat, timeout_s=1 + 3 * ms / 1000)  # type: ignore[no-any-return]
@@ -120,13 +181,18 @@ def _move(game: str, state: Any, seat: int, ms: int, seed: int, player: dict[str
     return wire
 
 
-def _random_opening(rules: Game, state: Any, plies: int, rng: random.Random) -> Any:
-    """`state` after `plies` random moves (fewer if the game ends first)."""
+def _random_opening(
+    rules: Game, state: Any, plies: int, rng: random.Random, history: list[tuple[int, str]] | None = None
+) -> Any:
+    """`state` after `plies` random moves (fewer if the game ends first); `history` gets (seat, wire move) of each."""
     for _ in range(plies):
         seats = sorted(rules.to_move(state))
         if not seats:
             break
-        state = rules.apply(state, {seat: rng.choice(rules.legal_moves(state, seat)) for seat in seats})
+        moves = {seat: rng.choice(rules.legal_moves(state, seat)) for seat in seats}
+        if history is not None:
+            history.extend((seat, rules.format_move(state, move)) for seat, move in moves.items())
+        state = rules.apply(state, moves)
     return state
 
 
@@ -155,12 +221,17 @@ def play_game(
     opening = opening_for(game, pair, rng, maps)
     if random_plies is not None:
         opening = Opening(opening.options, random_plies, f"{random_plies} random plies")
-    state = _random_opening(rules, rules.initial_state(opening.options), opening.random_plies, rng)
+    history: list[tuple[int, str]] = []
+    state = _random_opening(rules, rules.initial_state(opening.options), opening.random_plies, rng, history)
     a_seat = index % 2 if a_seat is None else a_seat
     players = {a_seat: parse_player(a), 1 - a_seat: parse_player(b)}
-    for player in players.values():
+    for seat, player in players.items():
         if "tron2010" in player:
             player["bot_process"] = ContestBot(player["tron2010"])
+        if "gtp" in player:
+            if game != "othello":
+                raise ValueError("gtp:COMMAND players play othello only")
+            player["gtp_process"] = GtpPlayer(player["gtp"], seat, rules.view(rules.initial_state(opening.options)))
     plies = 0
     written: list[str] = []
     try:
@@ -168,15 +239,17 @@ def play_game(
             moves = {}
             for seat in sorted(rules.to_move(state)):
                 move_seed = seed * 7_919 + index * 100_003 + plies * 2 + seat
-                wire = _move(game, state, seat, ms, move_seed, players[seat])
+                wire = _move(game, state, seat, ms, move_seed, players[seat], history)
                 moves[seat] = rules.parse_move(state, wire)
                 written.append(wire)
+            history.extend((seat, rules.format_move(state, move)) for seat, move in moves.items())
             state = rules.apply(state, moves)
             plies += 1
     finally:
         for player in players.values():
-            if "bot_process" in player:
-                player["bot_process"].close()
+            for process in ("bot_process", "gtp_process"):
+                if process in player:
+                    player[process].close()
     return index, _score(rules.outcome(state), a_seat), plies, opening.label, rules.transcript(written)
 
 

@@ -10,21 +10,24 @@ Scores are from the side to move's view. A finished game scores `±(WIN - 600 + 
 draw), above every heuristic score and ranked by the margin; the search core takes one point off per ply. The
 exact solver works in plain disc differences (empty squares go to nobody, as in `Othello.outcome`).
 
-The rules are the bitboard helpers of `server.games.othello`; nothing here re-implements them.
+The rules are the bitboard helpers of `server.games.othello`; nothing here re-implements them. On 8x8 an optional
+compiled kernel (server/ai/_othellokernel.c, issue 38) does level 5's search and solver with the same results
+(`KERNEL`); the pure-Python code stays as the fallback and the reference.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from gamenight.server.ai.levels import LEVELS, limits_for, noise_for, time_limit_ms
-from gamenight.server.ai.search import WIN, Limits, NoMove, SearchInfo, search
+from gamenight.server.ai.search import MAX_DEPTH, TT_LIMIT, WIN, Limits, NoMove, SearchInfo, search
 from gamenight.server.games.othello import (
     FULL_MASK,
     Bitboard,
@@ -72,6 +75,13 @@ ENDGAME_EMPTIES = {4: 10, 5: 13}
 Level 5's 13 is the largest count whose slowest reference position (of 20) was solved within 70% of
 1000 ms on the 2-core machine under load (bench/search.py; docs/ai.md has the figures).
 """
+ENDGAME_EMPTIES_KERNEL = {5: 17}
+"""`ENDGAME_EMPTIES` for the levels the compiled kernel plays (`KERNEL_LEVELS`): its solver is some 50 times as fast.
+
+17 is the largest count whose slowest of 40 self-play positions was solved (win / draw / loss, then exact) within
+70% of 1000 ms on the 2-core machine under load: 0.24 s at most; at 18 one of the 40 took 0.8-1.1 s
+(`python -m bench.othello_bench threshold`; docs/ai.md has the figures).
+"""
 ENDGAME_REFERENCE_MS = 1000
 """The budget `ENDGAME_EMPTIES` was measured for; each halving of it takes one empty off."""
 WLD_EXTRA_EMPTIES = 1
@@ -86,6 +96,59 @@ LIMIT = 101
 """Beyond any final disc difference (the largest board has 100 squares)."""
 SOLVER_CHECK_EVERY = 1024
 """Solver nodes between two looks at the clock."""
+KERNEL_SIZE = 8
+"""The one board size the compiled kernel handles (6x6 and 10x10 stay on Python)."""
+KERNEL_LEVELS = frozenset({5})
+"""The levels that use the compiled kernel when it is built; levels 1-4 keep their Python code and character."""
+
+
+# -- the optional compiled kernel (issue 38) ---------------------------------------------------------------------
+
+
+class _Kernel(Protocol):
+    """`_othellokernel` (server/ai/_othellokernel.c): 8x8 moves, evaluation, level 5's search and the exact solver
+    in C, with exactly this module's results (moves are squares, None a pass; a deadline < 0 is none)."""
+
+    WIN: int
+    GAME_OVER_BASE: int
+    DISC_POINTS: int
+    TT_LIMIT: int
+    MAX_DEPTH: int
+
+    def legal_moves(self, own: Bitboard, opp: Bitboard) -> Bitboard: ...
+    def flips(self, own: Bitboard, opp: Bitboard, sq: Square) -> Bitboard: ...
+    def perft(self, own: Bitboard, opp: Bitboard, depth: int) -> int: ...
+    def evaluate(self, own: Bitboard, opp: Bitboard) -> int: ...
+    def weights(self) -> tuple[tuple[int, ...], ...]: ...
+    def search(
+        self, own: Bitboard, opp: Bitboard, max_depth: int, deadline: float
+    ) -> tuple[Move, int, int, int, tuple[Move, ...]]: ...
+    def solve(
+        self, own: Bitboard, opp: Bitboard, alpha: int, beta: int, deadline: float, fresh: bool, award: bool
+    ) -> tuple[Move, int, int] | None: ...
+
+
+def _load_kernel() -> _Kernel | None:
+    """The compiled kernel, unless `GAMENIGHT_PURE_AI=1` turns it off, it was not built (no C compiler at install
+    time) or its constants or evaluation weights are not this module's."""
+    if os.environ.get("GAMENIGHT_PURE_AI") == "1":
+        return None
+    try:
+        from gamenight.server.ai import _othellokernel
+    except ImportError:
+        return None
+    kernel: _Kernel = _othellokernel
+    constants = (kernel.WIN, kernel.GAME_OVER_BASE, kernel.DISC_POINTS, kernel.TT_LIMIT, kernel.MAX_DEPTH)
+    if constants != (WIN, GAME_OVER_BASE, DISC_POINTS, TT_LIMIT, MAX_DEPTH):
+        return None
+    if kernel.weights() != weight_rows(KERNEL_SIZE):
+        return None
+    return kernel
+
+
+def uses_kernel(size: int, level: int) -> bool:
+    """Whether `level` on a `size` board plays with the compiled kernel (it is loaded, the size and level are its)."""
+    return KERNEL is not None and size == KERNEL_SIZE and level in KERNEL_LEVELS
 
 
 # -- board geometry, built once per size ------------------------------------------------------------------------
@@ -262,6 +325,11 @@ def phase_weights(size: int) -> tuple[Weights, ...]:
     return tuple(_blend(1.0 - min(empties, start) / start) for empties in range(size * size + 1))
 
 
+def weight_rows(size: int) -> tuple[tuple[int, ...], ...]:
+    """`phase_weights(size)` as plain rows of ints, the fields in `Weights` order (what the kernel reports)."""
+    return tuple(tuple(getattr(w, field) for field in Weights.__slots__) for w in phase_weights(size))
+
+
 def evaluate_sides(own: Bitboard, opp: Bitboard, own_moves: Bitboard, geo: Geometry, table: tuple[Weights, ...]) -> int:
     """The static score of a position with `own` to move (its legal squares `own_moves`), in points."""
     empty = geo.full ^ (own | opp)
@@ -299,6 +367,12 @@ def disc_score(diff: int) -> int:
     if diff < 0:
         return -GAME_OVER_BASE + DISC_POINTS * diff
     return 0
+
+
+KERNEL = _load_kernel()
+"""The compiled kernel in use, or None: the pure-Python code (read once, at import; `GAMENIGHT_PURE_AI=1` turns it
+off). Level 5 on 8x8 (`uses_kernel`) hands its search and its endgame solver to it; tests set it to None for the pure
+path."""
 
 
 # -- the Engine adapter ------------------------------------------------------------------------------------------
@@ -628,13 +702,14 @@ def _first(item: tuple[int, ...]) -> int:
 # -- choosing a move ---------------------------------------------------------------------------------------------
 
 
-def endgame_threshold(level: int, budget_ms: int) -> int:
-    """Empty squares at which `level` solves exactly with `budget_ms` per move (0: never).
+def endgame_threshold(level: int, budget_ms: int, compiled: bool = False) -> int:
+    """Empty squares at which `level` solves exactly with `budget_ms` per move (0: never); `compiled`: with the
+    kernel's solver (`ENDGAME_EMPTIES_KERNEL`).
 
     The solver's time roughly doubles per extra empty square, so each doubling of the budget adds one
     (rounded down, so a smaller budget loses a whole square), at most `ENDGAME_MAX_GAIN` over the base.
     """
-    base = ENDGAME_EMPTIES.get(level, 0)
+    base = (ENDGAME_EMPTIES_KERNEL if compiled else ENDGAME_EMPTIES).get(level, 0)
     if not base:
         return 0
     shift = math.floor(math.log2(max(budget_ms, 1) / ENDGAME_REFERENCE_MS))
@@ -698,10 +773,11 @@ def _choose_level(
     limits = limits_for(level, budget_ms)
     time_ms = time_limit_ms(level, budget_ms)  # limits.time_ms, known to be set
     empties = (FULL_MASK[size] ^ (own | opp)).bit_count()
-    exact_from = endgame_threshold(level, budget_ms)
+    compiled = uses_kernel(size, level)
+    exact_from = endgame_threshold(level, budget_ms, compiled)
     if exact_from and empties <= exact_from + WLD_EXTRA_EMPTIES:
         deadline = start + time_ms * ENDGAME_TIME_SHARE / 1000
-        solved = _solve_in_time(size, own, opp, deadline, exact=empties <= exact_from)
+        solved = _solve_in_time(size, own, opp, deadline, exact=empties <= exact_from, compiled=compiled)
         if solved is not None:
             move, info = solved
             info["ms"] = int((time.perf_counter() - start) * 1000)
@@ -709,24 +785,63 @@ def _choose_level(
             return move, info
     spent = int((time.perf_counter() - start) * 1000)
     remaining = Limits(time_ms=max(1, time_ms - spent), depth=limits.depth)
-    engine = engine_for(size)
-    move, found = search(engine, engine.position(own, opp), remaining, rng=rng, noise=noise_for(level, UNIT))
+    noise = noise_for(level, UNIT)
+    if compiled and not noise:
+        move, found = kernel_search(own, opp, remaining)
+    else:
+        engine = engine_for(size)
+        move, found = search(engine, engine.position(own, opp), remaining, rng=rng, noise=noise)
     info = found.to_wire(_wire(size))
     info["ms"] = int((time.perf_counter() - start) * 1000)
     info["level"] = level
     return move, info
 
 
+def kernel_search(own: Bitboard, opp: Bitboard, limits: Limits) -> tuple[Move, SearchInfo[Move]]:
+    """`search` over `engine_for(8)` without noise, run by the compiled kernel: the same move and info, faster."""
+    assert KERNEL is not None, "kernel_search needs the compiled kernel"
+    start = time.perf_counter()
+    deadline = -1.0 if limits.time_ms is None else start + limits.time_ms / 1000
+    depth = MAX_DEPTH if limits.depth is None else max(1, limits.depth)
+    move, score, done, nodes, pv = KERNEL.search(own, opp, depth, deadline)
+    return move, SearchInfo(done, nodes, score, pv, int((time.perf_counter() - start) * 1000))
+
+
+class KernelSolver:
+    """`EndgameSolver.best_move` (8x8) by the compiled kernel, with the same values and the same deadline rule."""
+
+    def __init__(self, deadline: float | None = None) -> None:
+        """A solver that gives up (raising `_OutOfTime`) once `deadline` has passed; its table starts empty."""
+        assert KERNEL is not None, "KernelSolver needs the compiled kernel"
+        self.kernel = KERNEL
+        self.deadline = -1.0 if deadline is None else deadline
+        self.nodes = 0
+        self.fresh = True
+
+    def best_move(
+        self, own: Bitboard, opp: Bitboard, alpha: int = -LIMIT, beta: int = LIMIT
+    ) -> tuple[Square | None, int]:
+        """As `EndgameSolver.best_move`; later calls reuse the table (its bounds stay true for any window)."""
+        found = self.kernel.solve(own, opp, alpha, beta, self.deadline, self.fresh, False)
+        self.fresh = False
+        if found is None:
+            raise _OutOfTime
+        move, diff, nodes = found
+        self.nodes += nodes
+        return move, diff
+
+
 def _solve_in_time(
-    size: int, own: Bitboard, opp: Bitboard, deadline: float, exact: bool
+    size: int, own: Bitboard, opp: Bitboard, deadline: float, exact: bool, compiled: bool = False
 ) -> tuple[Move, dict[str, Any]] | None:
     """The solver's move and info if it settles the game before `deadline`, else None (search instead).
 
     First a win / draw / loss pass (a null window around 0, several times faster than an exact solve);
     then, if `exact`, the exact margin with the table the first pass filled. A lost position without an
-    exact answer returns None: the midgame search then picks the most stubborn-looking move.
+    exact answer returns None: the midgame search then picks the most stubborn-looking move. `compiled`: the
+    kernel's solver (8x8).
     """
-    solver = EndgameSolver(size, deadline)
+    solver: EndgameSolver | KernelSolver = KernelSolver(deadline) if compiled else EndgameSolver(size, deadline)
     try:
         move, diff = solver.best_move(own, opp, -1, 1)
     except _OutOfTime:

@@ -1,4 +1,5 @@
-"""AI matches (bench/match.py): the Tron maps they cycle through, and 2010 contest bots as players."""
+"""AI matches (bench/match.py): the Tron maps they cycle through, 2010 contest bots, GTP Othello engines and the
+pure-Python Othello levels as players."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from bench import match
 from bench.a1k0n import patched_source
 from bench.match import ContestBot, parse_player, play_game
+from gamenight.server.ai import othello_ai
 from gamenight.server.games.tron import MATCH_DRAWN_MAPS, match_maps, match_opening, official_maps
 
 TWO_PLAYER = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
@@ -57,6 +59,42 @@ def test_a_contest_bot_plays_a_whole_tron_game_as_player_b() -> None:
     assert score in (0.0, 0.5, 1.0)
     assert plies > 10
     assert len(transcript.split()) >= plies
+
+
+GTP_ENGINE = f"{shlex.quote(sys.executable)} tests/engines/gtp_othello.py"
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_gtp_engine_plays_a_whole_othello_game(index: int) -> None:
+    """`--b gtp:COMMAND` plays an Othello engine speaking GTP (as gtp-rhino does), one child process per game, on
+    either colour, told the random opening's moves too, to the game's end."""
+    assert parse_player("gtp:gtp-rhino --level 3") == {"gtp": "gtp-rhino --level 3"}
+    _index, score, plies, label, transcript = play_game("othello", "1", f"gtp:{GTP_ENGINE}", index, 20, 3)
+    assert score in (0.0, 0.5, 1.0)
+    assert label.endswith("random plies")
+    assert plies > 30
+    assert len(transcript) == 2 * plies
+
+
+def test_pure_names_an_othello_level_without_the_compiled_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--b pure5` plays level 5 with its pure-Python search (level 5 as it was before issue 38); `5` uses the
+    compiled kernel when it is built, and the kernel is back in place after a pure move."""
+    assert parse_player("pure5") == {"pure": 5}
+    kernel = othello_ai.KERNEL
+    searched: list[int] = []
+    real = othello_ai.kernel_search
+
+    def recorded(own: int, opp: int, limits: object) -> object:
+        searched.append(own)
+        return real(own, opp, limits)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(othello_ai, "kernel_search", recorded)
+    play_game("othello", "pure5", "1", 0, 20, 1)
+    assert searched == []
+    assert othello_ai.KERNEL is kernel
+    if kernel is not None:
+        play_game("othello", "5", "1", 0, 20, 1)
+        assert searched
 
 
 def test_a_contest_bot_answering_nonsense_stops_the_game_with_its_answer(monkeypatch: pytest.MonkeyPatch) -> None:
