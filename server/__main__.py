@@ -213,6 +213,7 @@ async def serve_until_signalled(config: ServerConfig) -> None:
     await stop.wait()
     log.info("shutting down")
     await server.stop()
+    await asyncio.to_thread(server.join_workers)
 
 
 def export_game(db: str, game_id: int) -> int:

@@ -330,6 +330,14 @@ class GameServer:
         if self.store is not None:
             self.store.close()
 
+    def join_workers(self) -> None:
+        """Wait for the AI workers to end (blocking: run it in a thread, after `stop`), as a process does before it
+        exits. CPython 3.11's exit hook for process pools wakes each pool's manager thread through a pipe that thread
+        may be closing at that moment (an `OSError: Bad file descriptor` traceback at exit, seen under load); a pool
+        already joined has no manager thread left to wake."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
     def _tls(self) -> ssl.SSLContext | None:
         """A TLS context when a certificate was given (clients then use wss://)."""
         if not self.config.certfile:
