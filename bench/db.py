@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gamenight.server.store import MoveRecorded, RoomClosed, RoomSaved, StoreBackend, open_store
+from gamenight.server.records import MoveRecorded, RoomClosed, RoomSaved, StoreBackend
+from gamenight.server.store import open_store
 
 ROOMS = 100
 

@@ -63,7 +63,8 @@ from gamenight.protocol.messages import (  # noqa: E402
     fold,
 )
 from gamenight.server.metrics import percentiles  # noqa: E402
-from gamenight.server.store import GameFinished, Store  # noqa: E402
+from gamenight.server.records import GameFinished  # noqa: E402
+from gamenight.server.store import Store  # noqa: E402
 
 MOVE_EVERY_S = 0.05  # the honest players' pace (each player moves at most 10 times a second)
 COOL_DOWN_S = 2.0  # between an attack's end and the next window

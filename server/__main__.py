@@ -25,7 +25,8 @@ from platformdirs import user_data_dir
 from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_forkserver
 from gamenight.server.guard import FrameLimits
 from gamenight.server.lobby import LobbyLimits
-from gamenight.server.store import StoreError, open_store, shown
+from gamenight.server.records import StoreError
+from gamenight.server.store import open_store, shown
 
 log = logging.getLogger("gamenight.server")
 

@@ -44,16 +44,9 @@ from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Batcher, Outgoing
+from gamenight.server.records import GameFinished, NameClaimed, Record, StoreBackend, StoreError, TournamentSaved
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
-from gamenight.server.store import (
-    GameFinished,
-    NameClaimed,
-    Record,
-    StoreBackend,
-    StoreError,
-    TournamentSaved,
-    open_store,
-)
+from gamenight.server.store import open_store
 
 if TYPE_CHECKING:
     from gamenight.server.cluster.node import ClusterNode

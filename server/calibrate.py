@@ -21,9 +21,10 @@ from gamenight.server.ai.play import choose_move
 from gamenight.server.games import GAMES
 from gamenight.server.outbox import AiSpec, AiTurn, Outbox
 from gamenight.server.rated import Entrant, RatingBook
+from gamenight.server.records import GameFinished
 from gamenight.server.room import Room, Seat
 from gamenight.server.room_options import split_and_validate
-from gamenight.server.store import GameFinished, open_store
+from gamenight.server.store import open_store
 
 MAX_PLIES = 5000  # a game longer than this is a bug, not a calibration game
 

@@ -29,7 +29,7 @@ from gamenight.protocol.vocab import (
 from gamenight.server.clock import MORETIME_MS, Charge, GameClock
 from gamenight.server.games.base import Game, LiveGame
 from gamenight.server.outbox import ArmFlag, Outbox, Refusal, StartClock
-from gamenight.server.store import ClockSaved, MovesUndone, StoredRoom
+from gamenight.server.records import ClockSaved, MovesUndone, StoredRoom
 
 if TYPE_CHECKING:
     from gamenight.server.room import Room

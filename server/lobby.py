@@ -91,9 +91,7 @@ from gamenight.protocol.vocab import (
 from gamenight.server.games import GAMES
 from gamenight.server.games.base import BadOptions, Game
 from gamenight.server.rated import RatingBook, player_key, pools
-from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
-from gamenight.server.room_options import describe, split_and_validate
-from gamenight.server.store import (
+from gamenight.server.records import (
     MAX_LEADERBOARD_LIMIT,
     MAX_LEADERBOARD_OFFSET,
     GameFinished,
@@ -102,6 +100,8 @@ from gamenight.server.store import (
     StoredRating,
     StoredRoom,
 )
+from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
+from gamenight.server.room_options import describe, split_and_validate
 from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
 from gamenight.server.tournament_host import TournamentHost
 

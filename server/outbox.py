@@ -12,7 +12,7 @@ from typing import Any
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import Message
-from gamenight.server.store import Record
+from gamenight.server.records import Record
 
 
 class Refusal(Exception):

@@ -28,7 +28,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
-from gamenight.server.store import Record, StoreBackend
+from gamenight.server.records import Record, StoreBackend
 
 log = logging.getLogger("gamenight.server")
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from gamenight.protocol.vocab import SEATS_OPTION, EndReason, RatingChange, Result
 from gamenight.server.games.base import Game
 from gamenight.server.ratings import LICHESS, Policy, Rating, idle, new_rating, rate_pair, rate_ranked
-from gamenight.server.store import SeatRated, StoredRating
+from gamenight.server.records import SeatRated, StoredRating
 from gamenight.server.text import name_key
 
 if TYPE_CHECKING:

@@ -46,7 +46,15 @@ from gamenight.server.drivers import Driver
 from gamenight.server.games.base import Game, GameError
 from gamenight.server.outbox import AiSpec, AiTurn, Member, Outbox, Refusal, Send, StartClock
 from gamenight.server.policies import POLICIES, DisconnectPolicy
-from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, RoomSaved, SeatRated, SeatSaved, StoredRoom
+from gamenight.server.records import (
+    GameFinished,
+    GameStarted,
+    MoveRecorded,
+    RoomSaved,
+    SeatRated,
+    SeatSaved,
+    StoredRoom,
+)
 
 Rater = Callable[["Room", Result], tuple[tuple[RatingChange, ...], tuple[SeatRated, ...]]]
 """Rates a finished game (server/rated.py `RatingBook.rate`): the changes players see and the ones stored."""

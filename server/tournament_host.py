@@ -54,7 +54,7 @@ from gamenight.protocol.messages import (
 from gamenight.protocol.vocab import ChallengeEnd, Result, Role, RoomStatus, TournamentOffer
 from gamenight.server.outbox import AiSpec, Outbox, Refusal, Send
 from gamenight.server.rated import finishing_places
-from gamenight.server.store import TournamentSaved
+from gamenight.server.records import TournamentSaved
 from gamenight.server.text import clean_name, name_key
 from gamenight.server.tournament import ArenaRecord, Played, arena_pairs, arena_points, groups, round_robin, standings
 

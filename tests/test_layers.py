@@ -28,10 +28,10 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def _loaded_by(module: str) -> list[str]:
-    """The I/O libraries that importing `module` in a fresh interpreter loads."""
+def _loaded_by(module: str, libraries: tuple[str, ...] = IO_LIBRARIES) -> list[str]:
+    """The I/O libraries (of `libraries`) that importing `module` in a fresh interpreter loads."""
     script = (
-        f"import sys, json; import {module}; print(json.dumps(sorted(m for m in {IO_LIBRARIES!r} if m in sys.modules)))"
+        f"import sys, json; import {module}; print(json.dumps(sorted(m for m in {libraries!r} if m in sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
     return list(json.loads(done.stdout))
@@ -57,6 +57,12 @@ def test_rules_and_ai_load_no_io_library(module: str) -> None:
 def test_the_referee_loads_no_network() -> None:
     """The room and the lobby are sans-I/O: importing them loads no event loop, socket library, codec or UI."""
     assert _loaded_by("gamenight.server.lobby") == []
+
+
+def test_the_referee_loads_no_database() -> None:
+    """The room, its drivers and the lobby only describe what is stored (server/records.py): importing them loads
+    neither sqlite3 nor psycopg, so the referee runs and is tested without a database."""
+    assert _loaded_by("gamenight.server.lobby", ("sqlite3", "psycopg")) == []
 
 
 def test_only_the_codec_imports_msgpack() -> None:

@@ -72,7 +72,7 @@ from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpac
 from gamenight.server.lobby import Client, Lobby, hash_token
 from gamenight.server.outbox import Outbox
 from gamenight.server.outgoing import Relay, write_frames
-from gamenight.server.store import Fenced, NameClaimed, Record, StoreError
+from gamenight.server.records import Fenced, NameClaimed, Record, StoreError
 from gamenight.server.text import clean_name, name_key
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from gamenight.protocol.messages import Error, GetTournament, JoinTournament, Le
 from gamenight.server.cluster.coord import Directory, Entry, Keys, Leases
 from gamenight.server.cluster.wire import pack, unpack
 from gamenight.server.outgoing import Relay
-from gamenight.server.store import Record, StoreError, TournamentSaved, tournament_fence
+from gamenight.server.records import Record, StoreError, TournamentSaved, tournament_fence
 
 if TYPE_CHECKING:
     from gamenight.server.cluster.node import ClusterNode

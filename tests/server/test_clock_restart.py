@@ -81,15 +81,8 @@ async def test_the_flag_still_falls_after_a_restart(server_process):
 
 def test_a_takeback_is_undone_on_disk_too(tmp_path):
     """After a takeback the stored log and times are those of the earlier position, so a restart resumes there."""
-    from gamenight.server.store import (
-        ClockSaved,
-        GameFinished,
-        GameStarted,
-        MoveRecorded,
-        MovesUndone,
-        RoomSaved,
-        Store,
-    )
+    from gamenight.server.records import ClockSaved, GameFinished, GameStarted, MoveRecorded, MovesUndone, RoomSaved
+    from gamenight.server.store import Store
 
     store = Store(str(tmp_path / "games.db"))
     store.write([RoomSaved("ABCDE", "connect4", {}, {"clock_s": 60}, "ann", False), GameStarted("ABCDE", 1)])

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from gamenight.protocol.messages import MakeMove
-from gamenight.server.store import RoomSaved, Store
+from gamenight.server.records import RoomSaved
+from gamenight.server.store import Store
 from tests.peer import Peer, seat_pair
 
 

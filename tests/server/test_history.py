@@ -16,7 +16,8 @@ import pytest
 from gamenight.protocol.messages import CreateRoom, GetGame, ListGames, MakeMove, Resign
 from gamenight.server.app import HISTORY_RETRY_MS, MAX_HISTORY_PER_SESSION, GameServer, ServerConfig
 from gamenight.server.history_worker import WORKER_NAME
-from gamenight.server.store import GameFinished, Store
+from gamenight.server.records import GameFinished
+from gamenight.server.store import Store
 from tests.peer import Peer, seat_pair
 from tests.server.test_restart import _alive, _descendants
 from tests.waiting import HANG_S, eventually

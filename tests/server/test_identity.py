@@ -165,7 +165,8 @@ async def test_bot_seat_survives_a_restart_and_history_marks_the_bot(server_proc
 
 def test_stored_claims_read_back_and_a_bot_claim_never_turns_human(tmp_path):
     """Claims written to the database file come back at start-up; a claim once a bot's stays a bot's."""
-    from gamenight.server.store import NameClaimed, Store
+    from gamenight.server.records import NameClaimed
+    from gamenight.server.store import Store
 
     store = Store(str(tmp_path / "games.db"))
     store.write([NameClaimed("allce", "alice", "h1"), NameClaimed("rhlno", "rhino", "h2", bot=True)])

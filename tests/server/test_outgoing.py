@@ -14,7 +14,8 @@ from websockets.server import ServerProtocol
 from gamenight.protocol.messages import Error, Event, MakeMove, Moved, State
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.outgoing import Batcher, Outgoing, frame, write_frames
-from gamenight.server.store import GameStarted, MoveRecorded, RoomSaved, Store
+from gamenight.server.records import GameStarted, MoveRecorded, RoomSaved
+from gamenight.server.store import Store
 from tests.peer import Peer, seat_pair
 
 

@@ -471,8 +471,8 @@ def test_a_restored_tron_game_still_knows_how_long_each_rider_rode() -> None:
     """After a restart, a rated Tron game replayed from its stored ticks is still past its opening: the ticks each
     rider rode are counted again, so a resignation then is rated."""
     from gamenight.server.outbox import Member
+    from gamenight.server.records import SeatSaved, StoredRoom
     from gamenight.server.room import Room
-    from gamenight.server.store import SeatSaved, StoredRoom
 
     room = _rated_duel()
     for _ in range(room.driver.opening_moves + 2):

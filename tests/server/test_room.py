@@ -6,7 +6,15 @@ import pytest
 
 from gamenight.protocol.messages import CreateRoom, Hello, Join, Leave, MakeMove, Rematch, Resign
 from gamenight.server.lobby import EMPTY_ROOM_GRACE_S, Lobby
-from gamenight.server.store import GameFinished, GameStarted, MoveRecorded, RoomClosed, RoomSaved, SeatSaved, StoredRoom
+from gamenight.server.records import (
+    GameFinished,
+    GameStarted,
+    MoveRecorded,
+    RoomClosed,
+    RoomSaved,
+    SeatSaved,
+    StoredRoom,
+)
 
 
 def _client(lobby: Lobby, name: str):

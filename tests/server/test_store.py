@@ -7,9 +7,26 @@ import json
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 from gamenight.protocol.messages import CreateRoom, GetGame, Join, ListGames, MakeMove, Resign
+from gamenight.server.records import GameFinished, MoveRecorded
 from gamenight.server.store import MIGRATIONS, SCHEMA_VERSION, Store, sql_statements
+
+OLD_FILE = Path(__file__).resolve().parent.parent / "data" / "store_v9.sql"  # a file of the store before SqlStore
+
+
+def shape(db: sqlite3.Connection) -> dict[str, Any]:
+    """A file's version, and each table's columns (order, type, NOT NULL, default, key) and indexes (their columns and
+    order): what the store relies on, without the CREATE statements' spelling."""
+    found: dict[str, Any] = {"version": db.execute("PRAGMA user_version").fetchone()[0]}
+    for kind, name, table in db.execute("SELECT type, name, tbl_name FROM sqlite_master ORDER BY name").fetchall():
+        if kind == "table":
+            found[name] = db.execute(f"PRAGMA table_info({name})").fetchall()
+        elif kind == "index":
+            found[name] = (table, db.execute(f"PRAGMA index_xinfo({name})").fetchall())
+    return found
 
 
 def test_new_database_gets_current_schema_in_wal_mode(tmp_path):
@@ -56,6 +73,65 @@ def test_database_of_the_first_schema_is_upgraded_in_place(tmp_path):
     (room,) = store.unfinished_rooms()
     assert (room.code, room.host_name, room.host_token_hash) == ("OLD01", "ann", None)
     store.close()
+
+
+def test_a_new_file_has_exactly_the_schema_the_migrations_give_an_old_one(tmp_path):
+    """A file created new (from sqlstore.SCHEMA) has the columns, types, defaults, keys and indexes of a file brought
+    up from the first schema by the migrations, so old and new files are read and written alike."""
+    Store(str(tmp_path / "new.db")).close()
+    old = sqlite3.connect(tmp_path / "old.db")
+    for version in range(SCHEMA_VERSION):
+        old.executescript(MIGRATIONS[version])
+    old.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    new = sqlite3.connect(tmp_path / "new.db")
+    assert shape(new) == shape(old)
+    new.close()
+    old.close()
+
+
+def test_a_file_written_before_the_shared_sql_store_opens_unchanged_and_reads_back(tmp_path):
+    """A database file the earlier store wrote (tests/data/store_v9.sql) opens with its schema untouched: its open
+    room, names, ratings, history and tournaments read back as written, and it takes new moves and games."""
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(OLD_FILE.read_text())
+    written = db.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall()
+    db.close()
+    store = Store(str(path))
+    done, room = store.unfinished_rooms()  # written in one batch: by code
+    assert (done.code, done.result) == ("DONE1", {"winner": 0, "reason": "resign"})
+    assert (room.code, room.host_token_hash, room.moves, room.move_ms) == (
+        "OPEN1",
+        "hash-ann",
+        ["f5", "d6"],
+        [1200, 800],
+    )
+    assert room.clocks == [[300000, 300000], [301800, 300000]] and room.result is None
+    assert [(s.name, s.ai_level) for s in room.seats] == [("ann", None), (None, 3)]
+    assert [(n.name, n.bot) for n in store.claimed_names()] == [("Ann", False), ("Robo", True)]
+    total, board = store.leaderboard("othello", 0, 10)
+    assert total == 2 and [(e["rank"], e["name"], e["rating"], e["wins"]) for e in board] == [
+        (1, "ann", 1662.3, 1),
+        (2, "bob", 1337.7, 0),
+    ]
+    assert [(g["game_id"], g["outcome"]) for g in store.profile("bob", viewer="hash-bob")[1]] == [(1, "loss")]
+    assert [g["game_id"] for g in store.list_games()] == [2, 1]
+    assert [g["game_id"] for g in store.list_games(viewer="hash-ann")] == [1]
+    assert store.get_game(2, viewer="hash-ann") is None and store.get_game(2, viewer="hash-dee") is not None
+    replay = store.get_game(1)
+    assert replay is not None and replay["moves"] == ["f5", "d6", "c3", "d3"] and replay["clock"]["control"] == "5+3"
+    assert store.tournaments() == [{"id": "t1", "game": "othello", "rounds": 2}]
+    assert store.claim_room("OPEN1") == 2  # the file's owner epoch was 1
+    store.write([MoveRecorded("OPEN1", 0, 2, "c3", 500)], fences={"OPEN1": 2})
+    players = [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "eve"}]
+    store.write([GameFinished("OPEN1", 0, "othello", {}, players, {"winner": 1, "reason": "resign"}, [], "")])
+    assert [g["game_id"] for g in store.list_games(player="ann")] == [3, 1]
+    reopened = store.open_room("OPEN1")
+    assert reopened is not None and reopened.moves == ["f5", "d6", "c3"]
+    store.close()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall() == written
+    db.close()
 
 
 async def test_finished_game_is_listed_fetched_and_exported(tmp_path):

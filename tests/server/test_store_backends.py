@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from gamenight.server.store import (
+from gamenight.server.records import (
     ClockSaved,
     Fenced,
     GameFinished,
@@ -33,12 +33,12 @@ from gamenight.server.store import (
     StoreBackend,
     StoreError,
     TournamentSaved,
-    is_postgres,
-    open_store,
     tournament_fence,
 )
+from gamenight.server.store import is_postgres, open_store
 from tests.pg import PgServer
 
+OLD_PG = Path(__file__).resolve().parent.parent / "data" / "store_pg_v2.sql"  # PostgreSQL's schema before SqlStore
 HANG_GUARD_S = 60  # a condition the test waits for is given this long (a guard against hanging, not a timing)
 RACERS = 4  # processes opening one new database at the same moment
 RACE_ROUNDS = 10  # new databases they race on, one after the other
@@ -567,3 +567,25 @@ def test_postgres_schema_has_the_tables_columns_and_indexes_of_sqlites(pg_url: s
     assert {n for n in lite_indexes if not n.startswith("sqlite_autoindex")} == {
         n for n in pg_indexes if not n.endswith("_pkey")
     }
+
+
+def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_before(
+    pg_server: PgServer, pg_url: str
+) -> None:
+    """A new PostgreSQL database, and one of schema 1 upgraded, get exactly the version, tables, columns, types,
+    defaults and indexes the earlier store made (tests/data/store_pg_v2.sql): nodes of either release share one."""
+    import psycopg
+
+    script = OLD_PG.read_text()
+    reference, upgraded = pg_server.new_database(), pg_server.new_database()
+    try:
+        with psycopg.connect(reference, autocommit=True) as conn:
+            conn.execute(script)
+        with psycopg.connect(upgraded, autocommit=True) as conn:
+            conn.execute(script.split("-- version 2")[0])
+        open_store(pg_url).close()
+        open_store(upgraded).close()
+        assert schema(pg_url) == schema(reference) == schema(upgraded)
+    finally:
+        pg_server.drop_database(reference)
+        pg_server.drop_database(upgraded)
