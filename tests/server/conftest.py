@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.lobby import LobbyLimits
 from tests.server.serverproc import ServerProcess
 
 
@@ -36,4 +38,21 @@ async def db_server(tmp_path: Path) -> AsyncIterator[GameServer]:
     try:
         yield server
     finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def server_with():
+    """A factory of servers with given lobby limits (and server settings); all stopped after the test."""
+    started: list[GameServer] = []
+
+    async def make(config: ServerConfig | None = None, **limits: object) -> GameServer:
+        config = config or ServerConfig(port=0, ai_workers=1)
+        server = GameServer(replace(config, lobby_limits=replace(LobbyLimits(), **limits)))
+        await server.start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
         await server.stop()

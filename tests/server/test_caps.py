@@ -11,26 +11,8 @@ from websockets.exceptions import InvalidStatus
 from gamenight.protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.guard import SharedBudget
-from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer, seat_pair
 from tests.waiting import eventually
-
-
-@pytest.fixture
-async def server_with():
-    """A factory of servers with given lobby limits (and server settings); all stopped after the test."""
-    started: list[GameServer] = []
-
-    async def make(config: ServerConfig | None = None, **limits: object) -> GameServer:
-        config = config or ServerConfig(port=0, ai_workers=1)
-        server = GameServer(replace(config, lobby_limits=replace(LobbyLimits(), **limits)))
-        await server.start()
-        started.append(server)
-        return server
-
-    yield make
-    for server in started:
-        await server.stop()
 
 
 def _url(server: GameServer) -> str:

@@ -5,14 +5,14 @@ The attacker connects from 127.0.0.2, the honest players from 127.0.0.1: two add
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from gamenight.protocol.messages import ChallengeRequest, CreateTournament, GetTournament, ListTournaments
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer
 from tests.server.test_ratings_tournaments import key
 from tests.waiting import eventually
@@ -22,20 +22,9 @@ AI_ONLY = ["AI level 1", "AI level 2"]
 
 
 @pytest.fixture
-async def make_server(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[GameServer]]]:
-    """Starts an in-process server on a real SQLite file with the given lobby limits."""
-    started: list[GameServer] = []
-
-    async def make(**limits: float) -> GameServer:
-        config = ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db"), lobby_limits=LobbyLimits(**limits))
-        server = GameServer(config)
-        await server.start()
-        started.append(server)
-        return server
-
-    yield make
-    for server in started:
-        await server.stop()
+def make_server(server_with, tmp_path: Path) -> Callable[..., Awaitable[GameServer]]:
+    """Starts an in-process server on a real SQLite file with the given lobby limits (conftest's `server_with`)."""
+    return partial(server_with, ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db")))
 
 
 async def connect(server: GameServer, name: str, address: str | None = None, **hello: object) -> Peer:
