@@ -22,7 +22,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gamenight.server.records import (
@@ -546,7 +546,8 @@ class SqlStore(ABC):
         return total, leader_entries(offset, rows)
 
     def profile(self, player: str, viewer: str | None = None) -> tuple[list[StoredRating], list[dict[str, Any]]]:
-        """A player's ratings in every pool and their latest rated games (private rooms' only for their players)."""
+        """A player's ratings in every pool and their latest rated games; with `viewer`, private rooms' games are
+        left out of the game counts and the list unless that person played them (the ratings still include them)."""
         where, args = "", [player]
         if viewer is not None:
             where = f" AND {PRIVATE_SEEN_BY}"
@@ -562,7 +563,16 @@ class SqlStore(ABC):
                 + f" ORDER BY rc.game_id DESC LIMIT {RECENT_RATED}",
                 args,
             ).fetchall()
-        return [StoredRating(*row) for row in ratings], recent_rated(recent)
+            hidden = (
+                []
+                if viewer is None
+                else db.execute(
+                    "SELECT rc.pool, rc.outcome, COUNT(*) FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id"
+                    f" WHERE rc.player = ? AND NOT {PRIVATE_SEEN_BY} GROUP BY rc.pool, rc.outcome",
+                    [player, viewer],
+                ).fetchall()
+            )
+        return without_hidden([StoredRating(*row) for row in ratings], hidden), recent_rated(recent)
 
     def list_games(
         self,
@@ -639,6 +649,18 @@ def leader_entries(offset: int, rows: Iterable[tuple[Any, ...]]) -> list[dict[st
         }
         for n, (name, kind, rating, rd, vol, rated_at, games, wins, draws, losses) in enumerate(rows)
     ]
+
+
+def without_hidden(ratings: list[StoredRating], hidden: Iterable[tuple[str, str, int]]) -> list[StoredRating]:
+    """The ratings with the games a viewer may not see taken out of each pool's counts (`hidden`: pool, outcome,
+    how many)."""
+    by_pool = {r.pool: r for r in ratings}
+    for pool, outcome, count in hidden:
+        r = by_pool.get(pool)
+        if r is not None and outcome in ("win", "draw", "loss"):
+            field = {"win": "wins", "draw": "draws", "loss": "losses"}[outcome]
+            by_pool[pool] = replace(r, games=r.games - count, **{field: getattr(r, field) - count})
+    return [by_pool[r.pool] for r in ratings]
 
 
 def recent_rated(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:

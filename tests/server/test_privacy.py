@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from gamenight.protocol.messages import Chat, CreateRoom, GetGame, Join, Leave, ListGames, MakeMove, Sync
+from gamenight.protocol.messages import Chat, CreateRoom, GetGame, Join, Leave, ListGames, MakeMove, Profile, Sync
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer
+from tests.server.test_ratings import RATED, alice_resigns, key, rated_game
 
 
 @pytest.fixture
@@ -84,3 +85,23 @@ async def test_a_private_rooms_finished_game_is_seen_only_by_its_players(server)
         missing.code,
         missing.message.replace(str(game_id + 1000), "N"),
     )
+
+
+async def test_a_players_card_counts_private_games_only_for_those_who_played_them(server):
+    """A rated private game shows in its players' own cards (games, losses, the recent list) but in nobody else's:
+    a stranger's card of alice counts only her public games (issue 37: the totals gave the hidden games away)."""
+    url = f"ws://127.0.0.1:{server.port}"
+    alice, bob = await Peer.connect(url, "alice", key=key()), await Peer.connect(url, "bob", key=key())
+    public = await rated_game(alice, bob)
+    await alice_resigns(alice, bob, public)
+    hidden = await alice.request(CreateRoom, game="connect4", options=RATED, private=True)
+    await alice.request(Join, room=hidden.room, seat=0)
+    await bob.request(Join, room=hidden.room, seat=1)
+    await alice_resigns(alice, bob, hidden.room)
+    stranger = await Peer.connect(url, "carol", key=key())
+    theirs, mine = await stranger.request(Profile, name="alice"), await alice.request(Profile, name="alice")
+    assert (mine.ratings[0].games, mine.ratings[0].losses, len(mine.recent)) == (2, 2, 2)
+    assert (theirs.ratings[0].games, theirs.ratings[0].losses, len(theirs.recent)) == (1, 1, 1)
+    assert theirs.ratings[0].rating == mine.ratings[0].rating  # the rating itself counts every game
+    for peer in (alice, bob, stranger):
+        await peer.close()
