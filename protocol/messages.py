@@ -290,6 +290,14 @@ class LeaveTournament(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class CancelTournament(Message):
+    """Its host calls a tournament off: no game starts any more, and games being played count for nothing."""
+
+    type: ClassVar[str] = "cancel_tournament"
+    tournament: str
+
+
+@dataclass(frozen=True, slots=True)
 class ListTournaments(Message):
     """Ask for the tournaments, newest first (at most 50)."""
 
@@ -805,6 +813,7 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     CreateTournament,
     JoinTournament,
     LeaveTournament,
+    CancelTournament,
     ListTournaments,
     GetTournament,
 )

@@ -32,6 +32,7 @@ from gamenight.protocol.messages import (
     Abort,
     Accept,
     AddAi,
+    CancelTournament,
     Challenged,
     ChallengeGone,
     ChallengeRequest,
@@ -561,6 +562,8 @@ class Lobby:
                 return self.tournaments.join(client, msg, now)
             case LeaveTournament():
                 return self.tournaments.leave(client, msg, now)
+            case CancelTournament():
+                return self.tournaments.cancel(client, msg, now)
             case GetTournament():
                 return self.tournaments.get(client, msg.tournament, msg.id)
             case ListTournaments():
@@ -1062,6 +1065,10 @@ class Lobby:
         out.send(self._connected({challenge.sender} | challenge.targets), gone)
         if challenge.tournament is not None:
             out.extend(self.tournaments.invitation_gone(challenge, now))
+
+    def withdraw(self, challenge: Challenge, out: Outbox, now: float) -> None:
+        """End a challenge on its sender's behalf (`withdrawn`), as a tournament's host cancelling does."""
+        self._end_challenge(challenge, ChallengeEnd.WITHDRAWN, out, now)
 
     def _drop_challenges(self, client: Client, out: Outbox, now: float) -> None:
         """A connection closed: its challenges end, and so do those only it could answer (a tournament's

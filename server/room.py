@@ -429,8 +429,10 @@ class Room:
         return out.extend(self.ai_turns())
 
     def ai_pace_ms(self, seat: int | None = None) -> int:
-        """Least time between AI moves: the room's option when someone watches (a clock may shorten it), else 0."""
-        pace = int(self.room_options["ai_pace_ms"]) if self.occupied() else 0
+        """Least time between AI moves: the room's option when someone watches or the game is a tournament's (people
+        follow those from the tournament's page; a clock may shorten it), else 0."""
+        watched = self.occupied() or self.tournament is not None
+        pace = int(self.room_options["ai_pace_ms"]) if watched else 0
         return self.driver.ai_pace_ms(seat, pace)
 
     def move(self, session: str, text: str, seq: int | None, request_id: int | None = None) -> Outbox:

@@ -567,7 +567,8 @@ class SqlStore(ABC):
                 []
                 if viewer is None
                 else db.execute(
-                    "SELECT rc.pool, rc.outcome, COUNT(*) FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id"
+                    "SELECT rc.pool, rc.outcome, COUNT(*) FROM rating_changes AS rc"
+                    " JOIN games AS g ON g.id = rc.game_id"
                     f" WHERE rc.player = ? AND NOT {PRIVATE_SEEN_BY} GROUP BY rc.pool, rc.outcome",
                     [player, viewer],
                 ).fetchall()

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    CancelTournament,
     Challenged,
     ChallengeGone,
     ChallengeSent,
@@ -67,6 +68,8 @@ MAX_ENTRANTS = 32
 MAX_ROUNDS = 4
 MAX_DURATION_S = 6 * 3600
 MIN_DURATION_S = 10
+AI_ARENA_S = 1800  # an arena with no person or bot entrant lasts at most this long (it keeps an AI worker busy) ...
+AI_ARENA_GAMES = 200  # ... and plays at most this many games
 MAX_START_IN_S = 24 * 3600
 LISTED = 50
 HOST_PREFIX = "tournament:"  # the host session of a tournament's rooms (no client has it)
@@ -319,6 +322,8 @@ class TournamentHost:
                 to, targets = self.lobby.invitees(client, person, t.game)
                 t.invited[to] = self.lobby.challenge_tag + secrets.token_hex(6)
                 invitations.append((to, targets))
+        if t.kind == "arena" and self._ai_only(t) and t.duration_s > AI_ARENA_S:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"an arena of AIs alone lasts at most {AI_ARENA_S} s")
         t.created = self.clock()
         t.starts_at = t.created + msg.start_in_s
         self.tournaments[t.id] = t
@@ -419,6 +424,30 @@ class TournamentHost:
         self._withdraw(t, client.name)
         out = self.sweep(now)
         return out.extend(self._changed(t, msg.id, client.session))
+
+    def cancel(self, client: Client, msg: CancelTournament, now: float) -> Outbox:
+        """Its host calls the tournament off: waiting invitations end, no game starts any more, and the games being
+        played go on as games but count for nothing (`finished` ignores them)."""
+        t = self._tournament(msg.tournament)
+        if not client.claimed or client.name != t.host:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "only its host can cancel a tournament")
+        if t.status in OVER:
+            raise Refusal(ErrorCode.NOT_ALLOWED, f"the tournament is {t.status} already")
+        t.status = "cancelled"
+        out = Outbox()
+        for challenge_id in list(t.invited.values()):
+            challenge = self.lobby.challenges.get(challenge_id)
+            if challenge is not None:
+                self.lobby.withdraw(challenge, out, now)  # its person moves to `dropped` (invitation_gone)
+        t.dropped.extend(t.invited)
+        t.invited.clear()
+        for code in [code for code, (tid, _) in self.by_room.items() if tid == t.id]:
+            del self.by_room[code]
+        return out.extend(self._changed(t, msg.id, client.session))
+
+    def _ai_only(self, t: Tournament) -> bool:
+        """True when every entrant (and everyone invited) is one of the server's AIs: nobody plays, all watch."""
+        return not t.invited and all(name in t.ai for name in t.entries)
 
     @staticmethod
     def _withdraw(t: Tournament, name: str) -> None:
@@ -562,6 +591,8 @@ class TournamentHost:
 
     def _pair(self, t: Tournament) -> None:
         """Arena: pair every free entrant (greedy, closest in standing and rating, never the last opponent)."""
+        if self._ai_only(t) and len(t.games) >= AI_ARENA_GAMES:
+            return
         free = [p for p in t.entries if p not in t.left and self._free(t, p)]
         ratings = {p: self._rating(t, p) for p in free}
         for one, two in arena_pairs(free, t.arena, ratings):
@@ -582,7 +613,8 @@ class TournamentHost:
         if t.running():
             return False
         if t.kind == "arena":
-            return t.ends_at is not None and wall >= t.ends_at
+            capped = self._ai_only(t) and len(t.games) >= AI_ARENA_GAMES
+            return capped or (t.ends_at is not None and wall >= t.ends_at)
         return all(g.places is not None for g in t.games)
 
     def _free(self, t: Tournament, player: str) -> bool:

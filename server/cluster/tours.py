@@ -29,7 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol import ErrorCode, ProtocolError, decode
-from gamenight.protocol.messages import Error, GetTournament, JoinTournament, LeaveTournament
+from gamenight.protocol.messages import CancelTournament, Error, GetTournament, JoinTournament, LeaveTournament
 from gamenight.server.cluster.coord import Directory, Entry, Keys, Leases
 from gamenight.server.cluster.wire import pack, unpack
 from gamenight.server.outgoing import Relay
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gamenight.server.cluster")
 
-TOURNAMENT_REQUESTS = (JoinTournament, LeaveTournament, GetTournament)
+TOURNAMENT_REQUESTS = (JoinTournament, LeaveTournament, GetTournament, CancelTournament)
 """Requests about one tournament: carried out by its owner, wherever the client is connected."""
 MOVING_TEXT = "tournament {tid} is moving to another server node; try again in a moment"
 
@@ -74,7 +74,9 @@ class Tours:
         node.server.outgoing.fences = fences
 
     # -- the edge: requests naming a tournament ----------------------------------------------------------------
-    async def route(self, session: str, msg: JoinTournament | LeaveTournament | GetTournament, frame: Any) -> bool:
+    async def route(
+        self, session: str, msg: JoinTournament | LeaveTournament | GetTournament | CancelTournament, frame: Any
+    ) -> bool:
         """Forward a request about a tournament run elsewhere to its owner (True), or leave it to this node."""
         tid = msg.tournament.strip().lower()
         owner = await self.owner(tid)
