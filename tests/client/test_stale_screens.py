@@ -3,13 +3,26 @@ app with its Pilot against a real server on loopback and reads what the screen s
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Select, Static
+from textual.widgets._select import SelectCurrent
 
+from gamenight.client.app import GameNightApp
+from gamenight.client.screens.challenge import ChallengeScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
 from tests.client.conftest import wait_for
 from tests.client.test_leaderboard_tournaments import host_from_lobby
+from tests.peer import Peer
 
 SIZE = (120, 40)
+BOT_KEY = "rhino-key-" + "k" * 20
+
+
+def drawn(widget: Widget) -> str:
+    """The text a widget shows now (a selector: the choice it shows), as the user reads it."""
+    if isinstance(widget, Select):
+        widget = widget.query_one(SelectCurrent).query_one("#label", Static)
+    return str(widget.render()).strip()
 
 
 async def test_the_tournament_list_shows_the_tournament_just_hosted(make_app) -> None:
@@ -25,3 +38,25 @@ async def test_the_tournament_list_shows_the_tournament_just_hosted(make_app) ->
         await wait_for(pilot, lambda: table.row_count == 1, "the hosted tournament in the list")
         assert str(table.get_row_at(0)[0]) == hosted.tournament
         assert not listing.query_one("#no-tournaments", Static).display
+
+
+async def test_the_challenge_form_names_the_seats_of_the_game_chosen(url) -> None:
+    """Switching the challenge form from Connect Four to Othello shows "Your seat: black", not Connect Four's "red"."""
+    rhino = await Peer.connect(url, "rhino", key=BOT_KEY, bot=True, accepts=["connect4", "othello"])
+    app = GameNightApp(url, "ann", save_name=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "rhino" in app.model.presence.players, "rhino in the online list")
+        table = app.screen.query_one("#players", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1, "the online list drawn")
+        table.focus()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChallengeScreen), "the challenge form")
+        form = app.screen
+        seat = form.query_one("#seat", Select)
+        await wait_for(pilot, lambda: drawn(seat) == "red", "Connect Four's first seat")
+        form.query_one("#game", Select).value = "othello"
+        await wait_for(pilot, lambda: form.query("#opt-size"), "Othello's option fields")
+        await pilot.pause()
+        assert drawn(seat) == "black"
+        assert [str(prompt) for prompt, _ in seat._options] == ["black", "white", "random"]
+    await rhino.close()
