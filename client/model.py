@@ -212,6 +212,7 @@ class RoomSession:
         self.syncing = False  # a sync was sent; replayed events are expected until its state arrives
         self.countdown_ms: int | None = None  # the wait before a live game's next tick, when it is starting
         self.takeback_offer: int | None = None  # the seat whose takeback offer waits for an answer
+        self.reopening = False  # a seat handed back on launch: the game screen opens only if its state is unfinished
         self.log: list[LogLine] = []
         self._events_seen: set[tuple[int, str, str]] = set()
 

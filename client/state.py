@@ -27,6 +27,7 @@ from gamenight.protocol.messages import (
     Joined,
     Leaderboard,
     Leaders,
+    Leave,
     Left,
     ListGames,
     ListPlayers,
@@ -307,18 +308,35 @@ class ClientState:
         room = RoomSession(msg.room, msg.role, msg.seat, host=host, description=self.lobby.games.get(game))
         room.summary = summary
         self.room = room
+        if msg.tournament is None and msg.id is None and msg.role == Role.PLAYER and self.resumed:
+            room.reopening = True  # its state, which follows, says whether the game is still on (`_reopened`)
+            return
         changes.entered = room
         if msg.tournament is not None:
             text = f"Your game in tournament {msg.tournament} starts: room {msg.room}"
             changes.notices.append(Notice(text, timeout=6))
-        elif msg.id is None and msg.role == Role.PLAYER and self.resumed:
-            changes.notices.append(Notice(f"Welcome back: you are in room {msg.room} again", timeout=4))
+
+    def _reopened(self, room: RoomSession, status: RoomStatus, changes: Changes) -> None:
+        """The first state of a seat the resumed session held on launch: an unfinished game opens again; a finished
+        one is left (you had closed gamenight over its result), and you stay in the lobby."""
+        room.reopening = False
+        if status != RoomStatus.FINISHED:
+            changes.entered = room
+            changes.notices.append(Notice(f"Welcome back: you are in room {room.code} again", timeout=4))
+            return
+        changes.requests.append(Leave(room=room.code))
+        changes.notices.append(Notice(f"Your game in room {room.code} had ended; you left its seat", timeout=6))
+        self.leave_room(changes)
 
     def _state(self, msg: State, changes: Changes) -> None:
         """A full snapshot of the room's game."""
         room = self.room
         if room is None or room.code != msg.room:
             return
+        if room.reopening:
+            self._reopened(room, msg.status, changes)
+            if self.room is None:
+                return
         replayed, before = room.syncing, room.status
         if room.description is None:
             room.description = self.lobby.games.get(msg.game)

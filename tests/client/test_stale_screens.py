@@ -9,6 +9,8 @@ from textual.widgets._select import SelectCurrent
 
 from gamenight.client.app import GameNightApp
 from gamenight.client.screens.challenge import ChallengeScreen
+from gamenight.client.screens.dialogs import ConfirmScreen, GameOverScreen
+from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
 from tests.client.conftest import wait_for
 from tests.client.test_leaderboard_tournaments import host_from_lobby
@@ -60,3 +62,30 @@ async def test_the_challenge_form_names_the_seats_of_the_game_chosen(url) -> Non
         assert drawn(seat) == "black"
         assert [str(prompt) for prompt, _ in seat._options] == ["black", "white", "random"]
     await rhino.close()
+
+
+def noticed(app: GameNightApp, *words: str) -> bool:
+    """True when a notification shown contains every one of `words`."""
+    return any(all(w in n.message for w in words) for n in app._notifications)
+
+
+async def test_relaunching_after_a_finished_game_opens_the_lobby(url) -> None:
+    """Quit gamenight on a finished game's result and start it again: the lobby shows (the finished room is left,
+    with a notice saying so), not the finished game's screen."""
+    app = GameNightApp(url, "ann", save_name=False, session_key="test-server")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
+        code = app.model.room.code
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question whether to resign")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the game over")
+    again = GameNightApp(url, "ann", save_name=False, session_key="test-server")
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: noticed(again, f"Your game in room {code} had ended"), "the notice")
+        await pilot.pause()
+        assert again.model.room is None and again.screen is again.lobby_screen
+        assert not any(isinstance(s, GameScreen) for s in again.screen_stack)
+        assert again.connection is not None and again.connection.resumed
