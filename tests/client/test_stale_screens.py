@@ -8,11 +8,13 @@ from textual.widgets import DataTable, Select, Static
 from textual.widgets._select import SelectCurrent
 
 from gamenight.client.app import GameNightApp
+from gamenight.client.model import AI, ME
 from gamenight.client.screens.challenge import ChallengeScreen
 from gamenight.client.screens.dialogs import ConfirmScreen, GameOverScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
-from tests.client.conftest import wait_for
+from gamenight.client.widgets.connect4 import Connect4Board
+from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.client.test_leaderboard_tournaments import host_from_lobby
 from tests.peer import Peer
 
@@ -89,3 +91,21 @@ async def test_relaunching_after_a_finished_game_opens_the_lobby(url) -> None:
         assert again.model.room is None and again.screen is again.lobby_screen
         assert not any(isinstance(s, GameScreen) for s in again.screen_stack)
         assert again.connection is not None and again.connection.resumed
+
+
+async def test_a_click_on_a_finished_connect_four_board_says_the_game_is_over(make_app) -> None:
+    """After the game, a click on the Connect Four board says "The game is over", not "It is not your move"."""
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await create_room_via_form(app, pilot, "connect4", [ME, f"{AI}:1"], {"ai_pace_ms": 0, "ai_ms": 100})
+        await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
+        board = await mounted(app, pilot, Connect4Board)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question whether to resign")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the game over")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, GameScreen), "the final board")
+        await pilot.click(Connect4Board, offset=tuple(board.column_center("d")))
+        await wait_for(pilot, lambda: noticed(app, "The game is over"), "the notice")
+        assert not noticed(app, "It is not your move")
