@@ -96,9 +96,25 @@ def ai_text(session: RoomSession) -> Text:
 
 
 def moves_text(session: RoomSession, width: int) -> Text:
-    """The game's moves in its notation, numbered, in as many aligned columns as `width` allows."""
+    """The game's moves in its notation, numbered, in as many aligned columns as `width` allows; for a live game,
+    whose riders all move on every tick, the tick it is at instead (`ticks_text`)."""
+    if session.live:
+        return ticks_text(session)
     moves = session.state.moves if session.state is not None else []
     return moves_columns([str(m) for m in moves], width)
+
+
+def moves_heading(session: RoomSession) -> str:
+    """The heading over the move list: "Ticks" for a live game."""
+    return "Ticks" if session.live else "Moves"
+
+
+def ticks_text(session: RoomSession) -> Text:
+    """A live game's tick ("tick 57"), and where its moves are: the replay steps through them."""
+    tick = session.state.view.get("tick") if session.state is not None else None
+    text = Text(f"tick {tick}" if isinstance(tick, int) and tick > 0 else "not started yet", style="bold")
+    text.append("\nevery rider moves on each tick; a replay (h in the lobby) steps through them", style="dim italic")
+    return text
 
 
 def moves_columns(moves: list[str], width: int, current: int | None = None) -> Text:

@@ -8,12 +8,13 @@ from textual.widgets import DataTable, Select, Static
 from textual.widgets._select import SelectCurrent
 
 from gamenight.client.app import GameNightApp
-from gamenight.client.model import AI, ME
+from gamenight.client.model import AI, BOT, ME
 from gamenight.client.screens.challenge import ChallengeScreen
 from gamenight.client.screens.dialogs import ConfirmScreen, GameOverScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
 from gamenight.client.widgets.connect4 import Connect4Board
+from gamenight.client.widgets.tron import TronArena
 from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.client.test_leaderboard_tournaments import host_from_lobby
 from tests.peer import Peer
@@ -109,3 +110,18 @@ async def test_a_click_on_a_finished_connect_four_board_says_the_game_is_over(ma
         await pilot.click(Connect4Board, offset=tuple(board.column_center("d")))
         await wait_for(pilot, lambda: noticed(app, "The game is over"), "the notice")
         assert not noticed(app, "It is not your move")
+
+
+async def test_the_live_tron_panel_counts_the_ticks(make_app) -> None:
+    """During a Tron game the side panel's list is headed "Ticks" and follows the tick the riders are at (it
+    stayed "no moves yet"), and says where the riders' moves are."""
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        options = {"width": 16, "height": 12, "tick_ms": 200, "countdown_ms": 500}
+        await create_room_via_form(app, pilot, "tron", [ME, f"{BOT}:floodfill"], options)
+        await mounted(app, pilot, TronArena, "the arena")
+        moves = app.screen.query_one("#moves", Static)
+        await wait_for(pilot, lambda: "tick 3" in drawn(moves) or app.model.room.status == "finished", "tick 3")
+        assert app.model.room.status == "playing", "the floodfill bot and a rider riding straight last 3 ticks"
+        assert drawn(app.screen.query_one("#moves-heading")) == "Ticks"
+        assert "a replay (h in the lobby) steps through them" in drawn(moves)
