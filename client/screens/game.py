@@ -147,7 +147,8 @@ class GameScreen(GameNightScreen):
         watching = "" if session.playing else " · watching"
         self.title = f"{title} · room {session.code}{watching}"
         self.query_one("#status", Static).update(plain(status_text(session), style="bold"))
-        self.query_one("#players", Static).update(players_text(session))
+        players = self.query_one("#players", Static)
+        players.update(players_text(session, players.content_size.width or None))
         self._show_clocks()
         self.query_one("#ai-info", Static).update(ai_text(session))
         self.query_one("#moves-heading", Label).update(moves_heading(session))

@@ -3,6 +3,7 @@ app with its Pilot against a real server on loopback and reads what the screen s
 
 from __future__ import annotations
 
+from rich.console import Console
 from textual.widget import Widget
 from textual.widgets import DataTable, Select, Static
 from textual.widgets._select import SelectCurrent
@@ -125,3 +126,24 @@ async def test_the_live_tron_panel_counts_the_ticks(make_app) -> None:
         assert app.model.room.status == "playing", "the floodfill bot and a rider riding straight last 3 ticks"
         assert drawn(app.screen.query_one("#moves-heading")) == "Ticks"
         assert "a replay (h in the lobby) steps through them" in drawn(moves)
+
+
+def lines_of(widget: Static) -> list[str]:
+    """The lines a Static's renderable (a table, say) takes at the widget's own width, as plain text."""
+    console = Console(width=widget.content_size.width, color_system=None, legacy_windows=False)
+    with console.capture() as captured:
+        console.print(widget.content)
+    return captured.get().splitlines()
+
+
+async def test_you_is_never_cut_from_the_side_panel_at_120_columns(make_app) -> None:
+    """At 120x40 a longer name in the side panel is cut, but "(you)" after it shows whole (it read "(y…")."""
+    app = make_app("maximilian_92")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
+        players = app.screen.query_one("#players", Static)
+        await wait_for(pilot, lambda: len(lines_of(players)) == 2, "both seats drawn")
+        mine = lines_of(players)[0]
+        assert "black: maximil" in mine and "… (you) 2 ◀" in mine, mine
