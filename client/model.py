@@ -18,6 +18,7 @@ from gamenight.protocol.errors import ProtocolError
 from gamenight.protocol.messages import AddAi, Event, Join, LobbyUpdate, Message, Moved, State, Tick, fold
 from gamenight.protocol.vocab import (
     END_REASONS,
+    PROVEN_SCORE,
     EndReason,
     EventKind,
     GameDescription,
@@ -482,15 +483,17 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
 
 
 def ai_info_text(info: Mapping[str, Any]) -> str:
-    """An AI's search figures, e.g. "depth 6 · 12,345 nodes · score +3"."""
+    """An AI's search figures, e.g. "depth 6 · 12,345 nodes · sees a forced win"."""
     if info.get("fallback"):
         return "fell back to a quick move"
     parts = []
     for key, value in info.items():
         if key == "nodes" and isinstance(value, int):
             parts.append(f"{value:,} nodes")
-        elif key == "score" and isinstance(value, (int, float)):
-            parts.append(f"score {value:+g}")
+        elif key == "score":
+            if isinstance(value, (int, float)) and abs(value) >= PROVEN_SCORE:
+                parts.append("sees a forced win" if value > 0 else "sees a forced loss")
+            # Any other score is the engine's estimate in its own units ("+999547", "+37"): not shown.
         elif key == "ms" and isinstance(value, (int, float)):
             parts.append(f"{value:g} ms")
         elif isinstance(value, (int, float, str)) and not isinstance(value, bool):

@@ -147,3 +147,26 @@ async def test_you_is_never_cut_from_the_side_panel_at_120_columns(make_app) -> 
         await wait_for(pilot, lambda: len(lines_of(players)) == 2, "both seats drawn")
         mine = lines_of(players)[0]
         assert "black: maximil" in mine and "… (you) 2 ◀" in mine, mine
+
+
+async def test_the_ai_figures_say_a_forced_win_instead_of_a_raw_score(make_app) -> None:
+    """Stacking discs in one column against the AI: its figures never show an engine score such as "+999547";
+    once its search proves the win they say "sees a forced win"."""
+    app = make_app("ann")
+    shown: set[str] = set()
+    async with app.run_test(size=SIZE) as pilot:
+        await create_room_via_form(app, pilot, "connect4", [ME, f"{AI}:3"], {"ai_pace_ms": 0, "ai_ms": 200})
+        await mounted(app, pilot, Connect4Board)
+        room = app.model.room
+        figures = app.screen.query_one("#ai-info", Static)
+        while room.status == "playing":
+            await wait_for(pilot, lambda: room.my_turn or room.status != "playing", "ann's turn or the end")
+            shown.add(drawn(figures))
+            if room.my_turn:
+                moves = len(room.state.moves)
+                await pilot.press("1" if "a" in room.state.legal else "2")
+                await wait_for(pilot, lambda before=moves: len(room.state.moves) > before, "ann's disc")
+        shown.add(drawn(figures))
+    assert tuple(room.state.result.winners) == (1,)
+    assert any("yellow AI:" in text and "sees a forced win" in text for text in shown), shown
+    assert not any("score" in text for text in shown), shown
