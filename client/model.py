@@ -316,10 +316,13 @@ class RoomSession:
         return True
 
     def label(self, seat: int | None) -> str:
-        """A seat's colour or label, e.g. "black"; "seat 2" if the room summary is not known yet."""
+        """A seat's colour or label, e.g. "black": the room summary's, else the game's (a private room's summary
+        comes after its first events); "seat 2" if neither is known yet."""
         info = self.summary.seat(seat) if self.summary else None
         if info is not None and info.label:
             return info.label
+        if seat is not None and self.description is not None:
+            return self.description.seat_label(seat)
         return f"seat {seat + 1}" if seat is not None else "?"
 
     def who(self, seat: int | None) -> str:

@@ -304,7 +304,7 @@ class ClientState:
             changes.closed = False
         summary = self.lobby.rooms.get(msg.room)
         host = msg.room in self.hosted or (self.resumed and summary is not None and summary.host == self.name)
-        game = summary.game if summary is not None else ""
+        game = summary.game if summary is not None else msg.game  # a private room has no summary here yet
         room = RoomSession(msg.room, msg.role, msg.seat, host=host, description=self.lobby.games.get(game))
         room.summary = summary
         self.room = room

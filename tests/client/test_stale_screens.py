@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 from textual.widget import Widget
-from textual.widgets import DataTable, Select, Static
+from textual.widgets import DataTable, RichLog, Select, Static
 from textual.widgets._select import SelectCurrent
 
 from gamenight.client.app import GameNightApp
@@ -16,6 +16,7 @@ from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
 from gamenight.client.widgets.connect4 import Connect4Board
 from gamenight.client.widgets.tron import TronArena
+from gamenight.protocol.messages import CreateRoom, Join
 from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.client.test_leaderboard_tournaments import host_from_lobby
 from tests.peer import Peer
@@ -170,3 +171,25 @@ async def test_the_ai_figures_say_a_forced_win_instead_of_a_raw_score(make_app) 
     assert tuple(room.state.result.winners) == (1,)
     assert any("yellow AI:" in text and "sees a forced win" in text for text in shown), shown
     assert not any("score" in text for text in shown), shown
+
+
+def log_text(app: GameNightApp) -> str:
+    """Everything the room's log shows."""
+    return "\n".join(line.text for line in app.screen.query_one("#log", RichLog).lines)
+
+
+async def test_the_log_says_which_colour_a_player_sits_down_as(make_app, url) -> None:
+    """Joining bob's private Othello room by its code, ann's log says "ann sits down as white" (it said "seat 2":
+    a private room is not in the lobby, so its seats' colours come from the game's description)."""
+    bob = await Peer.connect(url, "bob")
+    info = await bob.request(CreateRoom, game="othello", options={}, private=True)
+    await bob.request(Join, room=info.room, seat=0)
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        assert info.room not in app.model.lobby.rooms
+        await pilot.press("o")
+        await pilot.press(*info.room, "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, GameScreen) and "ann" in log_text(app), "ann in the log")
+        assert "ann sits down as white" in log_text(app), log_text(app)
+    await bob.close()
