@@ -204,7 +204,8 @@ class RoomSession:
         self.seat = seat
         self.host = host
         self.description = description  # the game's description from the welcome (its reason texts, ...)
-        self.summary: RoomSummary | None = None
+        self._summary: RoomSummary | None = None
+        self.seen_names: dict[int, str] = {}  # each seat's latest occupant, kept after they leave a finished game
         self.state: State | None = None
         self.ai_info: dict[int, dict[str, Any]] = {}
         self.last_ai_seat: int | None = None
@@ -216,6 +217,20 @@ class RoomSession:
         self.reopening = False  # a seat handed back on launch: the game screen opens only if its state is unfinished
         self.log: list[LogLine] = []
         self._events_seen: set[tuple[int, str, str]] = set()
+
+    @property
+    def summary(self) -> RoomSummary | None:
+        """The room as the lobby and its members see it (seats and who sits there); None until known."""
+        return self._summary
+
+    @summary.setter
+    def summary(self, summary: RoomSummary | None) -> None:
+        """Take a new summary, remembering who sat in each seat (`who` still names a player who left a finished
+        game: "white (bob) resigned")."""
+        self._summary = summary
+        for seat in summary.seats if summary is not None else ():
+            if not seat.open and seat.name:
+                self.seen_names[seat.seat] = seat.name
 
     @property
     def game(self) -> str:
@@ -326,9 +341,12 @@ class RoomSession:
         return f"seat {seat + 1}" if seat is not None else "?"
 
     def who(self, seat: int | None) -> str:
-        """ "black (ann)", or just "black" when the seat's occupant is not known."""
+        """ "black (ann)", or just "black" when the seat's occupant is not known. After the game, a player who has
+        left it is still named ("white (bob) resigned")."""
         info = self.summary.seat(seat) if self.summary else None
         name = info.name if info and not info.open else None
+        if name is None and seat is not None and self.status == RoomStatus.FINISHED:
+            name = self.seen_names.get(seat)
         if self.playing and seat == self.seat:
             name = "you"
         return f"{self.label(seat)} ({name})" if name else self.label(seat)

@@ -9,14 +9,14 @@ from textual.widgets import DataTable, RichLog, Select, Static
 from textual.widgets._select import SelectCurrent
 
 from gamenight.client.app import GameNightApp
-from gamenight.client.model import AI, BOT, ME
+from gamenight.client.model import AI, BOT, ME, OPEN
 from gamenight.client.screens.challenge import ChallengeScreen
 from gamenight.client.screens.dialogs import ConfirmScreen, GameOverScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
 from gamenight.client.widgets.connect4 import Connect4Board
 from gamenight.client.widgets.tron import TronArena
-from gamenight.protocol.messages import CreateRoom, Join
+from gamenight.protocol.messages import CreateRoom, Join, Leave, Resign
 from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.client.test_leaderboard_tournaments import host_from_lobby
 from tests.peer import Peer
@@ -193,3 +193,22 @@ async def test_the_log_says_which_colour_a_player_sits_down_as(make_app, url) ->
         await wait_for(pilot, lambda: isinstance(app.screen, GameScreen) and "ann" in log_text(app), "ann in the log")
         assert "ann sits down as white" in log_text(app), log_text(app)
     await bob.close()
+
+
+async def test_the_result_names_a_player_who_resigned_and_left(make_app, url) -> None:
+    """bob resigns ann's game and leaves the room: ann's status line still reads "white (bob) resigned"."""
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        code = await create_room_via_form(app, pilot, "othello", [ME, OPEN])
+        bob = await Peer.connect(url, "bob")
+        await bob.request(Join, room=code)
+        await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
+        await bob.send(Resign(room=code))
+        await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the game over")
+        await pilot.press("escape")
+        await bob.request(Leave, room=code)
+        await wait_for(pilot, lambda: app.model.room.summary.seats[1].open, "bob's seat open")
+        await pilot.pause()
+        status = drawn(app.screen.query_one("#status", Static))
+        assert status == "white (bob) resigned; black (you) wins", status
+        await bob.close()
