@@ -340,6 +340,13 @@ class RoomSession:
             return self.description.seat_label(seat)
         return f"seat {seat + 1}" if seat is not None else "?"
 
+    def rematch_waits_for(self, votes: object) -> list[str]:
+        """Who must still agree to a rematch, given the seats that asked (a `rematch` event's `votes`): their names,
+        none when every seated person asked (AIs never vote)."""
+        asked = set(votes) if isinstance(votes, list) else set()
+        seats = self.summary.seats if self.summary else ()
+        return [s.name or s.label for s in seats if s.kind in (SeatKind.HUMAN, SeatKind.BOT) and s.seat not in asked]
+
     def who(self, seat: int | None) -> str:
         """ "black (ann)", or just "black" when the seat's occupant is not known. After the game, a player who has
         left it is still named ("white (bob) resigned")."""

@@ -398,6 +398,11 @@ class ClientState:
             changes.room = True
         if msg.kind == EventKind.TAKEBACK and room.can_decline_takeback() and not room.syncing:
             changes.notices.append(Notice(f"{text}: u accepts, n declines", timeout=8))
+        if msg.kind == EventKind.REMATCH and room.playing and msg.data.get("seat") == room.seat and not room.syncing:
+            waiting = room.rematch_waits_for(msg.data.get("votes"))
+            if waiting:  # else the rematch starts at once (against the AI, or everyone had asked): nothing to say
+                who = " and ".join(waiting) + (" agrees" if len(waiting) == 1 else " agree")
+                changes.notices.append(Notice(f"Rematch asked for; it starts when {who}", timeout=4))
 
     def _games(self, msg: Games, changes: Changes) -> None:
         """The finished games the history asked for (an older list than the one asked for last is dropped)."""

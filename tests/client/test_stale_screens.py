@@ -212,3 +212,34 @@ async def test_the_result_names_a_player_who_resigned_and_left(make_app, url) ->
         status = drawn(app.screen.query_one("#status", Static))
         assert status == "white (bob) resigned; black (you) wins", status
         await bob.close()
+
+
+async def test_the_rematch_notice_shows_only_while_it_waits_for_someone(make_app, url) -> None:
+    """Against the AI the rematch starts at once and no "it starts when every player agrees" toast follows it; with
+    bob in the room the toast says the rematch waits for bob."""
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
+        room = app.model.room
+        await pilot.press("x", "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the game over")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: room.games_started == 2 and room.status == "playing", "the rematch")
+        await pilot.pause(0.2)
+        assert not noticed(app, "Rematch asked for")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question whether to leave")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.screen is app.lobby_screen, "the lobby")
+
+        code = await create_room_via_form(app, pilot, "othello", [ME, OPEN])
+        bob = await Peer.connect(url, "bob")
+        await bob.request(Join, room=code)
+        await wait_for(pilot, lambda: app.model.room.status == "playing", "the game with bob")
+        await bob.send(Resign(room=code))
+        await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the game over")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: noticed(app, "Rematch asked for; it starts when bob agrees"), "the notice")
+        await bob.close()
