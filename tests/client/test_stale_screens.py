@@ -16,6 +16,7 @@ from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.tournaments import TournamentScreen, TournamentsScreen
 from gamenight.client.widgets.connect4 import Connect4Board
 from gamenight.client.widgets.tron import TronArena
+from gamenight.protocol.messages import AddAi as AddAiRequest
 from gamenight.protocol.messages import CreateRoom, Join, Leave, Resign
 from tests.client.conftest import create_room_via_form, mounted, wait_for
 from tests.client.test_leaderboard_tournaments import host_from_lobby
@@ -243,3 +244,27 @@ async def test_the_rematch_notice_shows_only_while_it_waits_for_someone(make_app
         await pilot.press("r")
         await wait_for(pilot, lambda: noticed(app, "Rematch asked for; it starts when bob agrees"), "the notice")
         await bob.close()
+
+
+async def test_the_lobby_names_games_by_title_and_does_not_count_finished_rooms_as_open(url) -> None:
+    """The online list says which games a bot takes by their titles ("Connect Four, Othello", not "connect4, othello"),
+    and a finished room still listed is counted as finished, not as open."""
+    bob = await Peer.connect(url, "bob")
+    info = await bob.request(CreateRoom, game="othello", options={})
+    await bob.request(Join, room=info.room, seat=0)
+    await bob.request(AddAiRequest, room=info.room, level=1)
+    await bob.expect("state", room=info.room)
+    await bob.send(Resign(room=info.room))
+    await bob.expect("event", kind="game_over")
+    rhino = await Peer.connect(url, "rhino", key=BOT_KEY, bot=True, accepts=["connect4", "othello"])
+    app = GameNightApp(url, "ann", save_name=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one("#players", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2, "bob and rhino in the online list")
+        assert str(table.get_cell("rhino", "takes")) == "Connect Four, Othello"
+        rooms = app.screen.query_one("#rooms", DataTable)
+        await wait_for(pilot, lambda: rooms.row_count == 1, "bob's room in the lobby")
+        intro = drawn(app.screen.query_one("#lobby-intro", Static))
+        assert "0 room(s) open, 1 finished" in intro, intro
+    await rhino.close()
+    await bob.close()
