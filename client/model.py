@@ -389,10 +389,23 @@ class RoomSession:
     def can_abort(self) -> bool:
         """True while the server takes an abort: a turn-based game in its opening (some seat has made fewer than
         `OPENING_MOVES` moves, counted from `state.movers` as the server counts them), not a tournament's."""
+        return self.summary is not None and self.summary.tournament is None and self._in_opening()
+
+    def _in_opening(self) -> bool:
+        """True while you play a turn-based game in its opening (counted as the server counts it)."""
         state, summary = self.state, self.summary
         if not self.playing or self.status != RoomStatus.PLAYING or self.live or state is None or summary is None:
             return False
-        return summary.tournament is None and in_opening(moves_by_seat(state.movers, len(summary.seats)))
+        return in_opening(moves_by_seat(state.movers, len(summary.seats)))
+
+    def leave_question(self) -> str:
+        """What leaving a running game does, asked before you leave: it resigns, except that a rated game ending in
+        its opening is aborted instead (a tournament's game is not aborted: its result stands, unrated)."""
+        if self.rated and self._in_opening():
+            if self.summary is not None and self.summary.tournament is not None:
+                return "Leaving resigns this tournament game; in its opening, the result is not rated. Leave?"
+            return "Leaving aborts this rated game: it is in its opening, so nobody wins and nothing is rated. Leave?"
+        return "Leaving resigns the game. Leave?"
 
     def flagged(self) -> int | None:
         """The seat that lost on time, once the game ended so."""

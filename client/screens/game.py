@@ -342,9 +342,11 @@ class GameScreen(GameNightScreen):
             self.post_message(Abort())
 
     def action_leave(self) -> None:
-        """Back to the lobby; a seated player in a running game is asked first (leaving resigns)."""
+        """Back to the lobby; a seated player in a running game is asked first (leaving resigns it, or aborts a
+        rated game in its opening: `RoomSession.leave_question`)."""
         if self.session.playing and self.session.status == RoomStatus.PLAYING:
-            self.app.push_screen(ConfirmScreen("Leaving resigns the game. Leave?", yes="Leave", no="Stay"), self._leave)
+            question = ConfirmScreen(self.session.leave_question(), yes="Leave", no="Stay")
+            self.app.push_screen(question, self._leave)
         else:
             self.post_message(LeaveRoom())
 

@@ -268,3 +268,33 @@ async def test_the_lobby_names_games_by_title_and_does_not_count_finished_rooms_
         assert "0 room(s) open, 1 finished" in intro, intro
     await rhino.close()
     await bob.close()
+
+
+async def question(app: GameNightApp, pilot) -> str:
+    """`b` in a running game: the confirmation's question, then `n` to stay."""
+    game = app.screen
+    await pilot.press("b")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question whether to leave")
+    text = drawn(app.screen.query_one(".dialog-title", Static))
+    await pilot.press("n")
+    await wait_for(pilot, lambda: app.screen is game, "back in the game")
+    return text
+
+
+async def test_leaving_a_rated_game_in_its_opening_says_it_aborts_it(make_app) -> None:
+    """In a rated game's opening, the leave confirmation says leaving aborts the game (it said "Leaving resigns the
+    game"); in an unrated game it says leaving resigns."""
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        for rated in (True, False):
+            options = {"ai_pace_ms": 0, "ai_ms": 100, "rated": rated}
+            await create_room_via_form(app, pilot, "connect4", [ME, f"{AI}:1"], options)
+            await wait_for(pilot, lambda: app.model.room.my_turn, "ann's first move")
+            await mounted(app, pilot, Connect4Board)
+            text = await question(app, pilot)
+            if rated:
+                assert text.startswith("Leaving aborts this rated game: it is in its opening"), text
+            else:
+                assert text == "Leaving resigns the game. Leave?", text
+            await pilot.press("b", "y")
+            await wait_for(pilot, lambda: app.screen is app.lobby_screen and app.model.room is None, "the lobby")
