@@ -527,9 +527,9 @@ class GameNightApp(App[None]):
             self._send(RemoveAi(room=room.code, seat=seats[-1]))
 
     def on_rematch(self, _: ui.Rematch) -> None:
-        """Offer (or accept) a rematch."""
-        if self.model.room is not None and self._send(Rematch(room=self.model.room.code)) is not None:
-            self.notify("Rematch asked for; it starts when every player agrees", timeout=3)
+        """Offer (or accept) a rematch (the server's `rematch` event says whether it waits for others: a notice)."""
+        if self.model.room is not None:
+            self._send(Rematch(room=self.model.room.code))
 
     def on_resign(self, _: ui.Resign) -> None:
         """Concede the game."""

@@ -18,6 +18,7 @@ from gamenight.protocol.errors import ProtocolError
 from gamenight.protocol.messages import AddAi, Event, Join, LobbyUpdate, Message, Moved, State, Tick, fold
 from gamenight.protocol.vocab import (
     END_REASONS,
+    PROVEN_SCORE,
     EndReason,
     EventKind,
     GameDescription,
@@ -203,7 +204,8 @@ class RoomSession:
         self.seat = seat
         self.host = host
         self.description = description  # the game's description from the welcome (its reason texts, ...)
-        self.summary: RoomSummary | None = None
+        self._summary: RoomSummary | None = None
+        self.seen_names: dict[int, str] = {}  # each seat's latest occupant, kept after they leave a finished game
         self.state: State | None = None
         self.ai_info: dict[int, dict[str, Any]] = {}
         self.last_ai_seat: int | None = None
@@ -212,8 +214,23 @@ class RoomSession:
         self.syncing = False  # a sync was sent; replayed events are expected until its state arrives
         self.countdown_ms: int | None = None  # the wait before a live game's next tick, when it is starting
         self.takeback_offer: int | None = None  # the seat whose takeback offer waits for an answer
+        self.reopening = False  # a seat handed back on launch: the game screen opens only if its state is unfinished
         self.log: list[LogLine] = []
         self._events_seen: set[tuple[int, str, str]] = set()
+
+    @property
+    def summary(self) -> RoomSummary | None:
+        """The room as the lobby and its members see it (seats and who sits there); None until known."""
+        return self._summary
+
+    @summary.setter
+    def summary(self, summary: RoomSummary | None) -> None:
+        """Take a new summary, remembering who sat in each seat (`who` still names a player who left a finished
+        game: "white (bob) resigned")."""
+        self._summary = summary
+        for seat in summary.seats if summary is not None else ():
+            if not seat.open and seat.name:
+                self.seen_names[seat.seat] = seat.name
 
     @property
     def game(self) -> str:
@@ -314,16 +331,29 @@ class RoomSession:
         return True
 
     def label(self, seat: int | None) -> str:
-        """A seat's colour or label, e.g. "black"; "seat 2" if the room summary is not known yet."""
+        """A seat's colour or label, e.g. "black": the room summary's, else the game's (a private room's summary
+        comes after its first events); "seat 2" if neither is known yet."""
         info = self.summary.seat(seat) if self.summary else None
         if info is not None and info.label:
             return info.label
+        if seat is not None and self.description is not None:
+            return self.description.seat_label(seat)
         return f"seat {seat + 1}" if seat is not None else "?"
 
+    def rematch_waits_for(self, votes: object) -> list[str]:
+        """Who must still agree to a rematch, given the seats that asked (a `rematch` event's `votes`): their names,
+        none when every seated person asked (AIs never vote)."""
+        asked = set(votes) if isinstance(votes, list) else set()
+        seats = self.summary.seats if self.summary else ()
+        return [s.name or s.label for s in seats if s.kind in (SeatKind.HUMAN, SeatKind.BOT) and s.seat not in asked]
+
     def who(self, seat: int | None) -> str:
-        """ "black (ann)", or just "black" when the seat's occupant is not known."""
+        """ "black (ann)", or just "black" when the seat's occupant is not known. After the game, a player who has
+        left it is still named ("white (bob) resigned")."""
         info = self.summary.seat(seat) if self.summary else None
         name = info.name if info and not info.open else None
+        if name is None and seat is not None and self.status == RoomStatus.FINISHED:
+            name = self.seen_names.get(seat)
         if self.playing and seat == self.seat:
             name = "you"
         return f"{self.label(seat)} ({name})" if name else self.label(seat)
@@ -359,10 +389,23 @@ class RoomSession:
     def can_abort(self) -> bool:
         """True while the server takes an abort: a turn-based game in its opening (some seat has made fewer than
         `OPENING_MOVES` moves, counted from `state.movers` as the server counts them), not a tournament's."""
+        return self.summary is not None and self.summary.tournament is None and self._in_opening()
+
+    def _in_opening(self) -> bool:
+        """True while you play a turn-based game in its opening (counted as the server counts it)."""
         state, summary = self.state, self.summary
         if not self.playing or self.status != RoomStatus.PLAYING or self.live or state is None or summary is None:
             return False
-        return summary.tournament is None and in_opening(moves_by_seat(state.movers, len(summary.seats)))
+        return in_opening(moves_by_seat(state.movers, len(summary.seats)))
+
+    def leave_question(self) -> str:
+        """What leaving a running game does, asked before you leave: it resigns, except that a rated game ending in
+        its opening is aborted instead (a tournament's game is not aborted: its result stands, unrated)."""
+        if self.rated and self._in_opening():
+            if self.summary is not None and self.summary.tournament is not None:
+                return "Leaving resigns this tournament game; in its opening, the result is not rated. Leave?"
+            return "Leaving aborts this rated game: it is in its opening, so nobody wins and nothing is rated. Leave?"
+        return "Leaving resigns the game. Leave?"
 
     def flagged(self) -> int | None:
         """The seat that lost on time, once the game ended so."""
@@ -481,15 +524,17 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
 
 
 def ai_info_text(info: Mapping[str, Any]) -> str:
-    """An AI's search figures, e.g. "depth 6 · 12,345 nodes · score +3"."""
+    """An AI's search figures, e.g. "depth 6 · 12,345 nodes · sees a forced win"."""
     if info.get("fallback"):
         return "fell back to a quick move"
     parts = []
     for key, value in info.items():
         if key == "nodes" and isinstance(value, int):
             parts.append(f"{value:,} nodes")
-        elif key == "score" and isinstance(value, (int, float)):
-            parts.append(f"score {value:+g}")
+        elif key == "score":
+            if isinstance(value, (int, float)) and abs(value) >= PROVEN_SCORE:
+                parts.append("sees a forced win" if value > 0 else "sees a forced loss")
+            # Any other score is the engine's estimate in its own units ("+999547", "+37"): not shown.
         elif key == "ms" and isinstance(value, (int, float)):
             parts.append(f"{value:g} ms")
         elif isinstance(value, (int, float, str)) and not isinstance(value, bool):

@@ -254,6 +254,7 @@ class Presence:
         return [p for p in self.pending.values() if p.to == name]
 
 
-def games_text(info: PlayerInfo) -> str:
-    """The games someone takes challenges for, by their short (wire) names; "—" for none."""
-    return ", ".join(info.games) if info.games else "—"
+def games_text(info: PlayerInfo, titles: Mapping[str, GameDescription]) -> str:
+    """The games someone takes challenges for, by their titles ("Connect Four, Othello"; the wire name of a game
+    the server did not describe); "—" for none."""
+    return ", ".join(titles[g].title if g in titles else g for g in info.games) if info.games else "—"

@@ -27,6 +27,7 @@ from gamenight.protocol.messages import (
     Joined,
     Leaderboard,
     Leaders,
+    Leave,
     Left,
     ListGames,
     ListPlayers,
@@ -303,22 +304,39 @@ class ClientState:
             changes.closed = False
         summary = self.lobby.rooms.get(msg.room)
         host = msg.room in self.hosted or (self.resumed and summary is not None and summary.host == self.name)
-        game = summary.game if summary is not None else ""
+        game = summary.game if summary is not None else msg.game  # a private room has no summary here yet
         room = RoomSession(msg.room, msg.role, msg.seat, host=host, description=self.lobby.games.get(game))
         room.summary = summary
         self.room = room
+        if msg.tournament is None and msg.id is None and msg.role == Role.PLAYER and self.resumed:
+            room.reopening = True  # its state, which follows, says whether the game is still on (`_reopened`)
+            return
         changes.entered = room
         if msg.tournament is not None:
             text = f"Your game in tournament {msg.tournament} starts: room {msg.room}"
             changes.notices.append(Notice(text, timeout=6))
-        elif msg.id is None and msg.role == Role.PLAYER and self.resumed:
-            changes.notices.append(Notice(f"Welcome back: you are in room {msg.room} again", timeout=4))
+
+    def _reopened(self, room: RoomSession, status: RoomStatus, changes: Changes) -> None:
+        """The first state of a seat the resumed session held on launch: an unfinished game opens again; a finished
+        one is left (you had closed gamenight over its result), and you stay in the lobby."""
+        room.reopening = False
+        if status != RoomStatus.FINISHED:
+            changes.entered = room
+            changes.notices.append(Notice(f"Welcome back: you are in room {room.code} again", timeout=4))
+            return
+        changes.requests.append(Leave(room=room.code))
+        changes.notices.append(Notice(f"Your game in room {room.code} had ended; you left its seat", timeout=6))
+        self.leave_room(changes)
 
     def _state(self, msg: State, changes: Changes) -> None:
         """A full snapshot of the room's game."""
         room = self.room
         if room is None or room.code != msg.room:
             return
+        if room.reopening:
+            self._reopened(room, msg.status, changes)
+            if self.room is None:
+                return
         replayed, before = room.syncing, room.status
         if room.description is None:
             room.description = self.lobby.games.get(msg.game)
@@ -380,6 +398,11 @@ class ClientState:
             changes.room = True
         if msg.kind == EventKind.TAKEBACK and room.can_decline_takeback() and not room.syncing:
             changes.notices.append(Notice(f"{text}: u accepts, n declines", timeout=8))
+        if msg.kind == EventKind.REMATCH and room.playing and msg.data.get("seat") == room.seat and not room.syncing:
+            waiting = room.rematch_waits_for(msg.data.get("votes"))
+            if waiting:  # else the rematch starts at once (against the AI, or everyone had asked): nothing to say
+                who = " and ".join(waiting) + (" agrees" if len(waiting) == 1 else " agree")
+                changes.notices.append(Notice(f"Rematch asked for; it starts when {who}", timeout=4))
 
     def _games(self, msg: Games, changes: Changes) -> None:
         """The finished games the history asked for (an older list than the one asked for last is dropped)."""

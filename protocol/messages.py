@@ -454,13 +454,15 @@ class RoomInfo(Message):
 @dataclass(frozen=True, slots=True)
 class Joined(Message):
     """Reply to join (and to a resume): which room, as what, and which seat is yours. `tournament` is set when a
-    tournament you entered seated you in its next game."""
+    tournament you entered seated you in its next game. `game` names the room's game, so a client that has no
+    summary of the room (a private one) can name its seats before the room's `state` or `room` push comes."""
 
     type: ClassVar[str] = "joined"
     room: str
     role: Role = field(metadata=wire_name("as"))
     seat: int | None = None
     tournament: str | None = field(default=None, metadata=omitted_when_empty())
+    game: str = field(default="", metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,6 +106,10 @@ class EndReason(StrEnum):
     ABORTED = "aborted"  # a player aborted, or a rated game ended in its opening; nobody wins, nothing is rated
 
 
+PROVEN_SCORE = 999_000
+"""An AI's `score` (a move's `ai` figures) at or above this is a win its search proved, at or below its negative a
+proven loss; the scores in between are the engine's own estimates, in units that mean nothing to a player."""
+
 OPENING_MOVES = 2
 """The moves every seat makes before a game counts, as on lichess: until then any player may abort a turn-based
 game, and a rated game that ends sooner, however it ends, is recorded as aborted and changes no rating."""

@@ -318,7 +318,7 @@ class Room:
     def _welcome_member(self, session: str, seat: int | None, role: Role, request_id: int | None) -> Outbox:
         """Reply to a join: which seat, then the full state if a game exists."""
         out = Outbox()
-        out.send({session}, Joined(room=self.code, role=role, seat=seat, id=request_id))
+        out.send({session}, Joined(room=self.code, role=role, seat=seat, id=request_id, game=self.game.name))
         if self.state is not None:
             out.send({session}, self.snapshot(viewer=session))
         return out
@@ -632,7 +632,10 @@ class Room:
         self._rotate_seats(out)
         for moved in self.seats:  # everyone learns their new seat before the new game's state
             if moved.holder is not None and moved.connected:
-                out.send({moved.holder.session}, Joined(room=self.code, role=Role.PLAYER, seat=moved.index))
+                out.send(
+                    {moved.holder.session},
+                    Joined(room=self.code, role=Role.PLAYER, seat=moved.index, game=self.game.name),
+                )
         if any(s.free for s in self.seats):
             self.set_status(RoomStatus.WAITING)
             self.rematch_votes = set()

@@ -112,6 +112,9 @@ class ChallengeScreen(FormScreen[ChallengePlan]):
         keep = selector.value if selector.value in {v for _, v in entries} else 0
         selector.set_options(entries)
         selector.value = keep
+        # The selector redraws its choice only when its value changes: seat 0 of Othello after seat 0 of Connect
+        # Four would still read "red". Redraw it from the new entries.
+        selector.mutate_reactive(Select.value)  # type: ignore[misc]  # one descriptor for every Select[T]
 
     def _raw_values(self) -> dict[str, Any]:
         """Each option's field value, where it parses."""

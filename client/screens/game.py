@@ -40,7 +40,7 @@ from gamenight.client.state import ClientState
 from gamenight.client.widgets import board_spec
 from gamenight.client.widgets.board import Position, apply_delta, show_position
 from gamenight.client.widgets.clock import ClockView
-from gamenight.client.widgets.panel import ai_text, moves_text, players_text
+from gamenight.client.widgets.panel import ai_text, moves_heading, moves_text, players_text, ticks_text
 from gamenight.protocol.messages import Tick
 from gamenight.protocol.vocab import Result, RoomStatus, SeatKind
 
@@ -90,7 +90,7 @@ class GameScreen(GameNightScreen):
                 yield Static(id="players")
                 yield ClockView(id="clocks")
                 yield Static(id="ai-info")
-                yield Label("Moves", classes="side-heading")
+                yield Label("Moves", classes="side-heading", id="moves-heading")
                 with VerticalScroll(id="moves-box"):
                     yield Static(id="moves")
                 yield RichLog(id="log", wrap=True, markup=False, min_width=20)
@@ -147,9 +147,11 @@ class GameScreen(GameNightScreen):
         watching = "" if session.playing else " · watching"
         self.title = f"{title} · room {session.code}{watching}"
         self.query_one("#status", Static).update(plain(status_text(session), style="bold"))
-        self.query_one("#players", Static).update(players_text(session))
+        players = self.query_one("#players", Static)
+        players.update(players_text(session, players.content_size.width or None))
         self._show_clocks()
         self.query_one("#ai-info", Static).update(ai_text(session))
+        self.query_one("#moves-heading", Label).update(moves_heading(session))
         moves = self.query_one("#moves", Static)
         moves.update(moves_text(session, moves.content_size.width or MOVES_WIDTH))
         self.query_one("#moves-box", VerticalScroll).scroll_end(animate=False)
@@ -190,6 +192,7 @@ class GameScreen(GameNightScreen):
 
     def show_tick(self, tick: Tick) -> None:
         """A live game's tick: the arena redraws only what moved (a tick the board is past is skipped)."""
+        self.query_one("#moves", Static).update(ticks_text(self.session))  # the panel is redrawn per state only
         if self.board is None or self.shown_seq is None or tick.seq != self.shown_seq + 1:
             return
         if apply_delta(self.board, tick.view):
@@ -339,9 +342,11 @@ class GameScreen(GameNightScreen):
             self.post_message(Abort())
 
     def action_leave(self) -> None:
-        """Back to the lobby; a seated player in a running game is asked first (leaving resigns)."""
+        """Back to the lobby; a seated player in a running game is asked first (leaving resigns it, or aborts a
+        rated game in its opening: `RoomSession.leave_question`)."""
         if self.session.playing and self.session.status == RoomStatus.PLAYING:
-            self.app.push_screen(ConfirmScreen("Leaving resigns the game. Leave?", yes="Leave", no="Stay"), self._leave)
+            question = ConfirmScreen(self.session.leave_question(), yes="Leave", no="Stay")
+            self.app.push_screen(question, self._leave)
         else:
             self.post_message(LeaveRoom())
 

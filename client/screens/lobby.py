@@ -141,10 +141,11 @@ class LobbyScreen(GameNightScreen):
         online = f", {lobby.counts.online} online" if lobby.counts is not None else ""
         intro = Text.assemble("Hello ", (name, "bold"), " — ")  # my name as typed, never read as markup
         if lobby.has_more:
-            intro.append(f"{lobby.total} room(s) open, {len(lobby.rooms)} shown (").append("m", style="bold")
+            intro.append(f"{lobby.total} room(s) listed, {len(lobby.rooms)} shown (").append("m", style="bold")
             intro.append(" for more)")
-        else:
-            intro.append(f"{len(lobby.rooms)} room(s) open")
+        else:  # a finished room (its players may still ask for a rematch) is listed, but not open
+            finished = sum(1 for s in lobby.rooms.values() if s.status == RoomStatus.FINISHED)
+            intro.append(f"{len(lobby.rooms) - finished} room(s) open" + (f", {finished} finished" if finished else ""))
         intro.append(f"{online}. Press ").append("n", style="bold").append(" to play Othello against the AI right now.")
         self.query_one("#lobby-intro", Static).update(intro)
         table = self.query_one("#rooms", DataTable)
@@ -175,7 +176,7 @@ class LobbyScreen(GameNightScreen):
         for info in online:
             table.add_row(
                 plain(player_label(info), style="bold" if info.games else "dim"),
-                plain(games_text(info)),
+                plain(games_text(info, self.model.lobby.games)),
                 "busy" if info.playing else "free",
                 key=info.name,
             )

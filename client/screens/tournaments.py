@@ -110,9 +110,12 @@ class TournamentsScreen(GameNightScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Title, focus, and the first list."""
+        """Title and focus (the list is asked for each time the screen is shown)."""
         self.title = "Tournaments"
         self.query_one("#tournaments", DataTable).focus()
+
+    def on_screen_resume(self) -> None:
+        """Shown, or shown again (back from a tournament just hosted, say): ask for a fresh list."""
         self.reload()
 
     def reload(self) -> None:

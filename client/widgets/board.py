@@ -60,6 +60,17 @@ def in_play(position: Position) -> bool:
     return position.seat is not None and position.status == RoomStatus.PLAYING
 
 
+def why_not_yours(position: Position) -> str:
+    """Why a click on the board plays nothing: the game is over (or not started), you watch, or it is not your turn."""
+    if position.status == RoomStatus.FINISHED:
+        return "The game is over"
+    if position.seat is None:
+        return "You are watching this game"
+    if position.status == RoomStatus.WAITING:
+        return "The game has not started yet"
+    return "It is not your move"
+
+
 # Glyph rows of one disc or marble, by cell size (width, height); the first size that fits is used.
 CELL_SIZES: tuple[tuple[int, int], ...] = ((7, 3), (5, 2), (4, 2), (3, 1))
 DISC: dict[tuple[int, int], tuple[str, ...]] = {

@@ -21,7 +21,17 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from gamenight.client.messages import MoveChosen
-from gamenight.client.widgets.board import DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid, in_play
+from gamenight.client.widgets.board import (
+    DISC,
+    DOT,
+    BoardSpec,
+    Grid,
+    Position,
+    StyledBoard,
+    fit_grid,
+    in_play,
+    why_not_yours,
+)
 
 COLUMNS = "abcdefg"
 ROWS = 6
@@ -126,7 +136,7 @@ class Connect4Board(StyledBoard, can_focus=True):
         """Post the move if the column is open now, else say why not."""
         letter = COLUMNS[col]
         if not self.position.can_move:
-            self.notify("It is not your move", severity="warning", timeout=2)
+            self.notify(why_not_yours(self.position), severity="warning", timeout=2)
         elif letter not in self.position.legal:
             self.notify(f"Column {letter} is full", severity="warning", timeout=2)
         else:

@@ -18,7 +18,18 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from gamenight.client.messages import MoveChosen
-from gamenight.client.widgets.board import BLANK, DISC, DOT, BoardSpec, Grid, Position, StyledBoard, fit_grid, in_play
+from gamenight.client.widgets.board import (
+    BLANK,
+    DISC,
+    DOT,
+    BoardSpec,
+    Grid,
+    Position,
+    StyledBoard,
+    fit_grid,
+    in_play,
+    why_not_yours,
+)
 
 FILES = "abcdefghij"
 LABEL_W = 3  # rank numbers up to "10" and a space
@@ -128,7 +139,7 @@ class OthelloBoard(StyledBoard, can_focus=True):
         """Post the move if it is legal now, else say why not."""
         name = square_name(row, col)
         if not self.position.can_move:
-            self.notify("It is not your move", severity="warning", timeout=2)
+            self.notify(why_not_yours(self.position), severity="warning", timeout=2)
         elif name not in self.position.legal:
             self.notify(f"{name} is not a legal move", severity="warning", timeout=2)
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
@@ -28,8 +29,9 @@ def seat_chip(game: str, seat: int) -> Text:
     return chip
 
 
-def players_text(session: RoomSession) -> Table | Text:
-    """One row per seat: colour, label and who sits there (and their state), the score, whose turn."""
+def players_text(session: RoomSession, width: int | None = None) -> Table | Text:
+    """One row per seat: colour, label and who sits there (and their state), the score, whose turn. Given the
+    panel's `width`, a name too long is cut so that the marks after it ("(you)") still show."""
     summary = session.summary
     if summary is None:
         return Text("…", style="dim")
@@ -38,27 +40,36 @@ def players_text(session: RoomSession) -> Table | Text:
     to_move = set(state.to_move) if state is not None and state.status == RoomStatus.PLAYING else set()
     alive = state.view.get("alive") if state is not None else None
     mine = session.seat if session.playing else None
+    chips = [seat_chip(session.game, seat.seat) for seat in summary.seats]
+    shown = [_score(scores, seat.seat) for seat in summary.seats]
+    room = None
+    if width is not None:  # the name column: what the chip, score and turn columns and the gaps leave
+        room = width - max(c.cell_len for c in chips) - max(cell_len(s) for s in shown) - len(TURN_MARK) - 3
     rows = [
         (
-            seat_chip(session.game, seat.seat),
-            seat_text(seat, seat.seat == mine, _crashed(alive, seat.seat)),
-            _score(scores, seat.seat),
+            chip,
+            seat_text(seat, seat.seat == mine, _crashed(alive, seat.seat), room),
+            score,
             TURN_MARK if seat.seat in to_move and len(to_move) == 1 else "",
         )
-        for seat in summary.seats
+        for chip, score, seat in zip(chips, shown, summary.seats, strict=True)
     ]
     return seats_table(rows)
 
 
-def seat_text(seat: SeatSummary, mine: bool, crashed: bool = False) -> Text:
-    """A seat's label and occupant ("black: ann (you)"), with a second line when its player dropped."""
+def seat_text(seat: SeatSummary, mine: bool, crashed: bool = False, width: int | None = None) -> Text:
+    """A seat's label and occupant ("black: ann (you)"), with a second line when its player dropped. In `width`
+    cells, a name too long is cut ("black: maximilia… (you)"): the marks after it always show."""
     text = Text()
     text.append(f"{seat.label}: ", style="bold")
-    text.append(seat.who(), style="dim italic" if seat.open else "")
-    if mine:
-        text.append(" (you)", style="bold")
+    marks = Text(" (you)" if mine else "", style="bold")
     if crashed:
-        text.append(" ✖", style="bold")
+        marks.append(" ✖", style="bold")
+    who = Text(seat.who(), style="dim italic" if seat.open else "")
+    if width is not None:
+        who.truncate(max(1, width - text.cell_len - marks.cell_len), overflow="ellipsis")
+    text.append_text(who)
+    text.append_text(marks)
     if seat.kind in (SeatKind.HUMAN, SeatKind.BOT) and not seat.connected:
         # One short line each: the panel is narrow, and the name column is cut rather than wrapped.
         text.append("\n  disconnected" + ("\n  AI standing in" if seat.stand_in else ""), style="italic")
@@ -96,9 +107,25 @@ def ai_text(session: RoomSession) -> Text:
 
 
 def moves_text(session: RoomSession, width: int) -> Text:
-    """The game's moves in its notation, numbered, in as many aligned columns as `width` allows."""
+    """The game's moves in its notation, numbered, in as many aligned columns as `width` allows; for a live game,
+    whose riders all move on every tick, the tick it is at instead (`ticks_text`)."""
+    if session.live:
+        return ticks_text(session)
     moves = session.state.moves if session.state is not None else []
     return moves_columns([str(m) for m in moves], width)
+
+
+def moves_heading(session: RoomSession) -> str:
+    """The heading over the move list: "Ticks" for a live game."""
+    return "Ticks" if session.live else "Moves"
+
+
+def ticks_text(session: RoomSession) -> Text:
+    """A live game's tick ("tick 57"), and where its moves are: the replay steps through them."""
+    tick = session.state.view.get("tick") if session.state is not None else None
+    text = Text(f"tick {tick}" if isinstance(tick, int) and tick > 0 else "not started yet", style="bold")
+    text.append("\nevery rider moves on each tick; a replay (h in the lobby) steps through them", style="dim italic")
+    return text
 
 
 def moves_columns(moves: list[str], width: int, current: int | None = None) -> Text:

@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from gamenight.client.messages import MoveChosen
-from gamenight.client.widgets.board import CELL_SIZES, DISC, BoardSpec, Position, StyledBoard, in_play
+from gamenight.client.widgets.board import CELL_SIZES, DISC, BoardSpec, Position, StyledBoard, in_play, why_not_yours
 
 SIZE = 6
 FILES = "abcdef"
@@ -318,7 +318,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
         name = cell_name(row, col)
         legal = self.position.legal
         if not self.position.can_move:
-            self.notify("It is not your move", severity="warning", timeout=2)
+            self.notify(why_not_yours(self.position), severity="warning", timeout=2)
         elif name in legal:
             self._send(name)
         elif not any(move.startswith(name + " ") for move in legal):

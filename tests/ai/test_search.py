@@ -7,6 +7,7 @@ import zlib
 
 import pytest
 
+from gamenight.protocol.vocab import PROVEN_SCORE
 from gamenight.server.ai import search as core
 from gamenight.server.ai.othello_ai import engine_for
 from gamenight.server.ai.search import PROVEN, WIN, Limits, SearchInfo, search
@@ -335,3 +336,8 @@ def test_engine_check_interval_tightens_the_node_limit() -> None:
     _, info = search(engine, (), Limits(nodes=60))
     assert info.nodes <= 60
     assert info.depth >= 1
+
+
+def test_proven_scores_start_where_the_protocol_says() -> None:
+    """Clients read an AI score at or above `protocol.vocab.PROVEN_SCORE` as a proven win ("sees a forced win")."""
+    assert PROVEN == PROVEN_SCORE and WIN > PROVEN

@@ -69,7 +69,7 @@ async def test_a_bot_is_seen_challenged_and_played(url):
         await wait_for(pilot, lambda: "rhino" in app.model.presence.players, "rhino in the online list")
         table = app.screen.query_one("#players", DataTable)
         await wait_for(pilot, lambda: table.row_count == 1, "the online list drawn")
-        assert "[bot]" in str(table.get_cell("rhino", "player")) and "othello" in str(table.get_cell("rhino", "takes"))
+        assert "[bot]" in str(table.get_cell("rhino", "player")) and str(table.get_cell("rhino", "takes")) == "Othello"
         await challenge_from_lobby(app, pilot, "rhino", seat=0)
         offer = await rhino.expect("challenged")
         assert offer.sender.name == "ann" and not offer.sender.bot

@@ -120,7 +120,7 @@ async def test_the_lobby_pages_with_m_and_at_the_last_row():
         await wait_for(pilot, lambda: server.sent_of(LobbyWatch), "the subscription")
         table = app.lobby_screen.query_one("#rooms", DataTable)
         await wait_for(pilot, lambda: table.row_count == 50, "the first page")
-        assert "120 room(s) open, 50 shown" in str(app.lobby_screen.query_one("#lobby-intro").render())
+        assert "120 room(s) listed, 50 shown" in str(app.lobby_screen.query_one("#lobby-intro").render())
         await pilot.press("m")
         await wait_for(pilot, lambda: table.row_count == 100, "the second page")
         assert [r.offset for r in server.sent_of(ListRooms)][-1] == 50

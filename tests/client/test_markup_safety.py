@@ -148,7 +148,7 @@ async def test_guests_with_markup_names_in_the_lobby_room_and_dialogs(url: str) 
         assert cells(rooms)[0][3] == "[/]x · open"
         assert "Hello \\[me — 1 room(s) open" in drawn(lobby.query_one("#lobby-intro"))
         online = {row[0]: row[1] for row in cells(players)}
-        assert online == {"[/]x": "—", "[b]shy": "—", "[link=x]y[/link]": "othello"}
+        assert online == {"[/]x": "—", "[b]shy": "—", "[link=x]y[/link]": "Othello"}
         assert "[/]x · open" in drawn(rooms) and "[link=x]y[/link]" in drawn(players)
 
         players.focus()

@@ -105,3 +105,14 @@ async def test_a_players_card_counts_private_games_only_for_those_who_played_the
     assert theirs.ratings[0].rating == mine.ratings[0].rating  # the rating itself counts every game
     for peer in (alice, bob, stranger):
         await peer.close()
+
+
+async def test_joining_a_private_room_by_its_code_says_its_game(server):
+    """A private room is in nobody's lobby, so `joined` names its game: the client names the seats ("white") with it
+    before the room's first push."""
+    url = f"ws://127.0.0.1:{server.port}"
+    alice, carol = await Peer.connect(url, "alice"), await Peer.connect(url, "carol")
+    room = await alice.request(CreateRoom, game="connect4", options={}, private=True)
+    assert (await alice.request(Join, room=room.room, seat=0)).game == "connect4"
+    joined = await carol.request(Join, room=room.room)
+    assert joined.type == "joined" and joined.game == "connect4" and joined.seat == 1
