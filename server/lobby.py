@@ -194,6 +194,7 @@ class LobbyLimits:
     challenge_burst: int = 10
     tournaments_per_player: int = 3  # open tournaments (waiting or running) one claimed name hosts
     tournaments_per_ip: int = 5  # ... and hosted from one address, whatever the names
+    rated_pair_games_per_day: int = 10  # rated games a day between the same two players that change ratings
     challenge_s: float = 60.0  # a challenge nobody answers is gone after this long
     invitation_s: float = 60.0  # ... and a tournament's invitation (the tournament waits for the answers to start)
 
@@ -287,7 +288,8 @@ class Lobby:
         self._busy: dict[str, frozenset[str]] = {}  # room code -> the names seated there while its game runs
         self._listing: list[RoomSummary] | None = None
         self._by_game: dict[str, dict[str, int]] | None = None  # listed rooms by game and status
-        self.ratings = RatingBook()  # every rating (server/rated.py), loaded at start-up; rooms rate through it
+        # every rating (server/rated.py), loaded at start-up; rooms rate through it
+        self.ratings = RatingBook(pair_games_per_day=self.limits.rated_pair_games_per_day)
         self.pools = pools(GAMES.values())  # the leaderboards: each game, and "<game>-ffa" for 3-4 seats
         self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
         # In a cluster (server/cluster): rooms other nodes own, as their directory entries list them; the codes of

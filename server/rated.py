@@ -20,6 +20,7 @@ as aborted, except a tournament's, whose result stands for the standings but whi
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -110,10 +111,16 @@ class Standing:
 class RatingBook:
     """Every rating in memory, by (player key, pool); rooms ask it to rate their finished games."""
 
-    def __init__(self, policy: Policy = LICHESS, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, policy: Policy = LICHESS, clock: Callable[[], float] = time.time, pair_games_per_day: int = 0
+    ) -> None:
         self.policy = policy
         self.clock = clock
         self.standings: dict[tuple[str, str], Standing] = {}
+        # Anti-farming: at most this many rated games a day between the same two players in one pool (0: no cap);
+        # later ones are played as rated but change nothing. When each pair's recent rated games ended, in memory.
+        self.pair_games_per_day = pair_games_per_day
+        self.pair_games: dict[tuple[str, frozenset[str]], deque[float]] = {}
 
     def load(self, rows: Iterable[StoredRating]) -> None:
         """Take the ratings a previous run stored (at start-up)."""
@@ -147,6 +154,20 @@ class RatingBook:
         """A stored rating's RD as of now: grown for the days since its last rated game (as the next game sees it)."""
         return idle(Rating(rating, rd, vol), max(0.0, self.clock() - rated_at) / DAY_S, self.policy).rd
 
+    def _pair_allowed(self, pool: str, one: str, two: str, now: float) -> bool:
+        """Count a rated game between `one` and `two` in `pool` if the pair has played fewer than
+        `pair_games_per_day` in the last day (True), else refuse it a rating (False: a farm of resignations between
+        two accounts moves the ratings a few games a day, not hundreds)."""
+        if not self.pair_games_per_day:
+            return True
+        ended = self.pair_games.setdefault((pool, frozenset((one, two))), deque())
+        while ended and ended[0] <= now - DAY_S:
+            ended.popleft()
+        if len(ended) >= self.pair_games_per_day:
+            return False
+        ended.append(now)
+        return True
+
     def current(self, entrant: Entrant, pool: str, now: float) -> Rating:
         """The entrant's rating going into a game at `now`: stored, with its RD grown for the days since."""
         standing = self.standings.get((entrant.key, pool))
@@ -170,6 +191,8 @@ class RatingBook:
         players = [e for e in entrants if e is not None]
         pool = pool_of(room.game.name, len(players))
         now = self.clock()
+        if len(players) == 2 and not self._pair_allowed(pool, players[0].key, players[1].key, now):
+            return (), ()
         before = [self.current(e, pool, now) for e in players]
         kinds = {e.kind for e in players}
         weight = BOT_WEIGHT if "human" in kinds and kinds != {"human"} else 1.0

@@ -513,3 +513,25 @@ async def test_an_idle_players_rd_is_shown_grown_since_their_last_game(db_server
     assert card.ratings[0].rd == grown
     await alice.close()
     await bob.close()
+
+
+async def test_the_same_two_players_rate_only_so_many_games_a_day(server_with):
+    """Two accounts farming each other (lichess-style two moves each, then a resignation) move their ratings for
+    `rated_pair_games_per_day` games only: the next is played rated but rates nobody, while a game with a third
+    player still counts."""
+    server = await server_with(rated_pair_games_per_day=2)
+    url = f"ws://127.0.0.1:{server.port}"
+    alice, bob = await claimed_pair(url)
+    results = []
+    for _ in range(3):
+        code = await rated_game(alice, bob)
+        final, _ = await alice_resigns(alice, bob, code)
+        results.append(final.result)
+    assert [len(r.ratings) for r in results] == [2, 2, 0]
+    assert [r.reason for r in results] == ["resign"] * 3  # the farmed game still ends as played
+    carol = await Peer.connect(url, "carol", key=key())
+    code = await rated_game(carol, bob)
+    final, _ = await alice_resigns(carol, bob, code)
+    assert {c.name for c in final.result.ratings} == {"carol", "bob"}
+    for peer in (alice, bob, carol):
+        await peer.close()
