@@ -21,8 +21,10 @@ from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Sel
 from gamenight.client.messages import JoinRoom, ModelChanged
 from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
+from gamenight.client.screens.dialogs import ConfirmScreen
 from gamenight.client.state import ClientState
 from gamenight.protocol.messages import (
+    CancelTournament,
     CreateTournament,
     GetTournament,
     JoinTournament,
@@ -60,9 +62,17 @@ class OpenTournament(Message):
 
 
 class SendTournament(Message):
-    """Send a tournament request (list, get, create, join, leave); the replies fill the client state."""
+    """Send a tournament request (list, get, create, join, leave, cancel); the replies fill the client state."""
 
-    def __init__(self, request: ListTournaments | GetTournament | CreateTournament | JoinTournament | LeaveTournament):
+    def __init__(
+        self,
+        request: ListTournaments
+        | GetTournament
+        | CreateTournament
+        | JoinTournament
+        | LeaveTournament
+        | CancelTournament,
+    ):
         super().__init__()
         self.request = request
 
@@ -257,6 +267,7 @@ class TournamentScreen(GameNightScreen):
         Binding("v", "replay", "Replay game"),
         Binding("j", "enter", "Enter"),
         Binding("x", "leave", "Leave"),
+        Binding("k", "call_off", "Cancel tournament"),
         Binding("r", "reload", "Refresh"),
         Binding("escape,b", "back", "Back"),
     ]
@@ -298,6 +309,7 @@ class TournamentScreen(GameNightScreen):
         if info is None:
             return
         self.shown = info
+        self.refresh_bindings()  # `k` is the host's while the tournament is on
         kind = "Arena" if info.kind == "arena" else "Round robin"
         when = ""
         if info.status == "waiting" and info.invited:
@@ -376,6 +388,23 @@ class TournamentScreen(GameNightScreen):
     def action_leave(self) -> None:
         """Leave the tournament."""
         self.post_message(SendTournament(LeaveTournament(tournament=self.tournament)))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`k` (call the tournament off) only for its host, while it is not over."""
+        if action == "call_off":
+            info = self.shown
+            return info is not None and info.host == self.model.name and info.status in ("waiting", "running")
+        return True
+
+    def action_call_off(self) -> None:
+        """Ask the host to confirm, then cancel the tournament."""
+        question = "Cancel this tournament? No further game starts, and a game in play counts for nothing."
+        self.app.push_screen(ConfirmScreen(question, yes="Cancel it", no="Keep it"), self._call_off)
+
+    def _call_off(self, yes: bool | None) -> None:
+        """The host's answer."""
+        if yes:
+            self.post_message(SendTournament(CancelTournament(tournament=self.tournament)))
 
     def action_reload(self) -> None:
         """Ask for the tournament again."""

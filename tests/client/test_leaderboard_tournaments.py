@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Input, Label, Select, Static
 
 from gamenight.client.app import GameNightApp
 from gamenight.client.screens.challenge import OfferScreen
+from gamenight.client.screens.dialogs import ConfirmScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.history import ReplayScreen
 from gamenight.client.screens.tournaments import CreateTournamentScreen, TournamentScreen, TournamentsScreen
@@ -148,3 +149,20 @@ async def test_an_invitation_declined_from_the_dialog_drops_the_player(make_app,
         await wait_for(pilot, lambda: not isinstance(app.screen, OfferScreen), "the dialog closed")
         assert app.model.room is None and not isinstance(app.screen, GameScreen)
         await host.close()
+
+
+async def test_its_host_calls_a_tournament_off_from_its_screen(make_app, url):
+    """`k` on the host's own running tournament asks to confirm, then cancels it: the screen shows it cancelled
+    and no longer offers `k`."""
+    app = make_app("dora")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await host_from_lobby(app, pilot, "connect4", "AI level 1, AI level 2")
+        await wait_for(pilot, lambda: screen.shown.status == "running", "the start")
+        assert screen.check_action("call_off", ())
+        await pilot.press("k")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.shown.status == "cancelled", "the cancellation")
+        assert not screen.check_action("call_off", ())
+        heading = str(screen.query_one("#t-heading", Static).render())
+        assert "cancelled" in heading.lower()
