@@ -90,10 +90,10 @@ class EngineProcess:
         self._log_file: IO[bytes] | None = None
 
     async def start(self) -> None:
-        """Start the process; EngineFailure(CRASHED) if it cannot be started."""
-        if self.log is not None:
-            self._log_file = self.log.open("ab")
+        """Start the process; EngineFailure(CRASHED) if it (or its log file) cannot be started."""
         try:
+            if self.log is not None:
+                self._log_file = self.log.open("ab")
             self.proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
@@ -112,9 +112,14 @@ class EngineProcess:
         """True while the process has not exited."""
         return self.proc is not None and self.proc.returncode is None
 
-    async def send(self, line: str) -> None:
-        """Write one line; EngineFailure(CRASHED) if the engine no longer reads."""
+    async def send(self, line: str, lines: int = 1) -> None:
+        """Write `line` (`lines` lines joined by newlines: a message of a protocol that has several); EngineFailure
+        (CRASHED) if the engine no longer reads, (MALFORMED) for any other line break or control character: what
+        the server sends (moves, boards) is never allowed to become a command of its own."""
         assert self.proc is not None and self.proc.stdin is not None
+        breaks = line.count("\n")
+        if breaks != lines - 1 or any((ord(char) < 0x20 and char != "\n") or ord(char) == 0x7F for char in line):
+            raise EngineFailure(Failure.MALFORMED, f"refused to pass a control character to the engine: {line[:60]!r}")
         try:
             self.proc.stdin.write(line.encode() + b"\n")
             await self.proc.stdin.drain()
@@ -428,7 +433,7 @@ class Tron2010Engine(Engine):
         while self.owed:  # a late engine answers the old tick first; it must catch up within this tick
             await self.process.read_line(turn.deadline)
             self.owed -= 1
-        await self.process.send(contest_map(turn.view, turn.seat))
+        await self.process.send(contest_map(turn.view, turn.seat), lines=int(turn.view["height"]) + 1)
         self.owed += 1
         answer = (await self.process.read_line(turn.deadline)).strip()
         self.owed -= 1

@@ -74,6 +74,12 @@ DEFAULT_MIN_CLOCK_S = 60.0  # `--min-clock`: shorter clocks leave an engine no t
 INCREMENT_MOVES = 40  # a clock's estimated length is its time plus this many increments, as lichess reckons it
 
 
+def file_label(*parts: str) -> str:
+    """A name for an engine's log file from ids the server chose: letters, digits, `_` and `-` only (an id such as
+    `../x` from a hostile server must not reach another folder), at most 100 characters."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", "-".join(parts))[:100]
+
+
 def estimated_clock_s(options: Mapping[str, Any]) -> float | None:
     """How long a game's clock lasts a side, as lichess estimates it (time + 40 increments); None without a clock
     (untimed and correspondence games, and Tron, whose moves come on a tick)."""
@@ -787,7 +793,7 @@ class BotRunner:
                 self.entering[rid] = tournament
             return
         log.info("accepting %s from %s", offer.game, who)
-        pending = Pending(offer, label=f"{offer.game}-{offer.challenge}")
+        pending = Pending(offer, label=file_label(offer.game, offer.challenge))
         self.pending[offer.challenge] = pending
         pending.task = _watched(asyncio.create_task(self._accept(pending)))
 
@@ -895,7 +901,7 @@ class BotRunner:
         starts while the game does (the clock may be running)."""
         if joined.role != Role.PLAYER or joined.seat is None or self.welcome is None:
             return
-        label = f"{self.config.game}-{tournament}-{joined.room}"
+        label = file_label(self.config.game, tournament, joined.room)
         engine = self.config.engine_spec(f"{label}.stderr.log").build()
         options = self.entered.get(tournament, {})
         seat = seat_kind(self.welcome, self.config.game)(self, joined.room, engine, dict(options), label, tournament)

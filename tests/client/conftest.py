@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -13,6 +13,8 @@ from textual.widget import Widget
 
 from gamenight.client.app import GameNightApp
 from gamenight.client.local_server import LocalServer, server_command
+from tests.peer import Peer
+from tests.server.serverproc import NO_ROOM_CAPS, ServerProcess
 
 WAIT_S = 10.0
 BOARDS_CSS = str(Path(__file__).resolve().parents[2] / "client" / "boards.tcss")
@@ -106,3 +108,34 @@ async def create_room_via_form(
         "the game screen",
     )
     return app.model.room.code
+
+
+# -- a real server process and a human on it (the bot runner's tests) ------------------------------------------
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+    """Starts a real server process (extra flags allowed) on a database in tmp_path; killed after the test."""
+    started: list[ServerProcess] = []
+
+    def make(*extra: str) -> ServerProcess:
+        proc = ServerProcess(tmp_path / "games.db", *NO_ROOM_CAPS, *extra).start()
+        started.append(proc)
+        return proc
+
+    yield make
+    for proc in started:
+        if proc.proc is not None and proc.proc.poll() is None:
+            proc.kill()
+
+
+@pytest.fixture
+async def server(start_server: Callable[..., ServerProcess]) -> ServerProcess:
+    """One real server process with the default limits."""
+    return start_server()
+
+
+@pytest.fixture
+async def human(server: ServerProcess) -> AsyncIterator[Peer]:
+    """A human player connected to the server (with a key: a claimed name)."""
+    peer = await Peer.connect(server.url, "alice", key="alice-key-0123456789")
+    yield peer
+    await peer.close()

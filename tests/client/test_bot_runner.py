@@ -11,7 +11,7 @@ import signal
 import socket
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,36 +57,6 @@ TRON_SMALL = {"map": "random", "width": 10, "height": 10, "tick_ms": 150, "count
 def patient_peers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Peers wait up to a minute for each message (a loaded machine), a hang guard only."""
     monkeypatch.setattr(tests.peer, "TIMEOUT", 60.0)
-
-
-@pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
-    """Starts a real server process (extra flags allowed) on a database in tmp_path; killed after the test."""
-    started: list[ServerProcess] = []
-
-    def make(*extra: str) -> ServerProcess:
-        proc = ServerProcess(tmp_path / "games.db", *NO_ROOM_CAPS, *extra).start()
-        started.append(proc)
-        return proc
-
-    yield make
-    for proc in started:
-        if proc.proc is not None and proc.proc.poll() is None:
-            proc.kill()
-
-
-@pytest.fixture
-async def server(start_server: Callable[..., ServerProcess]) -> ServerProcess:
-    """One real server process with the default limits."""
-    return start_server()
-
-
-@pytest.fixture
-async def human(server: ServerProcess) -> AsyncIterator[Peer]:
-    """A human player connected to the server (with a key: a claimed name)."""
-    peer = await Peer.connect(server.url, "alice", key="alice-key-0123456789")
-    yield peer
-    await peer.close()
 
 
 async def challenge_and_play(
