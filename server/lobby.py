@@ -115,6 +115,7 @@ EMPTY_ROOM_GRACE_S = 60.0  # a room nobody is in closes after this long...
 EMPTY_AI_ROOM_GRACE_S = 5.0  # ...and an all-AI room nobody watches after this
 HELD_GAME_GRACE_S = 24 * 3600.0  # ...unless players hold seats in an unfinished game
 PROMPT_CLOSE_S = 10.0  # ...and a room with nothing to wait for (see `_awaited`) closes after this
+SESSION_GRACE_S = 60.0  # a dropped session holding no seat (a host, a spectator) may resume this long
 MAX_BATCH_ROOMS = 200  # room changes in one `lobby` push (the rest go in the next one)
 LISTING_ORDER = {RoomStatus.WAITING: 0, RoomStatus.PLAYING: 1, RoomStatus.PAUSED: 1, RoomStatus.FINISHED: 2}
 """The listing shows joinable (waiting) rooms first, then games in progress, then finished ones; by age within."""
@@ -155,6 +156,7 @@ class Client:
     bot: bool = False  # a program playing (hello `bot: true`, or a name claimed as a bot)
     accepts: tuple[str, ...] = ()  # the games it takes challenges for (hello `accepts`)
     remote: bool = False  # connected to another node of a cluster, which forwards its requests (server/cluster)
+    offline_since: float | None = None  # when its last connection dropped (None while connected)
 
     @property
     def member(self) -> Member:
@@ -425,7 +427,7 @@ class Lobby:
         if not client.connected:
             self._online(+1)
         self.watchers.discard(client.session)  # each connection asks for lobby pushes itself
-        client.connected, client.ip, client.accepts = True, ip, accepts
+        client.connected, client.ip, client.accepts, client.offline_since = True, ip, accepts, None
         out = Outbox()
         out.send({client.session}, self._welcome(client, msg.resume, msg.id))
         self._push_player(client.name, out, client.session)
@@ -454,8 +456,7 @@ class Lobby:
             out.extend(self._after(room, room.disconnect(session, now), now))
             if room.seat_of(session) is None:
                 client.rooms.discard(code)
-        if not client.rooms:
-            self._forget(client)
+        client.offline_since = now  # forgotten by `sweep` after SESSION_GRACE_S if it holds no seat by then
         return out
 
     def _forget(self, client: Client) -> None:
@@ -1128,6 +1129,10 @@ class Lobby:
         for challenge in list(self.challenges.values()):
             if now >= challenge.expires:
                 self._end_challenge(challenge, ChallengeEnd.EXPIRED, out, now)
+        for client in list(self.clients.values()):
+            gone = client.offline_since
+            if not client.connected and not client.rooms and gone is not None and now - gone >= SESSION_GRACE_S:
+                self._forget(client)  # its token resumed nothing in time
         for allowances in (self.guesses, self.challenge_pace):
             for ip, allowance in list(allowances.items()):
                 if allowance.tokens + (now - allowance.stamp) * allowance.rate >= allowance.capacity:

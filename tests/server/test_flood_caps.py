@@ -5,6 +5,7 @@ The attacker connects from 127.0.0.2, the honest players from 127.0.0.1: two add
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from gamenight.protocol.messages import ChallengeRequest, CreateTournament, GetTournament, ListTournaments
 from gamenight.server.app import GameServer, ServerConfig
+from gamenight.server.lobby import SESSION_GRACE_S
 from tests.peer import Peer
 from tests.server.test_ratings_tournaments import key
 from tests.waiting import eventually
@@ -87,7 +89,8 @@ async def test_fresh_names_on_one_address_cannot_flood_the_tournaments(make_serv
 
 
 async def test_a_tournament_forgets_its_watchers_when_they_are_gone(make_server):
-    """A person who looked at a tournament and left holds no memory in it: its watcher set drops their session."""
+    """A person who looked at a tournament and left holds no memory in it: once their session is forgotten (after
+    the grace in which it may resume), the watcher set drops it."""
     server = await make_server()
     host = await connect(server, "host", key=key())
     made = await host.request(CreateTournament, game="connect4", kind="round_robin", players=AI_ONLY, start_in_s=600)
@@ -98,9 +101,13 @@ async def test_a_tournament_forgets_its_watchers_when_they_are_gone(make_server)
     assert len(watchers) == 6
     for visitor in visitors:
         await visitor.close()
+    sessions = [visitor.welcome.session for visitor in visitors]
 
-    async def pruned() -> bool:
-        return len(watchers) == 1
+    async def offline() -> bool:
+        return not any(server.lobby.clients[s].connected for s in sessions)
 
-    await eventually(pruned, "the visitors' sessions to leave the watcher set")
+    await eventually(offline, "the server to see the visitors go")
+    assert len(watchers) == 6  # each may still resume within the grace
+    server.lobby.sweep(asyncio.get_running_loop().time() + SESSION_GRACE_S + 1)
+    assert len(watchers) == 1
     await host.close()

@@ -6,6 +6,7 @@ import asyncio
 
 from gamenight.protocol.messages import Chat, CreateRoom, Join, ListRooms, MakeMove, Sync
 from tests.peer import Peer
+from tests.waiting import eventually
 
 
 async def _seated_pair(peers, url: str, options: dict | None = None, game: str = "othello"):
@@ -164,3 +165,39 @@ async def test_resumed_session_replaces_the_old_connection(peers, url):
     await asyncio.wait_for(alice.ws.wait_closed(), 10)
     assert alice.ws.close_code == 1000
     await twin.close()
+
+
+async def test_a_host_without_a_seat_resumes_after_a_drop(game_server, url):
+    """A room's host who never sat down (nor anyone watching) keeps their session for a while after the connection
+    drops: the token resumes it, as docs/protocol.md promises, and the room is still theirs to fill (issue 33: the
+    token died with the connection, `bad_token`). Past the grace the session is forgotten."""
+    from websockets.asyncio.client import connect
+
+    from gamenight.protocol import PROTOCOL_VERSION
+    from gamenight.protocol.messages import AddAi, Hello
+    from gamenight.server import lobby as lobby_module
+
+    host = await Peer.connect(url, "hostess")
+    room = (await host.request(CreateRoom, game="othello", options={})).room
+    token = host.welcome.token
+    await host.close()
+    back = await Peer.connect(url, "hostess", resume=token)
+    assert back.welcome.session == host.welcome.session and back.welcome.name == "hostess"
+    added = await back.request(AddAi, room=room, seat=1, level=1)
+    assert added.type == "room", added  # host rights came back with the session
+    await back.close()
+    lobby = game_server.lobby
+    session = host.welcome.session
+
+    async def dropped() -> bool:
+        return not lobby.clients[session].connected
+
+    await eventually(dropped, "the server to see the connection close")
+    loop = asyncio.get_running_loop()
+    lobby.sweep(loop.time() + lobby_module.SESSION_GRACE_S + 1)
+    assert session not in lobby.clients
+    late = Peer(await connect(url))
+    await late.send(Hello(protocol=PROTOCOL_VERSION, name="hostess", resume=token, id=1))
+    error = await late.expect("error")
+    assert error.code == "bad_token" and error.id == 1
+    await late.close()
