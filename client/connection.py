@@ -18,7 +18,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -90,22 +90,28 @@ class Pace:
     burst: int
 
 
-class _Bucket:
-    """The tokens of one connection's `Pace`: full at the start, refilled at the pace's rate."""
+class PaceBucket:
+    """The tokens of one connection's `Pace`: full at the start, refilled at the pace's rate (the clock and the
+    sleep are the event loop's unless a test gives its own)."""
 
-    def __init__(self, pace: Pace) -> None:
-        self.pace = pace
+    def __init__(
+        self,
+        pace: Pace,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.pace, self.clock, self.sleep = pace, clock, sleep
         self.tokens = float(pace.burst)
-        self.stamp = time.monotonic()
+        self.stamp = clock()
 
     async def take(self) -> None:
         """Wait until a message may go, and count it."""
-        now = time.monotonic()
+        now = self.clock()
         self.tokens = min(float(self.pace.burst), self.tokens + (now - self.stamp) * self.pace.rate)
         self.stamp = now
         if self.tokens < 1:
-            await asyncio.sleep((1 - self.tokens) / self.pace.rate)
-            self.tokens, self.stamp = 1.0, time.monotonic()
+            await self.sleep((1 - self.tokens) / self.pace.rate)
+            self.tokens, self.stamp = 1.0, self.clock()
         self.tokens -= 1
 
 
@@ -319,7 +325,7 @@ class Connection:
 
     async def _write(self, ws: ClientConnection) -> None:
         """Send queued requests in order (at the pace, if there is one)."""
-        bucket = _Bucket(self.pace) if self.pace is not None else None
+        bucket = PaceBucket(self.pace) if self.pace is not None else None
         while True:
             message = await self._outbox.get()
             if bucket is not None:

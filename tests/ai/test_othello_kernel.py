@@ -150,12 +150,14 @@ def test_search_visits_the_same_tree_as_the_python_core() -> None:
 
 
 def test_kernel_search_respects_its_deadline(kernel_on: None) -> None:
-    """With a deadline already passed the kernel still completes depth 1 and answers a legal move at once."""
+    """With its deadline already passed the kernel stops after depth 1: exactly the search to depth 1 (same move,
+    score, nodes, line), a legal move; and a 1 ms budget through `kernel_search` stops as early."""
     own, opp = random_state(1, 20).sides()
-    started = time.perf_counter()
-    move, _info = othello_ai.kernel_search(own, opp, Limits(time_ms=1))
-    assert time.perf_counter() - started < 0.5
-    assert move is not None and legal_mask(own, opp, 8) >> move & 1
+    passed = _othellokernel.search(own, opp, 60, time.perf_counter() - 1)
+    assert passed == _othellokernel.search(own, opp, 1, -1.0)
+    move, _score, done, _nodes, _line = passed
+    assert done == 1 and move is not None and legal_mask(own, opp, 8) >> move & 1
+    assert othello_ai.kernel_search(own, opp, Limits(time_ms=0))[1].depth == 1
 
 
 def test_solver_values_equal_the_python_solver(kernel_on: None) -> None:
