@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 FFA_SUFFIX = "-ffa"
 BOT_WEIGHT = 0.5  # a bot's (or AI's) game against a person moves every rating in it by half
 DAY_S = 86400.0
+PAIR_SWEEP_MIN = 1024  # pairs kept before the first sweep of those idle for a day
 
 
 def pools(games: Iterable[Game[Any, Any]]) -> list[str]:
@@ -121,6 +122,7 @@ class RatingBook:
         # later ones are played as rated but change nothing. When each pair's recent rated games ended, in memory.
         self.pair_games_per_day = pair_games_per_day
         self.pair_games: dict[tuple[str, frozenset[str]], deque[float]] = {}
+        self.pair_sweep_at = PAIR_SWEEP_MIN  # how many pairs before those idle for a day are dropped
 
     def load(self, rows: Iterable[StoredRating]) -> None:
         """Take the ratings a previous run stored (at start-up)."""
@@ -160,6 +162,8 @@ class RatingBook:
         two accounts moves the ratings a few games a day, not hundreds)."""
         if not self.pair_games_per_day:
             return True
+        if len(self.pair_games) >= self.pair_sweep_at:
+            self._forget_old_pairs(now)
         ended = self.pair_games.setdefault((pool, frozenset((one, two))), deque())
         while ended and ended[0] <= now - DAY_S:
             ended.popleft()
@@ -167,6 +171,13 @@ class RatingBook:
             return False
         ended.append(now)
         return True
+
+    def _forget_old_pairs(self, now: float) -> None:
+        """Drop the pairs whose last rated game is over a day old (nothing of theirs counts any more), and sweep
+        again when the book has grown to twice what is left: kept pairs stay bounded by the last day's, at O(1)
+        amortised cost per game."""
+        self.pair_games = {pair: ended for pair, ended in self.pair_games.items() if ended[-1] > now - DAY_S}
+        self.pair_sweep_at = max(PAIR_SWEEP_MIN, 2 * len(self.pair_games))
 
     def current(self, entrant: Entrant, pool: str, now: float) -> Rating:
         """The entrant's rating going into a game at `now`: stored, with its RD grown for the days since."""

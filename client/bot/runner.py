@@ -411,17 +411,7 @@ class TurnSeat(GameSeat):
     """A seat in a turn-based game: the engine is told every move and pass and answers when the seat is to move; a
     late answer plays the first legal move; a move refused for the rate goes again."""
 
-    def __init__(
-        self,
-        runner: BotRunner,
-        room: str,
-        engine: Engine,
-        options: dict[str, Any],
-        label: str,
-        tournament: str | None = None,
-    ) -> None:
-        super().__init__(runner, room, engine, options, label, tournament)
-        self.unconfirmed: MakeMove | None = None  # the last move sent, until a state shows the game moved on
+    unconfirmed: MakeMove | None = None  # the last move sent, until a state shows the game moved on
 
     def _follow(self, message: Message, state: State) -> None:
         """A move sent is confirmed by any new position; a move and its passes go to the engine; moves it was not
@@ -530,17 +520,7 @@ class TickSeat(GameSeat):
     """A seat in a live game (Tron): each tick while its rider lives, the engine has the tick's time less the
     overhead; a late answer keeps the rider's direction (nothing is sent), as does an answer that would not turn it."""
 
-    def __init__(
-        self,
-        runner: BotRunner,
-        room: str,
-        engine: Engine,
-        options: dict[str, Any],
-        label: str,
-        tournament: str | None = None,
-    ) -> None:
-        super().__init__(runner, room, engine, options, label, tournament)
-        self.next_tick_ms: int | None = None  # the time until the next tick, as the latest state or tick said
+    next_tick_ms: int | None = None  # the time until the next tick, as the latest state or tick said
 
     def _follow(self, message: Message, state: State) -> None:
         """The time to the next tick."""

@@ -535,3 +535,18 @@ async def test_the_same_two_players_rate_only_so_many_games_a_day(server_with):
     assert {c.name for c in final.result.ratings} == {"carol", "bob"}
     for peer in (alice, bob, carol):
         await peer.close()
+
+
+def test_the_pairs_counted_against_farming_do_not_pile_up():
+    """The book of who rated against whom in the last day forgets pairs idle for a day as it grows: 3,000 pairs one
+    day and 3,000 others two days later leave it holding about the recent ones only, and the old pairs rate again."""
+    from gamenight.server.rated import DAY_S, RatingBook
+
+    now = [0.0]
+    book = RatingBook(clock=lambda: now[0], pair_games_per_day=1)
+    assert all(book._pair_allowed("connect4", f"a{n}", f"b{n}", now[0]) for n in range(3000))
+    assert not book._pair_allowed("connect4", "a0", "b0", now[0])  # the day's one game is played
+    now[0] = 2 * DAY_S
+    assert all(book._pair_allowed("connect4", f"c{n}", f"d{n}", now[0]) for n in range(3000))
+    assert len(book.pair_games) <= 3000 + 1
+    assert book._pair_allowed("connect4", "a0", "b0", now[0])
