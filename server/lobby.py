@@ -609,18 +609,8 @@ class Lobby:
         room = self.rooms.get(code.strip().upper())
         if room is not None and (not room.private or self._inside(room, client)):
             return
-        rate = self.limits.code_guesses_per_min / 60
-        if not rate:
-            return
-        allowance = self.guesses.get(client.ip)
-        if allowance is None:
-            allowance = self.guesses[client.ip] = Allowance(rate, now, self.limits.code_guess_burst)
-        if not allowance.take(now):
-            raise Refusal(
-                ErrorCode.RATE_LIMITED,
-                "too many room codes tried from your address; wait a minute",
-                retry_after_ms=allowance.retry_after_ms(),
-            )
+        per_s, burst = self.limits.code_guesses_per_min / 60, self.limits.code_guess_burst
+        self._spend(self.guesses, client.ip, per_s, burst, now, "too many room codes tried from your address")
 
     def history_answer(self, msg: ListGames | GetGame | Leaderboard | Profile, viewer: str) -> Message:
         """The answer to a history request from the person whose token hash is `viewer` (Refusal if none).
@@ -890,18 +880,20 @@ class Lobby:
 
     def _pace_challenges(self, client: Client, now: float) -> None:
         """Refuse a challenge or invite past its address's allowance (`challenges_per_min`), saying when to retry."""
-        rate = self.limits.challenges_per_min / 60
-        if not rate:
+        per_s, burst = self.limits.challenges_per_min / 60, self.limits.challenge_burst
+        self._spend(self.challenge_pace, client.ip, per_s, burst, now, "too many challenges sent from your address")
+
+    @staticmethod
+    def _spend(allowances: dict[str, Allowance], ip: str, per_s: float, burst: int, now: float, why: str) -> None:
+        """Take one from the address's allowance in `allowances` (made full on first use; `per_s` 0: no limit), or
+        refuse `rate_limited`, saying when to retry (`sweep` forgets allowances that are full again)."""
+        if not per_s:
             return
-        allowance = self.challenge_pace.get(client.ip)
+        allowance = allowances.get(ip)
         if allowance is None:
-            allowance = self.challenge_pace[client.ip] = Allowance(rate, now, self.limits.challenge_burst)
+            allowance = allowances[ip] = Allowance(per_s, now, burst)
         if not allowance.take(now):
-            raise Refusal(
-                ErrorCode.RATE_LIMITED,
-                "too many challenges sent from your address; wait a moment",
-                retry_after_ms=allowance.retry_after_ms(),
-            )
+            raise Refusal(ErrorCode.RATE_LIMITED, f"{why}; wait a moment", retry_after_ms=allowance.retry_after_ms())
 
     def _takes(self, game: str, to: str, targets: set[str]) -> None:
         """Refuse an offer of a game the target does not take challenges for."""

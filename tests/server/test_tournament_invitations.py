@@ -3,7 +3,7 @@ play; a rated challenge to a guest is refused before it can leave a room behind.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,6 @@ from gamenight.protocol.messages import (
     Profile,
 )
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 from tests.server.test_ratings_tournaments import autoplay, key, until
@@ -32,20 +31,15 @@ FAST_CONNECT4 = {"ai_pace_ms": 0}
 
 
 @pytest.fixture
-async def make_server(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[GameServer]]]:
-    """Starts in-process servers on a real SQLite file whose tournament invitations last `invitation_s`."""
-    started: list[GameServer] = []
+def make_server(server_with, tmp_path: Path) -> Callable[[float], Awaitable[GameServer]]:
+    """Starts in-process servers on a real SQLite file whose tournament invitations last `invitation_s`
+    (conftest's `server_with`)."""
+    config = ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db"))
 
-    async def make(invitation_s: float = 60.0) -> GameServer:
-        limits = LobbyLimits(invitation_s=invitation_s)
-        server = GameServer(ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db"), lobby_limits=limits))
-        await server.start()
-        started.append(server)
-        return server
+    def make(invitation_s: float = 60.0) -> Awaitable[GameServer]:
+        return server_with(config, invitation_s=invitation_s)
 
-    yield make
-    for server in started:
-        await server.stop()
+    return make
 
 
 async def person(server: GameServer, name: str, games: tuple[str, ...] = ("connect4",)) -> Peer:
