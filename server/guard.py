@@ -79,6 +79,7 @@ class FrameLimits:
     pings_per_s: float = 2.0  # a keepalive pings every few seconds at most
     max_fragments: int = 16  # frames one message may be cut into
     max_backlog: int = 1 << 20  # bytes written to the connection that the client has not taken yet
+    write_stall_s: float = 10.0  # ... and how long its socket may refuse more (writing paused) before it is dropped
     abort_penalty_s: float = 10.0  # after a connection is dropped for a limit, its address may not connect
     refusal_delay_s: float = 1.0  # a connection refused on accepting it gets its 429 this long after (0: at once)
 
@@ -178,6 +179,7 @@ class GuardedConnection(ServerConnection):
     refused_transport: asyncio.WriteTransport
     refused_bytes = 0  # what a refused connection sent since (dropped unread; past REFUSED_READ_LIMIT it is cut off)
     held_address: str | None = None  # the address a held refusal counts against, until its 429 is written
+    stall: asyncio.TimerHandle | None = None  # armed while the socket takes no more writes (`write_stall_s`)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peername = transport.get_extra_info("peername")
@@ -246,6 +248,25 @@ class GuardedConnection(ServerConnection):
         if self.aborted is None and backlog and self.transport.get_write_buffer_size() > backlog:
             self.abort("not reading")
 
+    def pause_writing(self) -> None:
+        """The socket takes no more for now: a client that does not read again within `write_stall_s` is dropped.
+        This holds whatever fills its buffer, and whether or not the server still reads from it (the backlog check
+        in `data_received` needs a frame to arrive to run)."""
+        super().pause_writing()
+        if not self.refusing and self.limits.write_stall_s and self.stall is None:
+            self.stall = asyncio.get_running_loop().call_later(self.limits.write_stall_s, self.abort, "not reading")
+
+    def resume_writing(self) -> None:
+        """The client read again: its stall timer stops."""
+        super().resume_writing()
+        self._unstall()
+
+    def _unstall(self) -> None:
+        """Cancel the stall timer, if armed."""
+        if self.stall is not None:
+            self.stall.cancel()
+            self.stall = None
+
     def eof_received(self) -> None:
         """A refused client closed its side: asyncio then closes ours (as for every connection: this returns None)."""
         if not self.refusing:
@@ -258,6 +279,7 @@ class GuardedConnection(ServerConnection):
                 self.refused.cancel()
             self._release()
             return
+        self._unstall()
         super().connection_lost(exc)
 
     def process_event(self, event: Event) -> None:

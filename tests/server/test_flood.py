@@ -118,6 +118,15 @@ async def test_pongs_left_unread_are_bounded_by_the_backlog(limited):
     await eventually(forgotten, "the dropped connection to be forgotten")
 
 
+async def test_a_client_whose_socket_stays_full_is_dropped_after_the_stall_time(limited):
+    """With the backlog check off, a client that never reads what the server writes (its pongs) is still dropped
+    once the server's writes have been held up for `write_stall_s`, instead of being kept for ever."""
+    server = await limited(pings_per_s=1e9, frames_per_s=1e9, bytes_per_s=1e12, max_backlog=0, write_stall_s=0.5)
+    ping = _frame(Opcode.PING, b"p" * 125)
+    sent = await asyncio.to_thread(_send_until_dropped, server.port, ping, 2_000_000, 4096)
+    assert sent < 2_000_000
+
+
 async def test_a_message_in_too_many_fragments_is_dropped(limited):
     """A hello in 4 fragments is welcomed; a request cut into more fragments than allowed closes with 1008."""
     server = await limited(max_fragments=8)
