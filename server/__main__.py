@@ -22,9 +22,9 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
+from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_forkserver
 from gamenight.server.guard import FrameLimits
-from gamenight.server.lobby import LobbyLimits
 from gamenight.server.records import StoreError
 from gamenight.server.store import open_store, shown
 

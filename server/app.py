@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import ipaddress
-import itertools
 import json
 import logging
 import math
@@ -36,20 +35,24 @@ from websockets.protocol import State as SocketState
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
+from gamenight.server.admission import LobbyLimits
+from gamenight.server.ai_queue import AiQueue, Waiter
+from gamenight.server.directory import UNAVAILABLE_TEXT
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget, refusal
 from gamenight.server.history_worker import Answer, HistoryWorker, WorkerLost, watch_server
-from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
+from gamenight.server.hooks import LoneNode, NodeHooks
+from gamenight.server.lobby import Lobby
 from gamenight.server.metrics import Metrics
-from gamenight.server.outbox import ArmFlag
+from gamenight.server.outbox import ArmFlag, Send
 from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.records import GameFinished, NameClaimed, Record, StoreBackend, StoreError, TournamentSaved
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
 from gamenight.server.store import open_store
 
 if TYPE_CHECKING:
-    from gamenight.server.cluster.node import ClusterNode
+    pass
 
 log = logging.getLogger("gamenight.server")
 
@@ -236,17 +239,13 @@ class GameServer:
         self._pool: Executor | None = None
         self._server: Server | None = None
         self.metrics = Metrics()
-        self.outgoing = Outgoing(self.store, on_backlog=self._not_reading, max_backlog=config.frame_limits.max_backlog)
+        self.outgoing = Outgoing(self.store, on_backlog=self.not_reading, max_backlog=config.frame_limits.max_backlog)
         self.lobby_pushes = Batcher(config.lobby_batch_s, self._push_lobby)
         self.fanout = Fanout(self.outgoing)  # spectators' room traffic, one frame per window (server/fanout.py)
-        self._closing = False
-        self._ai_workers = config.ai_workers or os.cpu_count() or 1
-        self._ai_running = 0  # searches on the workers now
-        self._ai_exhibitions = 0  # ... of them for all-AI rooms
-        self._ai_by_room: dict[str, int] = {}  # room -> its searches on the workers now
-        self._ai_waiters: list[tuple[bool, int, str, asyncio.Future[None]]] = []  # (all-AI?, order, room, wakes it)
-        self._ai_order = itertools.count()
-        self.cluster: ClusterNode | None = None  # set by `start` with `config.cluster` (server/cluster/node.py)
+        self.closing = False
+        self.ai_queue = AiQueue(config.ai_workers or os.cpu_count() or 1)  # the workers' fair queue
+        self._ai_wakers: dict[Waiter, asyncio.Future[None]] = {}  # a waiting AI turn -> what wakes it
+        self.node: NodeHooks = LoneNode(self)  # a cluster's node, set by `start` with `config.cluster`
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
@@ -254,16 +253,16 @@ class GameServer:
         if self.config.cluster is not None:
             from gamenight.server.cluster.node import ClusterNode  # redis loads only for a cluster
 
-            self.cluster = ClusterNode(self, self.config.cluster)
+            self.node = ClusterNode(self, self.config.cluster)
         if self.store is not None:
-            self.lobby.load_claims(self.store.claimed_names())
-            self.lobby.load_ratings(self.store.ratings())
-            if self.cluster is None:  # a cluster's rooms are each restored by the node that claims it
-                for tournament in self.lobby.load_tournaments(self.store.tournaments()):
+            self.lobby.sessions.load_claims(self.store.claimed_names())
+            self.lobby.ratings.load(self.store.ratings())
+            if self.node.restores_rooms:  # a cluster's rooms are each restored by the node that claims it
+                for tournament in self.lobby.tournaments.load(self.store.tournaments()):
                     log.error("could not restore tournament %s; it stays in the database", tournament)
-                stored = self.store.unfinished_rooms(self.lobby.skipped)
+                stored = self.store.unfinished_rooms(self.lobby.directory.skipped)
                 self.deliver(self.lobby.restore(stored, time.monotonic()))
-            for code, reason in self.lobby.skipped:
+            for code, reason in self.lobby.directory.skipped:
                 log.error("could not restore room %s (%s); it stays in the database, closed to players", code, reason)
         self._server = await serve(
             self.handler,
@@ -283,13 +282,12 @@ class GameServer:
             close_timeout=CLOSE_TIMEOUT_S,
             ssl=self._tls(),
         )
-        if self.cluster is not None:
-            await self.cluster.start()
-        self._spawn(self._sweeper())
-        self._spawn(self._lag_prober())
-        self._spawn(self._warm_ai())
+        await self.node.start()
+        self.spawn(self._sweeper())
+        self.spawn(self._lag_prober())
+        self.spawn(self._warm_ai())
         if self.config.metrics:
-            self._spawn(self.metrics.probe_loop())
+            self.spawn(self.metrics.probe_loop())
         return self._server
 
     @property
@@ -300,7 +298,7 @@ class GameServer:
 
     async def stop(self) -> None:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""
-        self._closing = True  # disconnects during shutdown must not start new AI turns or clocks
+        self.closing = True  # disconnects during shutdown must not start new AI turns or clocks
         self.lobby_pushes.cancel()
         self.fanout.cancel()
         self.outgoing.flush()
@@ -314,8 +312,7 @@ class GameServer:
             task.cancel()
         await asyncio.gather(*self.tasks, *self.clocks.values(), return_exceptions=True)
         self.outgoing.flush()  # what the last disconnects decided, stored
-        if self.cluster is not None:
-            await self.cluster.stop()
+        await self.node.stop()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.history is not None:
@@ -377,9 +374,8 @@ class GameServer:
         failure = self.outgoing.failure
         if failure is not None:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"unhealthy: cannot store games: {failure}\n")
-        skipped = "".join(f"not restored: room {code}: {reason}\n" for code, reason in self.lobby.skipped)
-        cluster = self.cluster.health() if self.cluster is not None else ""
-        return connection.respond(HTTPStatus.OK, "ok\n" + skipped + cluster)
+        skipped = "".join(f"not restored: room {code}: {reason}\n" for code, reason in self.lobby.directory.skipped)
+        return connection.respond(HTTPStatus.OK, "ok\n" + skipped + self.node.health())
 
     # -- connections -----------------------------------------------------------------------------------
     async def handler(self, ws: ServerConnection) -> None:
@@ -390,11 +386,10 @@ class GameServer:
         self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
         counted: bool | None = None  # counted in the cluster's per-address connections (server/cluster)
         try:
-            if self.cluster is not None:
-                counted = await self.cluster.admit(ip)
-                if counted is False:
-                    await self._close(ws, POLICY_VIOLATION, "too many connections from your address")
-                    return
+            counted = await self.node.admit(ip)
+            if counted is False:
+                await self.close_connection(ws, POLICY_VIOLATION, "too many connections from your address")
+                return
             while True:
                 if session is None:
                     frame = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
@@ -404,7 +399,7 @@ class GameServer:
                     try:
                         frame = await asyncio.wait_for(ws.recv(), self.config.idle_timeout_s)
                     except TimeoutError:
-                        await self._close(ws, IDLE_CLOSE, "idle")
+                        await self.close_connection(ws, IDLE_CLOSE, "idle")
                         break
                 waited = self.config.messages_per_ip_per_s and await self._address_turn(ip)
                 if waited and ws.state is SocketState.CLOSED:
@@ -413,7 +408,7 @@ class GameServer:
                     break
                 if self.config.rate and not bucket.take():
                     if bucket.strikes > self.config.max_strikes:
-                        await self._close(ws, POLICY_VIOLATION, "too many messages")
+                        await self.close_connection(ws, POLICY_VIOLATION, "too many messages")
                         break
                     self.outgoing.add_frame(
                         [ws],
@@ -427,20 +422,16 @@ class GameServer:
                         ),
                     )
                     continue
-                if self.cluster is None:
-                    session = self._receive(ws, session, frame)
-                else:
-                    session = await self.cluster.receive(ws, session, frame)
+                session = await self.node.receive(ws, session, frame)
                 if (waiting := self._history_asked.pop(ws, None)) is not None:
                     await waiting  # this connection's next request waits for its history answer (order kept)
         except TimeoutError:
-            await self._close(ws, POLICY_VIOLATION, "no hello")
+            await self.close_connection(ws, POLICY_VIOLATION, "no hello")
         except ConnectionClosed:
             pass
         finally:
             if counted:
-                assert self.cluster is not None
-                self.cluster.depart(ip)
+                self.node.depart(ip)
             if (left := self.per_ip.pop(ip) - 1) > 0:
                 self.per_ip[ip] = left
             else:
@@ -450,8 +441,7 @@ class GameServer:
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
                 self.deliver(self.lobby.disconnect(session, time.monotonic()))
-                if self.cluster is not None:
-                    self.cluster.disconnected(session)
+                self.node.disconnected(session)
 
     async def _address_turn(self, ip: str) -> bool:
         """Wait until the address's shared message budget allows one more message; True if that meant waiting.
@@ -470,20 +460,20 @@ class GameServer:
     def _in_a_room(self, session: str) -> bool:
         """True while a session sits or watches somewhere (those connections are never idle-closed)."""
         client = self.lobby.clients.get(session)
-        if self.cluster is not None and self.cluster.routed(session):
+        if self.node.routed(session):
             return True  # it plays or watches on another node
         return client is not None and bool(client.rooms)
 
-    def _receive(self, ws: ServerConnection, session: str | None, frame: Any) -> str | None:
+    def receive(self, ws: ServerConnection, session: str | None, frame: Any) -> str | None:
         """Handle one frame; returns the connection's session (set by a successful hello)."""
         try:
             msg = decode(frame)
         except ProtocolError as exc:
             self._reply_error(ws, ErrorCode.BAD_MESSAGE, str(exc), exc.request_id)
             return session
-        return self._handle(ws, session, msg)
+        return self.handle_message(ws, session, msg)
 
-    def _handle(self, ws: ServerConnection, session: str | None, msg: Message) -> str | None:
+    def handle_message(self, ws: ServerConnection, session: str | None, msg: Message) -> str | None:
         """Handle one decoded message; returns the connection's session (set by a successful hello)."""
         try:
             if session is None:
@@ -570,12 +560,11 @@ class GameServer:
             return None
         previous = self.connections.get(client.session)
         if previous is not None and previous is not ws:
-            self._spawn(self._close(previous, 1000, "resumed on another connection"))
+            self.spawn(self.close_connection(previous, 1000, "resumed on another connection"))
         self.connections[client.session] = ws
         log.info("hello from %s (session %s)", client.name, client.session)
         self.deliver(out, (ws, client.session, msg.id))
-        if self.cluster is not None:
-            self.cluster.welcomed(client, msg.resume is not None)
+        self.node.welcomed(client, msg.resume is not None)
         return client.session
 
     def _reply_error(
@@ -597,14 +586,14 @@ class GameServer:
         if penalty:
             self.penalized[_address(ws)] = time.monotonic() + penalty
 
-    def _not_reading(self, ws: ServerConnection) -> None:
+    def not_reading(self, ws: ServerConnection) -> None:
         """A client that stopped reading holds too much unsent data: abort it (its seats wait for a resume)."""
         if isinstance(ws, GuardedConnection):
             ws.abort(f"not reading ({ws.transport.get_write_buffer_size()} bytes unsent)")
         else:
             ws.transport.abort()
 
-    async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
+    async def close_connection(self, ws: ServerConnection, code: int, reason: str) -> None:
         """Close a connection after writing what is still queued for it (an error saying why, say)."""
         self.outgoing.flush()
         await ws.close(code, reason)
@@ -618,49 +607,55 @@ class GameServer:
         `_lost` takes the rooms offline and the requester (connection, session, request id) gets `unavailable`.
         """
         plan = self._spectators(out) if self.config.spectator_batch_ms and out.sends else None
-        frames = []
-        connections = self.connections
-        stored: Callable[[], Frames] | None = None
-        if plan is None:  # nobody watches these rooms and nothing waits: every message at once
-            for send in out.sends:
-                targets = [ws for s in send.to if (ws := connections.get(s)) is not None]
-                if targets:
-                    frames.append((targets, encode(send.message)))
-        else:
-            held: list[Held] = []
-            for index, send in enumerate(out.sends):
-                to, waiting = send.to, plan.held.get(index)
-                if waiting:
-                    to = to - waiting
-                targets = [ws for s in to if (ws := connections.get(s)) is not None]
-                watchers = [ws for s in waiting if (ws := connections.get(s)) is not None] if waiting else []
-                if targets or watchers:
-                    data = encode(send.message)
-                    if targets:
-                        frames.append((targets, data))
-                    if watchers:
-                        code = getattr(send.message, "room", "")
-                        held.append((code, data, watchers, self._window_s(code)))
-            ahead = [ws for s in plan.ahead if (ws := connections.get(s)) is not None]
-            if held or ahead:
-                stored = partial(self._hold, held, ahead)  # run by the flush, once the records are stored
-        if self.cluster is not None:
-            self.cluster.publish_changes()  # queued on the bus before these frames: a new room is routable first
+        frames, stored = self._frames(out.sends) if plan is None else self._split_frames(out.sends, plan)
+        self.node.publish_changes()  # queued on the bus before these frames: a new room is routable first
         if out.records:
             self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester, exc), stored)
         elif frames or stored is not None:
             self.outgoing.add((), frames, stored=stored)
-        if self._closing:
+        if self.closing:
             return
-        if self.lobby.lobby_pending():
+        if self.lobby.listing.pending():
             self.lobby_pushes.poke()
         for effect in out.effects:
             if isinstance(effect, AiTurn):
-                self._spawn(self._ai_turn(effect))
+                self.spawn(self._ai_turn(effect))
             elif isinstance(effect, StartClock):
                 self._start_clock(effect)
             elif isinstance(effect, ArmFlag):
                 self._arm_flag(effect)
+
+    def _frames(self, sends: list[Send]) -> tuple[Frames, None]:
+        """Nobody watches these rooms and nothing waits: every message to its connected recipients at once."""
+        frames: Frames = []
+        connections = self.connections
+        for send in sends:
+            targets = [ws for s in send.to if (ws := connections.get(s)) is not None]
+            if targets:
+                frames.append((targets, encode(send.message)))
+        return frames, None
+
+    def _split_frames(self, sends: list[Send], plan: Split) -> tuple[Frames, Callable[[], Frames] | None]:
+        """The frames to write now, and what to run at the flush once the records are stored: the spectators'
+        copies held for their rooms' windows, and what waited for the direct recipients (server/fanout.py)."""
+        frames: Frames = []
+        held: list[Held] = []
+        connections = self.connections
+        for index, send in enumerate(sends):
+            to, waiting = send.to, plan.held.get(index)
+            if waiting:
+                to = to - waiting
+            targets = [ws for s in to if (ws := connections.get(s)) is not None]
+            watchers = [ws for s in waiting if (ws := connections.get(s)) is not None] if waiting else []
+            if targets or watchers:
+                data = encode(send.message)
+                if targets:
+                    frames.append((targets, data))
+                if watchers:
+                    code = getattr(send.message, "room", "")
+                    held.append((code, data, watchers, self._window_s(code)))
+        ahead = [ws for s in plan.ahead if (ws := connections.get(s)) is not None]
+        return frames, (partial(self._hold, held, ahead) if held or ahead else None)
 
     def _spectators(self, out: Outbox) -> Split | None:
         """Which of a decision's messages wait for spectators' windows (server/fanout.py `split`)."""
@@ -700,13 +695,13 @@ class GameServer:
         (taken offline) when the push is built: watchers are only shown rooms that are on disk.
         """
         self.outgoing.flush()
-        batch = self.lobby.lobby_batch()
+        batch = self.lobby.listing.batch()
         if batch is not None:
             watchers, update = batch
             targets = [ws for s in watchers if (ws := self.connections.get(s)) is not None]
             if targets:
                 self.outgoing.add_frame(targets, encode(update))
-        if self.lobby.lobby_pending() and not self._closing:
+        if self.lobby.listing.pending() and not self.closing:
             self.lobby_pushes.poke()
 
     def _lost(
@@ -721,11 +716,11 @@ class GameServer:
         gets `unavailable` and is closed (it may say hello again on a new one). In a cluster, records refused
         because another node claimed their room (`Fenced`) only make this node let the room go.
         """
-        if self.cluster is not None and self.cluster.fenced(records, exc):
+        if self.node.fenced(records, exc):
             return
         claims = [record for record in records if isinstance(record, NameClaimed)]
         for claim in claims:
-            self.lobby.claim_lost(claim)
+            self.lobby.sessions.claim_lost(claim)
         rated = [(r.player, r.pool) for record in records if isinstance(record, GameFinished) for r in record.ratings]
         if rated:
             self._unrate(rated)
@@ -742,7 +737,7 @@ class GameServer:
                 self.outgoing.add_frame([ws], encode(Error(code=ErrorCode.UNAVAILABLE, message=text, id=request_id)))
                 self.deliver(self.lobby.disconnect(session, time.monotonic()))
                 self.connections.pop(session, None)
-                self._spawn(self._close(ws, 1000, "name claim not stored"))
+                self.spawn(self.close_connection(ws, 1000, "name claim not stored"))
                 return
             error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
             self.outgoing.add_frame([ws], encode(error))
@@ -757,7 +752,7 @@ class GameServer:
             return
         self.lobby.ratings.revert(keys, stored)
 
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference until it finishes."""
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
@@ -806,49 +801,26 @@ class GameServer:
         return room is not None and all(seat.ai is not None for seat in room.seats)
 
     async def _ai_slot(self, code: str, exhibition: bool) -> None:
-        """Wait for a worker, fairly: turns of rooms where people play go first, then the room using the fewest
-        workers; all-AI rooms together never hold every worker (with one worker, at most that one)."""
-        if self._ai_may_start(code, exhibition) and not any(self._ai_may_start(w[2], w[0]) for w in self._ai_waiters):
-            self._ai_take(code, exhibition)  # a free worker nobody waiting may take (all-AI turns wait for their cap)
+        """Wait for a worker, in the fair queue's order (server/ai_queue.py)."""
+        waiter = self.ai_queue.enter(code, exhibition)
+        if waiter is None:
             return
-        waiter = asyncio.get_running_loop().create_future()
-        self._ai_waiters.append((exhibition, next(self._ai_order), code, waiter))
+        woken = self._ai_wakers[waiter] = asyncio.get_running_loop().create_future()
         try:
-            await waiter
+            await woken
         except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
+            if self.ai_queue.leave(waiter):
                 self._ai_release(code, exhibition)  # granted and cancelled at once: give the worker back
-            self._ai_waiters[:] = [w for w in self._ai_waiters if w[3] is not waiter]
             raise
-
-    def _ai_may_start(self, code: str, exhibition: bool) -> bool:
-        """True if a worker is free for this room's turn now."""
-        if self._ai_running >= self._ai_workers:
-            return False
-        return not exhibition or self._ai_exhibitions < max(1, self._ai_workers - 1)
-
-    def _ai_take(self, code: str, exhibition: bool) -> None:
-        """Count a worker as taken by `code`."""
-        self._ai_running += 1
-        self._ai_exhibitions += exhibition
-        self._ai_by_room[code] = self._ai_by_room.get(code, 0) + 1
+        finally:
+            self._ai_wakers.pop(waiter, None)
 
     def _ai_release(self, code: str, exhibition: bool) -> None:
-        """A search ended: free its worker and hand it to the fairest waiting turn."""
-        self._ai_running -= 1
-        self._ai_exhibitions -= exhibition
-        if (left := self._ai_by_room.pop(code, 1) - 1) > 0:
-            self._ai_by_room[code] = left
-        while self._ai_waiters:
-            ready = [w for w in self._ai_waiters if self._ai_may_start(w[2], w[0])]
-            if not ready:
-                return
-            chosen = min(ready, key=lambda w: (w[0], self._ai_by_room.get(w[2], 0), w[1]))
-            self._ai_waiters.remove(chosen)
-            if chosen[3].done():
-                continue
-            self._ai_take(chosen[2], chosen[0])
-            chosen[3].set_result(None)
+        """A search ended: its worker goes to the fairest waiting turn, which is woken."""
+        for waiter in self.ai_queue.release(code, exhibition):
+            woken = self._ai_wakers.get(waiter)
+            if woken is not None and not woken.done():
+                woken.set_result(None)
 
     async def _pace(self, turn: AiTurn, spent_s: float) -> None:
         """Keep all-AI games watchable: wait out the room's `ai_pace_ms` between AI moves."""
@@ -926,10 +898,10 @@ class GameServer:
         """Ping the players of clocked games now and then; each round trip feeds their lag compensation."""
         while True:
             await asyncio.sleep(self.config.lag_probe_s)
-            for session in self.lobby.clocked_sessions():
+            for session in self.lobby.directory.clocked_sessions():
                 ws = self.connections.get(session)
                 if ws is not None:
-                    self._spawn(self._probe(session, ws))
+                    self.spawn(self._probe(session, ws))
 
     async def _probe(self, session: str, ws: ServerConnection) -> None:
         """One ping; its round trip is reported to the lobby (a lost connection or a late pong reports nothing)."""
@@ -938,7 +910,7 @@ class GameServer:
             rtt_s = await asyncio.wait_for(pong, max(1.0, self.config.lag_probe_s))
         except (ConnectionClosed, TimeoutError, RuntimeError):
             return
-        self.lobby.record_lag(session, rtt_s * 1000)
+        self.lobby.directory.record_lag(session, rtt_s * 1000)
 
     async def _sweeper(self) -> None:
         """Periodically close rooms nobody has been in for the grace period, and purge long-closed rooms."""

@@ -13,8 +13,8 @@ process that has already imported everything), on first use. The server talks to
 the event loop reads like any other socket: a request is a length-prefixed pickle (its id, the message, the
 asker's token hash), an answer a fixed header (its id, its kind, its length) and the frame to send, already
 encoded, so the loop only writes bytes. The worker opens its own connection to the database the server uses
-(a SQLite file or a PostgreSQL URL), keeps a `Lobby` of its own for `Lobby.history_answer` (the same code the
-server's lobby runs when there is no worker) and its replay cache, and answers in order. A refusal comes back
+(a SQLite file or a PostgreSQL URL), keeps a `HistoryService` of its own (server/history_service.py: the same code
+the server's lobby runs when there is no worker) and its replay cache, and answers in order. A refusal comes back
 as an encoded `error`; a bug as its traceback, for the server to log.
 
 A worker that dies (killed, out of memory, a crash in a C library) closes its end of the socket: the requests
@@ -43,7 +43,7 @@ from multiprocessing.process import BaseProcess
 
 from gamenight.protocol import encode
 from gamenight.protocol.messages import Error, GetGame, Leaderboard, ListGames, Profile
-from gamenight.server.lobby import Lobby
+from gamenight.server.history_service import HistoryService
 from gamenight.server.outbox import Refusal
 from gamenight.server.store import open_store
 
@@ -94,13 +94,13 @@ def _serve(sock: socket.socket, target: str, server_pid: int) -> None:
         comm.write(WORKER_NAME)  # Linux: how `ps` and `top` name it (elsewhere it keeps its name)
     watch_server(server_pid)
     store = open_store(target)
-    lobby = Lobby(history=store)
+    service = HistoryService(store)
     requests = sock.makefile("rb")
     try:
         while len(head := requests.read(REQUEST.size)) == REQUEST.size:
             body = requests.read(REQUEST.unpack(head)[0])
             request_id, msg, viewer = pickle.loads(body)  # from the server process only: its private socket pair
-            frame, bug = answer(lobby, msg, viewer)
+            frame, bug = answer(service, msg, viewer)
             data = frame if frame is not None else str(bug).encode()
             sock.sendall(REPLY.pack(request_id, FRAME if frame is not None else BUG, len(data)) + data)
     except OSError:
@@ -109,10 +109,10 @@ def _serve(sock: socket.socket, target: str, server_pid: int) -> None:
         store.close()
 
 
-def answer(lobby: Lobby, msg: HistoryRequest, viewer: str) -> Answer:
+def answer(service: HistoryService, msg: HistoryRequest, viewer: str) -> Answer:
     """The reply frame to one history request from the person whose token hash is `viewer`."""
     try:
-        return encode(lobby.history_answer(msg, viewer)), None
+        return encode(service.answer(msg, viewer)), None
     except Refusal as refusal:
         error = Error(code=refusal.code, message=refusal.message, id=msg.id, suggestion=refusal.suggestion)
         return encode(error), None

@@ -123,6 +123,9 @@ class RatingBook:
         self.pair_games_per_day = pair_games_per_day
         self.pair_games: dict[tuple[str, frozenset[str]], deque[float]] = {}
         self.pair_sweep_at = PAIR_SWEEP_MIN  # how many pairs before those idle for a day are dropped
+        # Called just before a game is rated: a cluster's node reads every node's ratings again here (the book was
+        # loaded at start-up; other nodes have rated games since). A lone server has nothing to refresh.
+        self.refresh: Callable[[], None] = lambda: None
 
     def load(self, rows: Iterable[StoredRating]) -> None:
         """Take the ratings a previous run stored (at start-up)."""
@@ -194,25 +197,17 @@ class RatingBook:
         """
         if result.reason == EndReason.ABORTED or room.in_opening():
             return (), ()
-        # Who sat down for this game (a rider who left a 3-4 rider game mid-way is still rated by place).
-        seated = room.started_with if len(room.started_with) == len(room.seats) else None
-        entrants = [Entrant.playing(*s) for s in seated] if seated else [Entrant.of(seat) for seat in room.seats]
-        if any(e is None for e in entrants) or len({e.key for e in entrants if e}) != len(entrants):
+        self.refresh()
+        players = self._entrants(room)
+        if players is None:
             return (), ()  # an empty seat, or one player in two seats: nothing to rate
-        players = [e for e in entrants if e is not None]
         pool = pool_of(room.game.name, len(players))
         now = self.clock()
         if len(players) == 2 and not self._pair_allowed(pool, players[0].key, players[1].key, now):
             return (), ()
         before = [self.current(e, pool, now) for e in players]
-        kinds = {e.kind for e in players}
-        weight = BOT_WEIGHT if "human" in kinds and kinds != {"human"} else 1.0
         places = finishing_places(room, result)
-        if len(players) == 2:
-            score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
-            after = list(rate_pair(before[0], before[1], score, self.policy, weight))
-        else:
-            after = rate_ranked(before, places, self.policy, weight)
+        after = self._rated(players, before, places)
         first = min(places)
         shared = places.count(first) > 1
         changes, records = [], []
@@ -230,20 +225,34 @@ class RatingBook:
                     provisional=new.provisional(self.policy),
                 )
             )
+            old_rating, new_rating_ = (old.rating, old.rd, old.vol), (new.rating, new.rd, new.vol)
             records.append(
-                SeatRated(
-                    seat,
-                    entrant.key,
-                    pool,
-                    entrant.name,
-                    entrant.kind,
-                    (old.rating, old.rd, old.vol),
-                    (new.rating, new.rd, new.vol),
-                    outcome,
-                    now,
-                )
+                SeatRated(seat, entrant.key, pool, entrant.name, entrant.kind, old_rating, new_rating_, outcome, now)
             )
         return tuple(changes), tuple(records)
+
+    @staticmethod
+    def _entrants(room: Room) -> list[Entrant] | None:
+        """Who is rated for the room's game, by seat; None if a seat had no player or one player sat twice.
+
+        Those who sat down for the game count (a rider who left a 3-4 rider game mid-way is still rated by place).
+        """
+        seated = room.started_with if len(room.started_with) == len(room.seats) else None
+        entrants = [Entrant.playing(*s) for s in seated] if seated else [Entrant.of(seat) for seat in room.seats]
+        players = [e for e in entrants if e is not None]
+        if len(players) != len(entrants) or len({e.key for e in players}) != len(players):
+            return None
+        return players
+
+    def _rated(self, players: list[Entrant], before: list[Rating], places: list[int]) -> list[Rating]:
+        """The ratings after the game: a pair by Glicko-2, three or four by their places; a game between a
+        person and a bot counts BOT_WEIGHT."""
+        kinds = {e.kind for e in players}
+        weight = BOT_WEIGHT if "human" in kinds and kinds != {"human"} else 1.0
+        if len(players) == 2:
+            score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
+            return list(rate_pair(before[0], before[1], score, self.policy, weight))
+        return rate_ranked(before, places, self.policy, weight)
 
     def _apply(self, entrant: Entrant, pool: str, rating: Rating, outcome: str, now: float) -> None:
         """Book one rated game for the entrant."""

@@ -212,14 +212,7 @@ def plackett_luce(
     below = [sum(s for s, r in zip(strength, ranks, strict=True) if r >= rank) for rank in ranks]
     result = []
     for i, team in enumerate(teams):
-        omega = 0.0
-        delta = 0.0
-        for q in range(len(teams)):
-            if ranks[q] > ranks[i]:
-                continue
-            p = strength[i] / below[q]
-            omega += ((1.0 if q == i else 0.0) - p) / tied[q]
-            delta += p * (1.0 - p) / tied[q]
+        omega, delta = _omega_delta(i, ranks, strength, below, tied)
         gamma = math.sqrt(team_var[i]) / c
         big_omega = team_var[i] / c * omega
         big_delta = gamma * team_var[i] / (c * c) * delta
@@ -233,6 +226,21 @@ def plackett_luce(
             ]
         )
     return result
+
+
+def _omega_delta(
+    i: int, ranks: Sequence[int], strength: list[float], below: list[float], tied: list[int]
+) -> tuple[float, float]:
+    """Team i's two sums over the teams q ranked at or above it (`plackett_luce`'s omega and delta, before scaling)."""
+    omega = 0.0
+    delta = 0.0
+    for q in range(len(ranks)):
+        if ranks[q] > ranks[i]:
+            continue
+        p = strength[i] / below[q]
+        omega += ((1.0 if q == i else 0.0) - p) / tied[q]
+        delta += p * (1.0 - p) / tied[q]
+    return omega, delta
 
 
 def rate_ranked(

@@ -53,6 +53,8 @@ from gamenight.protocol.messages import (
     Tournaments,
 )
 from gamenight.protocol.vocab import ChallengeEnd, Result, Role, RoomStatus, TournamentOffer
+from gamenight.server.challenges import Challenge
+from gamenight.server.directory import validated
 from gamenight.server.outbox import AiSpec, Outbox, Refusal, Send
 from gamenight.server.rated import finishing_places
 from gamenight.server.records import TournamentSaved
@@ -60,8 +62,9 @@ from gamenight.server.text import clean_name, name_key
 from gamenight.server.tournament import ArenaRecord, Played, arena_pairs, arena_points, groups, round_robin, standings
 
 if TYPE_CHECKING:
-    from gamenight.server.lobby import Challenge, Client, Lobby
+    from gamenight.server.lobby import Lobby
     from gamenight.server.room import Room
+    from gamenight.server.sessions import Client
 
 KINDS = ("round_robin", "arena")
 MAX_ENTRANTS = 32
@@ -210,7 +213,7 @@ class TournamentHost:
         # game's room is gone for good (a lone server: not in the lobby; a cluster: its room may be on its way here).
         self.remote: dict[str, dict[str, Any]] = {}
         self.changed: set[str] | None = None
-        self.room_gone: Callable[[str], bool] = lambda code: code not in self.lobby.rooms
+        self.room_gone: Callable[[str], bool] = lambda code: code not in self.lobby.directory.rooms
         self.taken: Callable[[str], bool] = lambda tournament: False  # an id in use on another node
 
     # -- start-up ---------------------------------------------------------------------------------------------
@@ -289,7 +292,7 @@ class TournamentHost:
         if msg.kind not in KINDS:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"kind must be one of {', '.join(KINDS)}")
         self._may_host(client)
-        game, game_options, room_options = self.lobby._validated(
+        game, game_options, room_options = validated(
             msg.game, {"on_disconnect": "forfeit", **msg.options, "rated": msg.rated}
         )
         if not 1 <= msg.rounds <= MAX_ROUNDS:
@@ -319,8 +322,8 @@ class TournamentHost:
             if person == client.name:
                 t.entries.append(person)  # the host entering themselves consents by creating
             elif person is not None:
-                to, targets = self.lobby.invitees(client, person, t.game)
-                t.invited[to] = self.lobby.challenge_tag + secrets.token_hex(6)
+                to, targets = self.lobby.challenges.invitees(client, person, t.game)
+                t.invited[to] = self.lobby.challenges.new_id()
                 invitations.append((to, targets))
         if t.kind == "arena" and self._ai_only(t) and t.duration_s > AI_ARENA_S:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"an arena of AIs alone lasts at most {AI_ARENA_S} s")
@@ -337,12 +340,11 @@ class TournamentHost:
 
     def _offer(self, t: Tournament, host: Client, invitations: list[tuple[str, set[str]]], now: float) -> None:
         """Keep an invitation (a challenge of the lobby's, answered by accept / decline) for each person invited."""
-        from gamenight.server.lobby import Challenge  # the lobby imports this module; import it where it is used
 
         expires = now + self.lobby.limits.invitation_s
         for to, targets in invitations:
             challenge_id = t.invited[to]
-            self.lobby.challenges[challenge_id] = Challenge(
+            self.lobby.challenges.pending[challenge_id] = Challenge(
                 challenge_id, host.session, targets, to, t.game, dict(t.options), 0, expires, tournament=t.id
             )
 
@@ -359,9 +361,9 @@ class TournamentHost:
             duration_s=t.duration_s,
             starts_in_ms=max(0, int((t.starts_at - self.clock()) * 1000)),
         )
-        sender = self.lobby._info(host.name)
+        sender = self.lobby.presence.info(host.name)
         for to, challenge_id in t.invited.items():
-            challenge = self.lobby.challenges[challenge_id]
+            challenge = self.lobby.challenges.pending[challenge_id]
             out.send({host.session}, ChallengeSent(challenge_id, to, expires_ms, tournament=t.id))
             out.send(
                 challenge.targets,
@@ -375,12 +377,12 @@ class TournamentHost:
         t = self.tournaments.get(challenge.tournament or "")
         if t is None or t.invited.get(challenge.to) != challenge.id:  # a cluster's other node runs it now
             raise Refusal(ErrorCode.UNKNOWN_CHALLENGE, "that tournament is not run here any more")
-        del self.lobby.challenges[challenge.id]
+        del self.lobby.challenges.pending[challenge.id]
         del t.invited[challenge.to]
         t.entries.append(challenge.to)
         out = Outbox()
         gone = ChallengeGone(challenge=challenge.id, why=ChallengeEnd.ACCEPTED, tournament=t.id)
-        out.send(self.lobby._connected({challenge.sender} | challenge.targets) - {client.session}, gone)
+        out.send(self.lobby.sessions.connected({challenge.sender} | challenge.targets) - {client.session}, gone)
         out.extend(self.sweep(now))  # the last answer may start it
         self.watchers.setdefault(t.id, set()).add(client.session)
         return out.extend(self._changed(t, request_id, client.session))
@@ -403,7 +405,7 @@ class TournamentHost:
             raise Refusal(ErrorCode.NOT_ALLOWED, "this tournament takes no more players")
         if client.name in t.entries and client.name not in t.left:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you are in this tournament already")
-        invitation = self.lobby.challenges.get(t.invited.get(client.name, ""))
+        invitation = self.lobby.challenges.pending.get(t.invited.get(client.name, ""))
         if invitation is not None:
             return self.accept(client, invitation, msg.id, now)
         if client.name in t.left:
@@ -436,9 +438,9 @@ class TournamentHost:
         t.status = "cancelled"
         out = Outbox()
         for challenge_id in list(t.invited.values()):
-            challenge = self.lobby.challenges.get(challenge_id)
+            challenge = self.lobby.challenges.pending.get(challenge_id)
             if challenge is not None:
-                self.lobby.withdraw(challenge, out, now)  # its person moves to `dropped` (invitation_gone)
+                self.lobby.challenges.withdraw(challenge, out, now)  # its person moves to `dropped` (invitation_gone)
         t.dropped.extend(t.invited)
         t.invited.clear()
         for code in [code for code, (tid, _) in self.by_room.items() if tid == t.id]:
@@ -567,7 +569,7 @@ class TournamentHost:
         """Invitations this server no longer holds (it restarted, or took the tournament over from another node of a
         cluster: nobody can answer them) are dropped as if their targets had left."""
         for person, challenge_id in list(t.invited.items()):
-            if challenge_id not in self.lobby.challenges:
+            if challenge_id not in self.lobby.challenges.pending:
                 del t.invited[person]
                 t.dropped.append(person)
 
@@ -629,7 +631,7 @@ class TournamentHost:
             return False
         lobby = self.lobby
         return not any(
-            (room := lobby.rooms.get(code)) is not None
+            (room := lobby.directory.rooms.get(code)) is not None
             and room.status in (RoomStatus.PLAYING, RoomStatus.PAUSED, RoomStatus.WAITING)
             and room.seat_of(client.session) is not None
             for code in client.rooms
@@ -637,7 +639,7 @@ class TournamentHost:
 
     def _client(self, name: str) -> Client | None:
         """The connected session playing under the claimed name `name`, if any."""
-        for client in self.lobby.clients.values():
+        for client in self.lobby.sessions.clients.values():
             if client.connected and client.claimed and client.name == name:
                 return client
         return None
@@ -648,14 +650,12 @@ class TournamentHost:
 
         lobby = self.lobby
         game = t.games[index]
-        rules = lobby._validated(t.game, t.options)
-        room = Room(lobby._new_code(), rules[0], rules[1], rules[2], HOST_PREFIX + t.id, t.host)
+        rules = validated(t.game, t.options)
+        room = Room(lobby.directory.new_code(), rules[0], rules[1], rules[2], HOST_PREFIX + t.id, t.host)
         room.empty_since = room.now = now
-        room.rater = lobby.ratings.rate
-        room.tournament_of = lobby.tournament_of  # its games are not aborted; an early end is unrated
-        lobby.rooms[room.code] = room
-        lobby.hosts[room.code] = ("", "")
-        lobby.played.add(room.code)  # held seats keep the long grace, as in a game people played
+        # Rated through the lobby's book; its tournament known (its games are not aborted; an early end is unrated);
+        # played: held seats keep the long grace, as in a game people played.
+        lobby.directory.add(room, ("", ""), played=True)
         game.room = room.code
         self.by_room[room.code] = (t.id, index)
         out = Outbox(changed=True)
@@ -668,14 +668,14 @@ class TournamentHost:
             client = self._client(player)
             assert client is not None  # _free said so
             for code in list(client.rooms):  # out of finished rooms, so the client goes straight to this game
-                old = lobby.rooms.get(code)
+                old = lobby.directory.rooms.get(code)
                 if old is not None and old.status == RoomStatus.FINISHED and old.seat_of(client.session) is not None:
-                    out.extend(lobby._after(old, old.leave(client.session), now))
+                    out.extend(lobby.after(old, old.leave(client.session), now))
                     client.rooms.discard(code)
                     out.send({client.session}, Left(room=code))
             out.extend(self._marked(room.join(client.member, Role.PLAYER, seat, None), t.id))
             client.rooms.add(room.code)
-        return lobby._after(room, out, now)
+        return lobby.after(room, out, now)
 
     @staticmethod
     def _marked(out: Outbox, tournament: str) -> Outbox:
@@ -704,7 +704,7 @@ class TournamentHost:
     def _person(self, t: Tournament, name: str) -> str:
         """The claimed name `name` stands for, if that person may be entered: neither entered nor invited yet, and
         the tournament not full."""
-        claim = self.lobby.claims.get(name_key(name))
+        claim = self.lobby.sessions.claims.get(name_key(name))
         if claim is None:
             raise Refusal(
                 ErrorCode.UNKNOWN_PLAYER, f"{name!r} is neither a claimed player nor an AI (AI level 1-5, bot NAME)"
@@ -787,7 +787,7 @@ class TournamentHost:
             client = self._client(entrant)
             if client is not None:
                 sessions.add(client.session)
-        sessions = {s for s in sessions if s in self.lobby.clients and self.lobby.clients[s].connected}
+        sessions = self.lobby.sessions.connected(sessions)
         if requester is not None:
             sessions.discard(requester)
             out.send({requester}, self.info(t, request_id))

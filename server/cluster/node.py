@@ -69,10 +69,12 @@ from gamenight.server.cluster.coord import (
 )
 from gamenight.server.cluster.tours import TOURNAMENT_REQUESTS, Tours
 from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack
-from gamenight.server.lobby import Client, Lobby, hash_token
+from gamenight.server.directory import random_code
+from gamenight.server.lobby import Lobby
 from gamenight.server.outbox import Outbox
 from gamenight.server.outgoing import Relay, write_frames
 from gamenight.server.records import Fenced, NameClaimed, Record, StoreError
+from gamenight.server.sessions import Client, hash_token
 from gamenight.server.text import clean_name, name_key
 
 if TYPE_CHECKING:
@@ -143,7 +145,10 @@ class RemoteSession(Relay):
 
 
 class ClusterNode:
-    """A server's part in a cluster: routing, relays, directory, leases, heartbeat and failover."""
+    """A server's part in a cluster: routing, relays, directory, leases, heartbeat and failover (the server's
+    `NodeHooks`, server/hooks.py)."""
+
+    restores_rooms = False  # each stored room is restored by the node that claims it
 
     def __init__(self, server: GameServer, url: str) -> None:
         self.server = server
@@ -176,12 +181,12 @@ class ClusterNode:
         self._reserving: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self.lobby.cluster_changes = {}
-        self.lobby.code_taken = lambda code: code in self.directory.entries
-        self.lobby.take_code = self._take_code
+        self.lobby.listing.cluster_changes = {}
+        self.lobby.directory.code_taken = lambda code: code in self.directory.entries
+        self.lobby.directory.take_code = self._take_code
         server.outgoing.fences = self._fences
         self.tag = _tag(self.id)
-        self.lobby.challenge_tag = self.tag + "-"
+        self.lobby.challenges.tag = self.tag + "-"
         self._unlist = self.redis.register_script(_UNLIST)
         self._rate_from_the_store()
         self.tours = Tours(self)  # the cluster's tournaments (server/cluster/tours.py)
@@ -190,15 +195,13 @@ class ClusterNode:
         """Rated games on any node see every node's results: the ratings are read again from the shared store
         just before a game is rated (each node's book was loaded at its start; others rated games since)."""
         book, store = self.lobby.ratings, self.server.store
-        original = book.rate
 
-        def rate(room: Any, result: Any) -> Any:
+        def refresh() -> None:
             if store is not None:
                 with contextlib.suppress(StoreError):
                     book.load(store.ratings())
-            return original(room, result)
 
-        book.rate = rate  # type: ignore[method-assign]
+        book.refresh = refresh
 
     # -- lifecycle ----------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -251,37 +254,50 @@ class ClusterNode:
         try:
             msg = decode(frame)
         except ProtocolError:
-            return self.server._receive(ws, session, frame)  # the usual error reply
+            return self.server.receive(ws, session, frame)  # the usual error reply
         if session is None:
-            if isinstance(msg, Hello) and msg.resume is not None:
-                await self._known_token(msg.resume)
-                here = self.lobby.by_token.get(hash_token(msg.resume))
-                if here is not None and here.remote:  # present here as another node's: it connects here now
-                    here.connected = here.remote = False
-            elif isinstance(msg, Hello) and msg.key is not None:
-                await self._claim_name(msg)
-            return self.server._handle(ws, session, msg)
+            await self._before_hello(msg)
+            return self.server.handle_message(ws, session, msg)
+        if await self._forwarded(session, msg, frame):
+            return session
+        if isinstance(msg, CreateRoom | Accept):
+            return await self._open(ws, session, msg)
+        if not isinstance(msg, ROOM_REQUESTS):
+            return self.server.handle_message(ws, session, msg)
+        return await self._room_request(ws, session, msg, frame)
+
+    async def _before_hello(self, msg: Message) -> None:
+        """A hello's token or claimed name may be another node's: learn it from the cluster first."""
+        if isinstance(msg, Hello) and msg.resume is not None:
+            await self._known_token(msg.resume)
+            here = self.lobby.sessions.by_token.get(hash_token(msg.resume))
+            if here is not None and here.remote:  # present here as another node's: it connects here now
+                here.connected = here.remote = False
+        elif isinstance(msg, Hello) and msg.key is not None:
+            await self._claim_name(msg)
+
+    async def _forwarded(self, session: str, msg: Message, frame: Any) -> bool:
+        """True if a lobby request goes to another node: a new room placed there, an answer to a challenge made
+        there, a tournament run there."""
         if isinstance(msg, CreateRoom):
             target = place(self.registry.live, self.id, len(self.lobby.rooms))
-            if target != self.id:
-                self._forward(target, session, msg, frame)
-                return session
-            return await self._open(ws, session, msg)
-        if isinstance(msg, Accept | Decline) and not msg.challenge.startswith(self.lobby.challenge_tag):
+            if target == self.id:
+                return False
+            self._forward(target, session, msg, frame)
+            return True
+        if isinstance(msg, Accept | Decline) and not msg.challenge.startswith(self.lobby.challenges.tag):
             holder = next((n for n in self.registry.live if _tag(n) + "-" == msg.challenge[:7]), None)
             if holder is not None and holder != self.id:
                 self._forward(holder, session, msg, frame)
-                return session
-        if isinstance(msg, Accept):
-            return await self._open(ws, session, msg)
-        if isinstance(msg, TOURNAMENT_REQUESTS) and await self.tours.route(session, msg, frame):
-            return session  # forwarded to the node running the tournament
-        if not isinstance(msg, ROOM_REQUESTS):
-            return self.server._handle(ws, session, msg)
+                return True
+        return isinstance(msg, TOURNAMENT_REQUESTS) and await self.tours.route(session, msg, frame)
+
+    async def _room_request(self, ws: ServerConnection, session: str, msg: Any, frame: Any) -> str | None:
+        """A request for one room: handled here if this node owns it, else forwarded to its owner."""
         code = msg.room.strip().upper()
         owner = await self._owner(code)
         if owner is None or owner == self.id:
-            return self.server._handle(ws, session, msg)
+            return self.server.handle_message(ws, session, msg)
         if owner == "":
             error = Error(code=ErrorCode.UNAVAILABLE, message=MOVING_TEXT.format(code=code), id=msg.id, room=code)
             self.server.outgoing.add_frame([ws], _encode(error))
@@ -307,7 +323,7 @@ class ClusterNode:
             error = Error(code=ErrorCode.UNAVAILABLE, message=NO_CODE_TEXT, id=msg.id)
             self.server.outgoing.add_frame([ws], _encode(error))
             return session
-        return self.server._handle(ws, session, msg)
+        return self.server.handle_message(ws, session, msg)
 
     async def _owner(self, code: str) -> str | None:
         """Who runs the room now: this node, another live node, None (no such room), "" (its owner died and
@@ -357,7 +373,7 @@ class ClusterNode:
             return
         target = place(self.registry.live, self.id, len(self.lobby.rooms)) if not code else await self._owner(code)
         if target == self.id:
-            self.server._handle(ws, session, msg)
+            self.server.handle_message(ws, session, msg)
         elif target:
             self.bus.publish(self.keys.inbox(target), data, reach=True)
 
@@ -427,12 +443,12 @@ class ClusterNode:
         arbiter of two first claims at once), so every node holds a name for the same key."""
         name = clean_name(msg.name)
         key = name_key(name)
-        if key in self.lobby.claims or msg.key is None:
+        if key in self.lobby.sessions.claims or msg.key is None:
             return
         if self.server.store is not None:
             with contextlib.suppress(StoreError):  # unreadable now: Redis still arbitrates
-                self.lobby.load_claims(self.server.store.claimed_names())
-        if key in self.lobby.claims:
+                self.lobby.sessions.load_claims(self.server.store.claimed_names())
+        if key in self.lobby.sessions.claims:
             return
         mine = json.dumps({"name": name, "key_hash": hash_token(msg.key), "bot": msg.bot})
         try:
@@ -443,12 +459,14 @@ class ClusterNode:
             return
         if raw is not None:
             first = json.loads(raw)
-            self.lobby.load_claims([NameClaimed(key, str(first["name"]), str(first["key_hash"]), bool(first["bot"]))])
+            self.lobby.sessions.load_claims(
+                [NameClaimed(key, str(first["name"]), str(first["key_hash"]), bool(first["bot"]))]
+            )
 
     async def _known_token(self, token: str) -> None:
         """A resume token this node does not know: if another node gave it out, the session becomes known here."""
         token_hash = hash_token(token)
-        if token_hash in self.lobby.by_token:
+        if token_hash in self.lobby.sessions.by_token:
             return
         try:
             raw = await self.redis.get(self.keys.token(token_hash))
@@ -458,7 +476,9 @@ class ClusterNode:
             return
         try:
             identity = json.loads(raw)
-            self.lobby.adopt(token_hash, str(identity["name"]), bool(identity["claimed"]), bool(identity["bot"]))
+            self.lobby.sessions.adopt(
+                token_hash, str(identity["name"]), bool(identity["claimed"]), bool(identity["bot"])
+            )
         except (ValueError, KeyError, TypeError):
             log.warning("a broken token record in redis; ignored")
 
@@ -505,13 +525,13 @@ class ClusterNode:
         unsent = write_frames(ws, split_frames(body))
         backlog = self.server.config.frame_limits.max_backlog
         if backlog and unsent > backlog:
-            self.server._not_reading(ws)
+            self.server.not_reading(ws)
 
     def _kicked(self, header: dict[str, Any]) -> None:
         """The session resumed on another node: its connection here closes, as on a single server."""
         ws = self.server.connections.get(str(header.get("s")))
         if ws is not None and not isinstance(ws, Relay):
-            self.server._spawn(self.server._close(ws, 1000, "resumed on another connection"))
+            self.server.spawn(self.server.close_connection(ws, 1000, "resumed on another connection"))
 
     def _request(self, header: dict[str, Any], body: bytes) -> None:
         """A request an edge forwarded for a room owned here (or a new room placed here)."""
@@ -522,9 +542,9 @@ class ClusterNode:
         except ProtocolError:
             return  # the edge decoded it already; a node of another version: nothing sensible to answer
         if isinstance(msg, ROOM_OPENERS) and not self.reserved:
-            self.server._spawn(self._open(cast(ServerConnection, remote), session, msg))
+            self.server.spawn(self._open(cast(ServerConnection, remote), session, msg))
             return
-        self.server._handle(cast(ServerConnection, remote), session, msg)
+        self.server.handle_message(cast(ServerConnection, remote), session, msg)
 
     def _attach(self, session: str, edge: str, identity: dict[str, Any]) -> RemoteSession:
         """The session (connected at `edge`) as this node's server knows it: a relay in its connections."""
@@ -533,15 +553,15 @@ class ClusterNode:
             remote = self.remotes[session] = RemoteSession(self, edge, session)
         current: object = self.server.connections.get(session)
         if current is not None and current is not remote:
-            self.server._spawn(
-                self.server._close(cast(ServerConnection, current), 1000, "resumed on another connection")
+            self.server.spawn(
+                self.server.close_connection(cast(ServerConnection, current), 1000, "resumed on another connection")
             )
         self.server.connections[session] = cast(ServerConnection, remote)
         accepts = identity.get("a")
         claim_hash, name = identity.get("k"), str(identity.get("n", "player"))
-        if isinstance(claim_hash, str) and name_key(name) not in self.lobby.claims:  # claimed on another node
-            self.lobby.load_claims([NameClaimed(name_key(name), name, claim_hash, bool(identity.get("b")))])
-        self.lobby.attach(
+        if isinstance(claim_hash, str) and name_key(name) not in self.lobby.sessions.claims:  # claimed on another node
+            self.lobby.sessions.load_claims([NameClaimed(name_key(name), name, claim_hash, bool(identity.get("b")))])
+        self.lobby.sessions.attach(
             session,
             str(identity.get("n", "player")),
             str(identity.get("h", "")),
@@ -561,7 +581,7 @@ class ClusterNode:
         if client is None:
             return
         out = self.lobby.reattach(session, time.monotonic()) if client.rooms else Outbox()
-        self.lobby._push_player(client.name, out)  # this node's lobby watchers see the arrival
+        self.lobby.presence.push(client.name, out)  # this node's lobby watchers see the arrival
         self.server.deliver(out)
 
     def _gone(self, session: str, edge: str) -> None:
@@ -601,9 +621,9 @@ class ClusterNode:
             await self._beat()
             for code in list(self.epochs):
                 if not await self.leases.acquire(code):
-                    self._drop(code, "its lease was taken while redis was away")
+                    self.let_go(code, "its lease was taken while redis was away")
             for code in list(self.epochs):
-                await self.directory.put(code, self._summary(code), self.lobby.hosts.get(code))
+                await self.directory.put(code, self._summary(code), self.lobby.directory.hosts.get(code))
             for code in list(self.reserved):
                 if not await self.leases.acquire(code) or not await self.directory.put(code, None):
                     self.reserved.remove(code)
@@ -623,7 +643,7 @@ class ClusterNode:
     def _take_code(self) -> str | None:
         """The code for a room opened now (the lobby's `take_code`): a reserved one, and more reserved meanwhile."""
         code = self.reserved.pop(0) if self.reserved else None
-        if self._reserving is None and not self.server._closing:
+        if self._reserving is None and not self.server.closing:
             self._reserving = asyncio.get_running_loop().create_task(self._reserve())
         return code
 
@@ -649,9 +669,9 @@ class ClusterNode:
         like any other. A reserved code no room used is dropped by whoever claims it (no such room is stored).
         """
         try:
-            while len(self.reserved) < RESERVED_CODES and not self.server._closing:
-                code = self.lobby._random_code()
-                if code in self.directory.entries or code in self.lobby.rooms or code in self.lobby.offline:
+            while len(self.reserved) < RESERVED_CODES and not self.server.closing:
+                code = random_code()
+                if code in self.directory.entries or code in self.lobby.rooms or code in self.lobby.directory.offline:
                     continue
                 if not await self.leases.acquire(code):
                     continue
@@ -668,15 +688,15 @@ class ClusterNode:
     def _directory_changed(self, code: str, before: Entry | None, after: Entry | None) -> None:
         """A room of the cluster appeared, changed owner or summary, or went: the lobby's listing follows."""
         if after is not None and after.owner != self.id and code in self.epochs:
-            self._drop(code, f"node {after.owner} owns it now")
+            self.let_go(code, f"node {after.owner} owns it now")
         if before is not None and after is not None and before.owner != after.owner and code in self.watching:
             self._watch_again(code, after.owner)
         if after is not None and after.owner != self.id and after.host is not None:
-            self.lobby.remote_hosts[code] = after.host
+            self.lobby.directory.remote_hosts[code] = after.host
         else:
-            self.lobby.remote_hosts.pop(code, None)
+            self.lobby.directory.remote_hosts.pop(code, None)
         if after is None or after.owner == self.id:
-            self.lobby.remote_room(code, None)
+            self.lobby.listing.remote_room(code, None)
             self._poke()
             return
         summary = None
@@ -685,7 +705,7 @@ class ClusterNode:
                 summary = RoomSummary.from_plain(after.summary)
             except Exception:
                 log.warning("a broken summary of room %s in the directory; not listed", code)
-        self.lobby.remote_room(code, summary)
+        self.lobby.listing.remote_room(code, summary)
         self._poke()
 
     def _watch_again(self, code: str, owner: str) -> None:
@@ -697,20 +717,20 @@ class ClusterNode:
                 continue
             msg = Join(room=code, role=Role.SPECTATOR)
             if owner == self.id:
-                self.server._handle(ws, session, msg)
+                self.server.handle_message(ws, session, msg)
             else:
                 self._watch(code, session, True)
                 self._forward(owner, session, msg, _encode(msg))
 
     def _poke(self) -> None:
         """The lobby's watchers here get the change in their next `lobby` push."""
-        if self.lobby.lobby_pending() and not self.server._closing:
+        if self.lobby.listing.pending() and not self.server.closing:
             self.server.lobby_pushes.poke()
 
     def publish_changes(self) -> None:
         """After a decision: publish the directory entries of this node's rooms that changed (in bus order)."""
         self.tours.publish()  # a tournament's entry (naming its new rooms) before the rooms' own entries
-        changes = self.lobby.cluster_changes
+        changes = self.lobby.listing.cluster_changes
         if not changes:
             return
         codes = list(changes)
@@ -729,10 +749,10 @@ class ClusterNode:
     async def _put(self, code: str, summary: dict[str, Any] | None, new: bool) -> None:
         if new and not await self.leases.acquire(code):
             log.error("room code %s is leased by another node; this node's room of that code is dropped", code)
-            self._drop(code, "code collision")
+            self.let_go(code, "code collision")
             return
-        if not await self.directory.put(code, summary, self.lobby.hosts.get(code)) and code in self.epochs:
-            self._drop(code, "its lease is another node's")
+        if not await self.directory.put(code, summary, self.lobby.directory.hosts.get(code)) and code in self.epochs:
+            self.let_go(code, "its lease is another node's")
 
     async def _remove(self, code: str) -> None:
         await self.directory.delete(code)
@@ -741,9 +761,9 @@ class ClusterNode:
     def _summary(self, code: str) -> dict[str, Any] | None:
         """A room's directory summary: its lobby summary while it is listed, else none (still routable)."""
         room = self.lobby.rooms.get(code)
-        if room is None or not self.lobby.offered(room):
+        if room is None or not self.lobby.listing.offered(room):
             return None
-        return self.lobby._summary(room).to_plain()
+        return self.lobby.listing.summary(room).to_plain()
 
     # -- ownership ----------------------------------------------------------------------------------------------
     def _fences(self, records: list[Record]) -> dict[str, int]:
@@ -762,10 +782,10 @@ class ClusterNode:
         self.tours.fenced(records)
         for code in {getattr(r, "code", None) for r in records} - {None}:
             if isinstance(code, str) and code in self.epochs:
-                self._drop(code, "another node claimed it (fenced write)")
+                self.let_go(code, "another node claimed it (fenced write)")
         return True
 
-    def _drop(self, code: str, why: str) -> None:
+    def let_go(self, code: str, why: str) -> None:
         """This node does not own the room any more: stop its timers and forget it (nothing written, nothing sent)."""
         log.warning("room %s let go: %s", code, why)
         self.epochs.pop(code, None)
@@ -783,15 +803,15 @@ class ClusterNode:
         await self.registry.beat(len(self.lobby.rooms), connections)
         for code in await self.leases.renew([*self.epochs, *self.reserved]):
             if code in self.epochs:
-                self._drop(code, "its lease is another node's")
+                self.let_go(code, "its lease is another node's")
             elif code in self.reserved:
                 self.reserved.remove(code)
         await self.tours.beat()
         live, self.dead = await self.registry.refresh()
         self.lobby.nodes = advertised(live.values())
         elsewhere = sum(info.connections for node, info in live.items() if node != self.id)
-        if elsewhere != self.lobby.online_elsewhere:
-            self.lobby.online_elsewhere, self.lobby.counts_changed = elsewhere, True
+        if elsewhere != self.lobby.listing.online_elsewhere:
+            self.lobby.listing.online_elsewhere, self.lobby.listing.counts_changed = elsewhere, True
             self._poke()
         await self._boot_marker()
 
@@ -826,23 +846,36 @@ class ClusterNode:
             if remote.edge not in live:
                 self._gone(session, remote.edge)
         await self.tours.failover()  # tournaments first: their games' rooms go to the tournament's new node
+        await self._claim_orphaned_rooms()
+        self._reroute_held()
+        await self._forget_dead_nodes()
+
+    async def _claim_orphaned_rooms(self) -> None:
+        """Claim the rooms listed as this node's by a previous run, and those whose owner is dead or let them go."""
         mine = set(self.epochs) | set(self.reserved)
         stale = [c for c, e in self.directory.entries.items() if e.owner == self.id and c not in mine]
         for code in stale:
-            await self._claim(code)  # listed as this node's by a previous run under the same --node-id
+            await self.claim(code)  # listed as this node's by a previous run under the same --node-id
         others = [code for code, entry in self.directory.entries.items() if entry.owner != self.id]
         leases = await self.redis.mget([self.keys.lease(code) for code in others]) if others else []
+        live = self.registry.live
         for code, lease in zip(others, leases, strict=True):
             entry = self.directory.entries.get(code)
             if entry is not None and entry.owner != self.id and (entry.owner not in live or lease is None):
-                await self._claim(code)  # its owner is dead, or let it go: whoever takes the lease first runs it
+                await self.claim(code)  # its owner is dead, or let it go: whoever takes the lease first runs it
+
+    def _reroute_held(self) -> None:
+        """Requests held for a dead node go to the rooms' new owners (frames held for a dead edge are dropped)."""
         inbox = self.keys.inbox("")
-        for channel in self.bus.held_channels():  # requests held for a dead node go to the new owners
-            if not channel.startswith(inbox) or channel[len(inbox) :] in live:
+        for channel in self.bus.held_channels():
+            if not channel.startswith(inbox) or channel[len(inbox) :] in self.registry.live:
                 continue
-            for data in self.bus.take_held(channel):  # (frames held for a dead edge are dropped)
+            for data in self.bus.take_held(channel):
                 if data.startswith(b'{"t":"m"'):
-                    self.server._spawn(self._reroute(data))
+                    self.server.spawn(self._reroute(data))
+
+    async def _forget_dead_nodes(self) -> None:
+        """A dead node none of whose rooms is still listed under it is forgotten, with its sessions."""
         owners = {entry.owner for entry in self.directory.entries.values()}
         for node in self.dead - owners:  # every room of the dead node is someone's now: forget the node
             for listed, raw in (await self.redis.hgetall(self.keys.online)).items():
@@ -874,9 +907,9 @@ class ClusterNode:
             return
         for stored in self.server.store.unfinished_rooms():
             if stored.code not in self.directory.entries:
-                await self._claim(stored.code)
+                await self.claim(stored.code)
 
-    async def _claim(self, code: str) -> None:
+    async def claim(self, code: str) -> None:
         """Take a room over: its lease, a new epoch in the store, its state from the store, its players back."""
         store = self.server.store
         if store is None or code in self.claiming or code in self.lobby.rooms or not self.tours.may_claim(code):
@@ -898,19 +931,19 @@ class ClusterNode:
                 await self.directory.delete(code)
                 await self.leases.release(code)
                 return
-            skipped = len(self.lobby.skipped)
+            skipped = len(self.lobby.directory.skipped)
             out = self.lobby.restore([stored], time.monotonic())
-            if len(self.lobby.skipped) > skipped:
-                log.error("room %s cannot be restored: %s", code, self.lobby.skipped[-1][1])
+            if len(self.lobby.directory.skipped) > skipped:
+                log.error("room %s cannot be restored: %s", code, self.lobby.directory.skipped[-1][1])
                 self.tours.room_lost(code)
                 await self.leases.release(code)
                 return
             assert epoch is not None
             self.epochs[code] = epoch
             self.claims += 1
-            if self.lobby.cluster_changes is not None:
-                self.lobby.cluster_changes.pop(code, None)
-            await self.directory.put(code, self._summary(code), self.lobby.hosts.get(code))
+            if self.lobby.listing.cluster_changes is not None:
+                self.lobby.listing.cluster_changes.pop(code, None)
+            await self.directory.put(code, self._summary(code), self.lobby.directory.hosts.get(code))
             self.server.deliver(out)
             log.info("took room %s over (epoch %d)", code, epoch)
             await self._attach_holders(code)
@@ -949,7 +982,7 @@ def _tag(node: str) -> str:
 def _identity(client: Client, lobby: Lobby | None = None) -> dict[str, Any]:
     """Who a session is, as forwarded to an owner (short keys: it rides on every forwarded request); with the
     lobby, also the hash of the key that claimed its name (other nodes then know the claim)."""
-    claim = lobby.claims.get(name_key(client.name)) if lobby is not None and client.claimed else None
+    claim = lobby.sessions.claims.get(name_key(client.name)) if lobby is not None and client.claimed else None
     extra = {"k": claim.key_hash} if claim is not None else {}
     return extra | {
         "n": client.name,

@@ -130,7 +130,7 @@ class Tours:
             return
         owner = await self.owner(tid)
         if owner is None or owner == self.node.id:
-            self.node.server._handle(ws, session, msg)
+            self.node.server.handle_message(ws, session, msg)
         elif owner:
             self.node.bus.publish(self.node.keys.inbox(owner), data, reach=True)
 
@@ -177,7 +177,7 @@ class Tours:
         self.epochs.pop(tid, None)
         for code in self.host.drop(tid):
             if code in self.node.epochs:
-                self.node._drop(code, f"its tournament {tid} is not run here")
+                self.node.let_go(code, f"its tournament {tid} is not run here")
                 self.node.bus.call(functools.partial(self.node.leases.release, code))
         self.node.bus.call(functools.partial(self.leases.release, tid))
         entry = self.directory.entries.get(tid)
@@ -210,7 +210,7 @@ class Tours:
         """The owner of a tournament asks for the room of one of its games, which this node took in a race."""
         code = header.get("r")
         if isinstance(code, str) and code in self.node.epochs and code not in self.host.by_room:
-            self.node._drop(code, f"its tournament runs on node {header.get('e')}")
+            self.node.let_go(code, f"its tournament runs on node {header.get('e')}")
             self.node.bus.call(functools.partial(self.node.leases.release, code))
 
     async def beat(self) -> None:
@@ -247,7 +247,7 @@ class Tours:
             if owner is not None and owner != node.id and owner in node.registry.live:
                 node.bus.publish(node.keys.inbox(owner), pack({"t": "tg", "r": code, "e": node.id}))
                 continue
-            await node._claim(code)
+            await node.claim(code)
 
     async def claim(self, tid: str) -> None:
         """Take a tournament over: its lease, a new epoch in the store, its state from the store, then its rooms."""

@@ -20,10 +20,11 @@ from websockets.exceptions import ConnectionClosed
 from gamenight.client.bot.engines import EngineFailure, EngineProcess, Failure
 from gamenight.protocol import decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
-from gamenight.protocol.messages import Batch, Challenged, Message, Moved, Welcome
+from gamenight.protocol.messages import Batch, Challenged, Error, Message, Moved, Welcome
 from gamenight.protocol.vocab import PlayerInfo
-from tests.client.botrun import challenge, config, engine, play_out, running
+from tests.client.botrun import HANG_S, challenge, config, engine, play_out, running
 from tests.peer import Peer
+from tests.waiting import eventually
 
 Rewrite = Callable[[Message], list[Message]]
 
@@ -92,16 +93,22 @@ async def test_a_challenge_id_naming_another_folder_neither_escapes_nor_wedges_t
     outside = tmp_path / "outside"
     outside.mkdir()
     forged = f"../../{outside.name}/evil"
+    refused = asyncio.Event()  # the server's refusal of the bot's accept of the forged challenge passed the proxy
 
     def forge(message: Message) -> list[Message]:
         if isinstance(message, Welcome):
             sender = PlayerInfo(name="mallory", claimed=True)
             return [message, Challenged(forged, sender, "othello", {"size": 6}, 1, 60_000)]
+        if isinstance(message, Error) and forged in message.message:
+            refused.set()
         return [message]
 
     async with hostile(server.url, forge) as url:
         cfg = config(url, tmp_path / "bot", "rhino", "othello", engine("gtp_othello.py"), "gtp")
-        async with running(cfg, human):
+        async with running(cfg, human) as runner:
+            # The real challenge must come after the forged one is settled (else "busy" is the right answer).
+            await asyncio.wait_for(refused.wait(), HANG_S)
+            await eventually(lambda: _true(not runner.pending), "the bot to drop the refused accept")
             gone = await challenge(human, "rhino", "othello", {"size": 6})
             assert gone.why == "accepted", gone
             final = await play_out(human, gone.room, 0)
@@ -126,3 +133,8 @@ async def test_an_engine_line_with_a_control_character_is_refused(tmp_path: Path
     await process.send("play b d3")
     await process.close()
     assert seen.read_text() == "play b d3\n"
+
+
+async def _true(value: bool) -> bool:
+    """`value`, awaitable (what `eventually` checks)."""
+    return value

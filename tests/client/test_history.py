@@ -128,7 +128,7 @@ async def test_tron_replay_draws_each_tick_in_the_arena():
     from gamenight.client.widgets.tron import TronArena, TronGrid
     from gamenight.protocol.messages import GameRecord, GetGame
     from gamenight.server.games.tron import Tron
-    from gamenight.server.lobby import replay_frames
+    from gamenight.server.history_service import replay_frames
     from tests.client.recorded import FakeConnection, answer, fake_app, welcome
 
     game = Tron()

@@ -10,7 +10,7 @@ from gamenight.client.widgets.tron import fold_deltas
 from gamenight.protocol.vocab import GameDescription
 from gamenight.server.games.othello import Othello
 from gamenight.server.games.tron import Tron
-from gamenight.server.lobby import replay_frames
+from gamenight.server.history_service import replay_frames
 from tests.client.recorded import OTHELLO_REASONS, game_plain
 
 

@@ -391,7 +391,7 @@ def test_replay_viewer(snap_compare):
     """The replay viewer after two steps back from the end: the board at move 5 (last move and flips shown),
     the scores then, the result, "Move 5 of 7" and move 5 highlighted in the list."""
     from gamenight.client.screens.history import ReplayScreen
-    from gamenight.server.lobby import replay_frames
+    from gamenight.server.history_service import replay_frames
 
     record = othello_record(OTHELLO_OPENING)
     app = GameNightApp(None, "ann")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import LobbyLimits
 from tests.server.serverproc import ServerProcess
 
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from gamenight.protocol.messages import AddAi, CreateRoom, Join, MakeMove
+from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer
 
 
@@ -88,7 +88,7 @@ async def test_an_address_runs_a_bounded_number_of_exhibitions(server_with):
 
 async def test_an_exhibition_nobody_watches_stops_promptly(server_with, monkeypatch):
     """An all-AI room with nobody watching closes after a few seconds instead of playing on for nobody."""
-    monkeypatch.setattr("gamenight.server.lobby.EMPTY_AI_ROOM_GRACE_S", 0.2)
+    monkeypatch.setattr("gamenight.server.directory.EMPTY_AI_ROOM_GRACE_S", 0.2)
     monkeypatch.setattr("gamenight.server.app.SWEEP_INTERVAL_S", 0.1)
     server = await server_with()
     host, code = await _exhibition(f"ws://127.0.0.1:{server.port}", "host", ai_ms=100, watch=False)

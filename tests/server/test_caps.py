@@ -142,7 +142,7 @@ async def test_refusals_are_answered_late_and_past_the_held_cap_reset_at_once(se
 
 async def test_rooms_held_only_by_squatters_close_after_the_short_grace(server_with, monkeypatch):
     """Seats taken in a game nobody moved in do not keep the room for 24 hours; a game that was played stays."""
-    monkeypatch.setattr("gamenight.server.lobby.EMPTY_ROOM_GRACE_S", 0.2)
+    monkeypatch.setattr("gamenight.server.directory.EMPTY_ROOM_GRACE_S", 0.2)
     monkeypatch.setattr("gamenight.server.app.SWEEP_INTERVAL_S", 0.1)
     server = await server_with()
     url = _url(server)
@@ -213,13 +213,13 @@ async def test_a_flooding_address_whose_connections_closed_gets_its_places_back_
     a flooder that quits does not hold its address's connection places while its backlog drains at the budget."""
     server = await server_with(ServerConfig(port=0, ai_workers=1, messages_per_ip_per_s=2.0))
     handled: list[object] = []
-    receive = server._receive
+    receive = server.receive
 
     def counting(ws, session, frame):
         handled.append(ws)
         return receive(ws, session, frame)
 
-    monkeypatch.setattr(server, "_receive", counting)
+    monkeypatch.setattr(server, "receive", counting)
     flooders = [await Peer.connect(_url(server), f"f{n}") for n in range(3)]
     for flooder in flooders:
         for k in range(30):  # 90 requests at an address allowed 2 a second: most wait, queued in the server

@@ -20,8 +20,9 @@ from gamenight.protocol.messages import (
     MakeMove,
     Resign,
 )
+from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import Lobby, LobbyLimits
+from gamenight.server.lobby import Lobby
 from tests.peer import Peer
 from tests.server.test_identity import refused_hello
 
@@ -193,9 +194,9 @@ def test_sweep_expires_a_challenge_after_sixty_seconds():
     sender, _ = lobby.hello(Hello(protocol=PROTOCOL_VERSION, name="alice"), 0.0)
     out = lobby.handle(sender.session, ChallengeRequest(to="rhino", game="othello", id=1), 10.0)
     sent = next(s.message for s in out.sends if s.message.type == "challenge_sent")
-    assert not lobby.sweep(69.9).sends and sent.challenge in lobby.challenges
+    assert not lobby.sweep(69.9).sends and sent.challenge in lobby.challenges.pending
     ended = [s for s in lobby.sweep(70.0).sends if s.message.type == "challenge_gone"]
-    assert ended and all(s.message.why == "expired" for s in ended) and not lobby.challenges
+    assert ended and all(s.message.why == "expired" for s in ended) and not lobby.challenges.pending
     assert {session for s in ended for session in s.to} == {sender.session, target.session}
 
 
@@ -286,6 +287,6 @@ def test_accept_whose_room_cannot_open_ends_the_challenge_for_both():
     gone = [s for s in out.sends if s.message.type == "challenge_gone"]
     assert {session for s in gone for session in s.to} == {sender.session, target.session}
     assert all(s.message.why == "declined" and "could not start" in s.message.reason for s in gone)
-    assert not lobby.challenges and len(lobby.rooms) == 1
+    assert not lobby.challenges.pending and len(lobby.rooms) == 1
     again = lobby.handle(target.session, Accept(challenge=sent.challenge, id=8), 4.0)
     assert [s.message.code for s in again.sends] == ["unknown_challenge"]

@@ -151,10 +151,10 @@ async def test_a_byte_flood_is_dropped(game_server, url):
 async def test_oversized_chat_to_a_foreign_room_is_refused_before_cleaning(peers, monkeypatch):
     """A 60,000-character chat line to a room the sender is not in gets `not_in_room`, and is never cleaned."""
     cleaned: list[int] = []
-    from gamenight.server import lobby
+    from gamenight.server import room_requests
 
-    original = lobby.clean_text
-    monkeypatch.setattr(lobby, "clean_text", lambda text: cleaned.append(len(text)) or original(text))
+    original = room_requests.clean_text
+    monkeypatch.setattr(room_requests, "clean_text", lambda text: cleaned.append(len(text)) or original(text))
     alice, bob, mallory = await peers("alice"), await peers("bob"), await peers("mallory")
     code, _ = await seat_pair(alice, bob)
     refused = await mallory.request(Chat, room=code, text="x" * 60_000)

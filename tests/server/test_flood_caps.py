@@ -14,7 +14,7 @@ import pytest
 
 from gamenight.protocol.messages import ChallengeRequest, CreateTournament, GetTournament, ListTournaments
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import SESSION_GRACE_S
+from gamenight.server.sessions import SESSION_GRACE_S
 from tests.peer import Peer
 from tests.server.test_ratings_tournaments import key
 from tests.waiting import eventually

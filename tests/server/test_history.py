@@ -46,8 +46,8 @@ async def test_a_huge_game_id_is_unknown_game_without_a_traceback(server, caplog
 
 async def test_a_closed_room_is_purged_from_the_database(server, monkeypatch):
     """A room that closed is deleted from the database once its retention (here 0 s) has passed."""
-    monkeypatch.setattr("gamenight.server.lobby.EMPTY_ROOM_GRACE_S", 0.1)
-    monkeypatch.setattr("gamenight.server.lobby.PROMPT_CLOSE_S", 0.1)  # the host left: nothing to wait for
+    monkeypatch.setattr("gamenight.server.directory.EMPTY_ROOM_GRACE_S", 0.1)
+    monkeypatch.setattr("gamenight.server.directory.PROMPT_CLOSE_S", 0.1)  # the host left: nothing to wait for
     monkeypatch.setattr("gamenight.server.app.SWEEP_INTERVAL_S", 0.1)
     monkeypatch.setattr("gamenight.server.app.PURGE_INTERVAL_S", 0.0)
     peer = await Peer.connect(f"ws://127.0.0.1:{server.port}", "host")
@@ -183,22 +183,22 @@ async def test_a_killed_history_worker_is_replaced(server, caplog):
 
 def test_a_replay_is_computed_once_for_repeated_requests(tmp_path, monkeypatch):
     """get_game of the same finished game twice replays it once (the replay cache) and returns the same frames."""
-    from gamenight.server import lobby as lobby_module
+    from gamenight.server import history_service
 
     store = Store(str(tmp_path / "g.db"))
     finished = GameFinished("R", 1, "othello", {}, [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bo"}], {}, [], "")
     store.write([finished])
     game_id = store.list_games()[0]["game_id"]
-    replays, original = [], lobby_module.replay_frames
+    replays, original = [], history_service.replay_frames
 
     def counted(record):
         replays.append(record["game_id"])
         return original(record)
 
-    monkeypatch.setattr(lobby_module, "replay_frames", counted)
-    lobby = lobby_module.Lobby(history=store)
-    first = lobby.history_answer(GetGame(game_id=game_id), "viewer")
-    again = lobby.history_answer(GetGame(game_id=game_id), "viewer")
+    monkeypatch.setattr(history_service, "replay_frames", counted)
+    service = history_service.HistoryService(store)
+    first = service.answer(GetGame(game_id=game_id), "viewer")
+    again = service.answer(GetGame(game_id=game_id), "viewer")
     assert first.type == again.type == "game" and first.frames == again.frames and replays == [game_id]
     store.close()
 

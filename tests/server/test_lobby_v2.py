@@ -26,8 +26,10 @@ from gamenight.protocol.messages import (
     Resign,
 )
 from gamenight.protocol.vocab import RoomStatus
+from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import EMPTY_ROOM_GRACE_S, PROMPT_CLOSE_S, Lobby, LobbyLimits
+from gamenight.server.directory import EMPTY_ROOM_GRACE_S, PROMPT_CLOSE_S
+from gamenight.server.lobby import Lobby
 from tests.peer import Peer, raw_message
 from tests.server.serverproc import NO_ROOM_CAPS
 
@@ -86,7 +88,7 @@ async def test_a_client_that_does_not_watch_gets_no_lobby_pushes(server_process)
 async def held_pushes(monkeypatch) -> AsyncIterator[GameServer]:
     """An in-process server whose lobby pushes go out only when the test ends an interval (it lasts an hour), and
     whose rooms with nothing to wait for close at the next sweep (a tenth of a second)."""
-    monkeypatch.setattr("gamenight.server.lobby.PROMPT_CLOSE_S", 0.1)
+    monkeypatch.setattr("gamenight.server.directory.PROMPT_CLOSE_S", 0.1)
     monkeypatch.setattr("gamenight.server.app.SWEEP_INTERVAL_S", 0.1)
     limits = LobbyLimits(rooms_per_ip=0, rooms_per_player=0)
     server = GameServer(ServerConfig(port=0, ai_workers=1, lobby_batch_s=3600.0, lobby_limits=limits))
@@ -129,7 +131,9 @@ async def test_a_watcher_gets_one_frame_with_every_change_and_removals(held_push
     await guest.close()
     await host.close()
     lobby = server.lobby
-    await until(lambda: not lobby.listing() and not set(codes[1:]) & set(lobby.rooms), "the rooms unlisted, closed")
+    await until(
+        lambda: not lobby.listing.listing() and not set(codes[1:]) & set(lobby.rooms), "the rooms unlisted, closed"
+    )
     assert codes[0] in lobby.rooms  # a game in progress waits for its players, unlisted
     server._push_lobby()
     (gone,) = await pushes_until(watcher, lambda p: len(p) == 1)
@@ -312,7 +316,7 @@ def test_a_game_in_progress_waits_for_its_dropped_players():
     lobby.disconnect(ann, 2.0)
     lobby.disconnect(bob, 2.0)
     lobby.sweep(2.0 + EMPTY_ROOM_GRACE_S * 2)
-    assert code in lobby.rooms and code not in [s.room for s in lobby.listing()]
+    assert code in lobby.rooms and code not in [s.room for s in lobby.listing.listing()]
 
 
 def test_a_waiting_room_whose_player_dropped_is_hidden_then_closes_after_the_grace():
@@ -322,7 +326,7 @@ def test_a_waiting_room_whose_player_dropped_is_hidden_then_closes_after_the_gra
     code = _open(lobby, ann)
     lobby.handle(ann, Join(room=code, seat=0, id=2), 0.0)
     lobby.disconnect(ann, 1.0)
-    assert code not in [s.room for s in lobby.listing()] and lobby.counts().rooms == 0
+    assert code not in [s.room for s in lobby.listing.listing()] and lobby.listing.counts().rooms == 0
     lobby.sweep(1.0 + PROMPT_CLOSE_S + 1.0)
     assert code in lobby.rooms
     lobby.sweep(1.0 + EMPTY_ROOM_GRACE_S + 0.5)
@@ -333,18 +337,18 @@ def test_a_batch_coalesces_changes_and_goes_to_watchers_only():
     """The lobby's next push holds each changed room once (its latest summary) and the rooms gone, and is
     addressed to the watchers alone; with nobody watching there is no push at all."""
     lobby, ann, bob = _lobby()
-    lobby.lobby_batch()  # the hellos' count change, with nobody watching: dropped
-    assert lobby.lobby_batch() is None
+    lobby.listing.batch()  # the hellos' count change, with nobody watching: dropped
+    assert lobby.listing.batch() is None
     lobby.handle(bob, LobbyWatch(on=True, id=9), 0.0)
     first, second = _open(lobby, ann), _open(lobby, ann)
     lobby.handle(ann, Join(room=first, seat=0, id=2), 0.0)
     lobby.handle(ann, Leave(room=first, id=3), 0.0)
     lobby.handle(ann, Join(room=second, seat=0, id=4), 0.0)
     lobby.disconnect(ann, 0.0)
-    batch = lobby.lobby_batch()
+    batch = lobby.listing.batch()
     assert batch is not None
     to, update = batch
     assert to == {bob}
     assert [s.room for s in update.rooms] == [first] and update.gone == [second]
     assert update.counts is not None and update.counts.rooms == 1 and update.counts.online == 1
-    assert lobby.lobby_batch() is None
+    assert lobby.listing.batch() is None

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 
 from gamenight.protocol.messages import Chat, CreateRoom, GetGame, Join, Leave, ListGames, MakeMove, Profile, Sync
+from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.lobby import LobbyLimits
 from tests.peer import Peer
 from tests.server.test_ratings import RATED, alice_resigns, key, rated_game
 

@@ -175,7 +175,7 @@ async def test_a_host_without_a_seat_resumes_after_a_drop(game_server, url):
 
     from gamenight.protocol import PROTOCOL_VERSION
     from gamenight.protocol.messages import AddAi, Hello
-    from gamenight.server import lobby as lobby_module
+    from gamenight.server.sessions import SESSION_GRACE_S
 
     host = await Peer.connect(url, "hostess")
     room = (await host.request(CreateRoom, game="othello", options={})).room
@@ -194,7 +194,7 @@ async def test_a_host_without_a_seat_resumes_after_a_drop(game_server, url):
 
     await eventually(dropped, "the server to see the connection close")
     loop = asyncio.get_running_loop()
-    lobby.sweep(loop.time() + lobby_module.SESSION_GRACE_S + 1)
+    lobby.sweep(loop.time() + SESSION_GRACE_S + 1)
     assert session not in lobby.clients
     late = Peer(await connect(url))
     await late.send(Hello(protocol=PROTOCOL_VERSION, name="hostess", resume=token, id=1))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gamenight.protocol.messages import CreateRoom, Hello, Join, Leave, MakeMove, Rematch, Resign
-from gamenight.server.lobby import EMPTY_ROOM_GRACE_S, Lobby
+from gamenight.server.directory import EMPTY_ROOM_GRACE_S
+from gamenight.server.lobby import Lobby
 from gamenight.server.records import (
     GameFinished,
     GameStarted,
@@ -125,7 +126,7 @@ def test_restore_replays_the_log_and_holds_seats():
     room = lobby.rooms["ABCDE"]
     assert room.moves == ["d3", "c3", "c4"] and room.status == "playing" and room.game.to_move(room.state) == {1}
     assert [s.holder.name for s in room.seats] == ["alice", "bob"] and not room.seats[0].connected
-    assert lobby.by_token["h0"].rooms == {"ABCDE"}
+    assert lobby.sessions.by_token["h0"].rooms == {"ABCDE"}
 
 
 def test_create_records_the_room():

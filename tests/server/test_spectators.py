@@ -32,9 +32,9 @@ from gamenight.protocol.messages import (
     fold,
 )
 from gamenight.protocol.vocab import EventKind, RoomStatus
+from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.fanout import split
-from gamenight.server.lobby import LobbyLimits
 from gamenight.server.outbox import Send
 from tests.peer import Peer, seat_pair
 

@@ -31,8 +31,9 @@ from gamenight.protocol.messages import (
 )
 from gamenight.protocol.vocab import EventKind, Role, RoomStatus
 from gamenight.server.games.tron import Tron
-from gamenight.server.lobby import Lobby, session_of
+from gamenight.server.lobby import Lobby
 from gamenight.server.outbox import Outbox, StartClock
+from gamenight.server.sessions import session_of
 
 
 def _hello(lobby: Lobby, name: str) -> str:

@@ -1,0 +1,285 @@
+"""Sessions: who is here, under which name, and how they come back (sans-I/O, part of the lobby).
+
+A person is known by the hash of their resume token: a connection that says `hello {resume: token}` takes over
+the session (and every seat) of the one that received that token, even across a restart.
+
+A name is claimed by the first hello that uses it with a `key`; later hellos need the same key for it. Claims are
+kept in memory by their comparison key (`text.name_key`) and stored through `NameClaimed` records, so a claim is on
+disk before its welcome is sent. A hello without a key is a guest's: it plays under a free name.
+
+This service owns `clients`, `by_token`, `claims` and the count of sessions online; the rooms a client is in are
+kept on the client (`Client.rooms`) by the lobby, which joins and leaves rooms for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.messages import Hello
+from gamenight.server.games import GAMES
+from gamenight.server.records import NameClaimed
+from gamenight.server.room import Member, Outbox, Refusal
+from gamenight.server.text import MAX_NAME, clean_name, name_key
+
+KEY_LENGTHS = range(16, 129)  # a claim key's length: long enough not to be guessed, short enough to hash cheaply
+SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
+SESSION_GRACE_S = 60.0  # a dropped session holding no seat (a host, a spectator) may resume this long
+
+
+@dataclass(slots=True)
+class Client:
+    """One person: their session id, name, token hash and rooms; kept while they hold a seat, even offline."""
+
+    session: str
+    name: str
+    token_hash: str
+    rooms: set[str] = field(default_factory=set)
+    connected: bool = True
+    ip: str = ""  # the address of its latest connection ("" for sessions restored from disk)
+    claimed: bool = False  # the name is claimed by this person's key
+    bot: bool = False  # a program playing (hello `bot: true`, or a name claimed as a bot)
+    accepts: tuple[str, ...] = ()  # the games it takes challenges for (hello `accepts`)
+    remote: bool = False  # connected to another node of a cluster, which forwards its requests (server/cluster)
+    offline_since: float | None = None  # when its last connection dropped (None while connected)
+
+    @property
+    def member(self) -> Member:
+        """How rooms know this person."""
+        return Member(self.session, self.name, self.token_hash, self.bot, self.claimed)
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a resume token (tokens themselves are never stored or logged)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def session_of(token_hash: str) -> str:
+    """The session id of a resume token (by its stored hash): the same after a restart, and no help in guessing
+    the token (it is a hash of the token's hash)."""
+    return hashlib.sha256(b"session:" + token_hash.encode()).hexdigest()[:16]
+
+
+def _nothing(_session: str) -> None:
+    """The default `on_forget`: nobody else keeps anything by session."""
+
+
+class Sessions:
+    """Every session of a server (connected, or offline holding a seat), its name and its claim."""
+
+    def __init__(self, on_count: Callable[[], None], on_forget: Callable[[str], None] = _nothing) -> None:
+        self.clients: dict[str, Client] = {}  # by session, connected or holding seats
+        self.by_token: dict[str, Client] = {}  # by token hash
+        self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
+        self.online = 0  # sessions connected to this server
+        self.on_count = on_count  # called when `online` changes (the lobby's counts change)
+        self.on_forget = on_forget  # called with a session's id when it is forgotten (tournaments it watched)
+
+    # -- arriving ------------------------------------------------------------------------------------------------------
+    def open(self, msg: Hello, ip: str, out: Outbox) -> tuple[Client, str]:
+        """A new session for a hello without `resume`: its client and its resume token (a claim goes into `out`)."""
+        accepts = self.accepts(msg)
+        name, claimed, bot = self._identity(msg, out)
+        token = secrets.token_urlsafe(24)
+        token_hash = hash_token(token)
+        client = Client(session_of(token_hash), name, token_hash, ip=ip, claimed=claimed, bot=bot)
+        client.accepts = accepts
+        self._add(client)
+        self._count(+1)
+        return client, token
+
+    def resume(self, msg: Hello, ip: str) -> Client:
+        """The session a hello's resume token names, connected again from `ip` (bad_token if there is none)."""
+        assert msg.resume is not None
+        wanted = hash_token(msg.resume)
+        client = self.by_token.get(wanted)
+        # The dict lookup finds a candidate; the constant-time compare is what vouches for it.
+        if client is None or not hmac.compare_digest(client.token_hash, wanted):
+            raise Refusal(ErrorCode.BAD_TOKEN, "that resume token is unknown here (expired, or another server)")
+        accepts = self.accepts(msg)
+        if not client.connected:
+            self._count(+1)
+        client.connected, client.ip, client.accepts, client.offline_since = True, ip, accepts, None
+        return client
+
+    @staticmethod
+    def accepts(msg: Hello) -> tuple[str, ...]:
+        """The games a hello's `accepts` names, checked against the games this server has (deduplicated, sorted)."""
+        if len(msg.accepts) > len(GAMES) * 4:
+            raise Refusal(ErrorCode.BAD_OPTIONS, "accepts lists too many games")
+        unknown = [g for g in msg.accepts if g not in GAMES]
+        if unknown:
+            raise Refusal(ErrorCode.BAD_OPTIONS, f"accepts names unknown game {unknown[0][:40]!r}")
+        return tuple(sorted(set(msg.accepts)))
+
+    def _identity(self, msg: Hello, out: Outbox) -> tuple[str, bool, bool]:
+        """The name a new session plays under, whether its key holds that name's claim, and whether it is a bot.
+
+        With a key: the claim's owner gets the claimed name (a bot's claim keeps it a bot), a name nobody claimed
+        is claimed now (the record goes into `out`), and any other key is refused with `name_taken` and a free
+        name to use instead. Without a key: a guest, under the name asked for unless it is claimed, else a free
+        numbered variant of it.
+        """
+        name = clean_name(msg.name)
+        key = name_key(name)
+        claim = self.claims.get(key)
+        if msg.key is None:
+            return (name if claim is None else self.free_name(name)), False, msg.bot
+        if len(msg.key) not in KEY_LENGTHS:
+            raise Refusal(ErrorCode.BAD_MESSAGE, f"a key has {KEY_LENGTHS.start} to {KEY_LENGTHS.stop - 1} characters")
+        key_hash = hash_token(msg.key)
+        if claim is None:
+            claim = self.claims[key] = NameClaimed(key, name, key_hash, msg.bot)
+            out.records.append(claim)
+            return name, True, msg.bot
+        if not hmac.compare_digest(claim.key_hash, key_hash):
+            suggestion = self.free_name(name)
+            raise Refusal(
+                ErrorCode.NAME_TAKEN,
+                f"the name {claim.name!r} is claimed with another key; {suggestion!r} is free",
+                suggestion=suggestion,
+            )
+        if msg.bot and not claim.bot:  # once a bot, always a bot: the claim remembers it
+            claim = self.claims[key] = replace(claim, bot=True)
+            out.records.append(claim)
+        return claim.name, True, claim.bot
+
+    def free_name(self, name: str) -> str:
+        """A name like `name` that nobody has claimed: the name with the first free number after it."""
+        for number in range(2, SUGGESTIONS + 2):
+            suffix = str(number)
+            candidate = clean_name(name[: MAX_NAME - len(suffix)] + suffix)
+            if name_key(candidate) not in self.claims:
+                return candidate
+        while True:  # a thousand numbered variants claimed: a random one (bounded in practice by the claims)
+            candidate = clean_name(name[: MAX_NAME - 7] + secrets.token_hex(3) + "7")
+            if name_key(candidate) not in self.claims:
+                return candidate
+
+    # -- claims --------------------------------------------------------------------------------------------------------
+    def load_claims(self, claims: list[NameClaimed]) -> None:
+        """Take claimed names stored by a previous run (at start-up) or by another node of a cluster."""
+        for claim in claims:
+            self.claims[claim.name_key] = claim
+
+    def claim_lost(self, claim: NameClaimed) -> None:
+        """A claim's record could not be stored: forget it (nobody was told it was made)."""
+        if self.claims.get(claim.name_key) is claim:
+            del self.claims[claim.name_key]
+
+    # -- leaving -------------------------------------------------------------------------------------------------------
+    def went_offline(self, session: str, now: float) -> Client | None:
+        """A session's connection closed: it is offline from `now` (forgotten by `sweep` unless it holds a seat)."""
+        client = self.clients.get(session)
+        if client is None:
+            return None
+        if client.connected and not client.remote:
+            self._count(-1)
+        client.connected = client.remote = False
+        client.offline_since = now
+        return client
+
+    def left_room(self, session: str | None, code: str) -> None:
+        """The session is no longer in room `code` (it closed, or moved away); an offline one in no room is gone."""
+        client = self.clients.get(session or "")
+        if client is not None:
+            client.rooms.discard(code)
+            if not client.connected and not client.rooms:
+                self.forget(client)
+
+    def forget(self, client: Client) -> None:
+        """Drop a person who is gone and holds nothing."""
+        self.clients.pop(client.session, None)
+        self.by_token.pop(client.token_hash, None)
+        self.on_forget(client.session)
+
+    def sweep(self, now: float) -> None:
+        """Forget sessions offline for SESSION_GRACE_S that hold no seat: their token resumed nothing in time."""
+        for client in list(self.clients.values()):
+            gone = client.offline_since
+            if not client.connected and not client.rooms and gone is not None and now - gone >= SESSION_GRACE_S:
+                self.forget(client)
+
+    # -- looking people up ---------------------------------------------------------------------------------------------
+    def connected(self, sessions: set[str]) -> set[str]:
+        """Those of `sessions` connected now (a tournament's host may be gone while its invitations stand)."""
+        return {s for s in sessions if (c := self.clients.get(s)) is not None and c.connected}
+
+    def targets(self, to: str, sender: Client) -> tuple[str, set[str]]:
+        """The target's name and connected sessions: a claimed name by its key, a guest only by its exact name."""
+        key = name_key(clean_name(to)) if to.strip() else ""
+        claim = self.claims.get(key)
+        online = [c for c in self.clients.values() if c.connected]
+        if claim is not None:
+            found = [c for c in online if c.claimed and c.name == claim.name]
+        else:
+            found = [c for c in online if c.name == to and not c.claimed]
+        if not found:
+            raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"nobody is online as {to[:MAX_NAME]!r}")
+        if any(c.session == sender.session or c.token_hash == sender.token_hash for c in found) or (
+            sender.claimed and claim is not None and sender.name == claim.name
+        ):
+            raise Refusal(ErrorCode.NOT_ALLOWED, "you cannot challenge yourself")
+        return found[0].name, {c.session for c in found}
+
+    def held_for(self, token_hash: str, name: str, bot: bool) -> Member:
+        """The member a stored token resumes: the session restored already, or a new one waiting for its owner.
+
+        A session that held a seat as a bot is a bot again; its name counts as claimed if the claim of that
+        name has exactly that spelling (the resume token, not the key, proves who it is).
+        """
+        client = self.by_token.get(token_hash)
+        if client is None:
+            client = Client(session_of(token_hash), name or "player", token_hash, connected=False)
+            claim = self.claims.get(name_key(client.name))
+            client.claimed = claim is not None and claim.name == client.name
+            self._add(client)
+        client.bot = client.bot or bot
+        return client.member
+
+    # -- a cluster of nodes (server/cluster) ---------------------------------------------------------------------------
+    def attach(
+        self,
+        session: str,
+        name: str,
+        token_hash: str,
+        bot: bool,
+        claimed: bool,
+        ip: str,
+        accepts: tuple[str, ...] | None = None,
+    ) -> Client:
+        """A person connected to another node (present in the cluster, or sending requests for this node's rooms):
+        their session here, marked remote (counted online at their own node, not here)."""
+        client = self.clients.get(session)
+        if client is None:
+            client = Client(session, name, token_hash, ip=ip, claimed=claimed, bot=bot, remote=True)
+            client.accepts = tuple(a for a in accepts or () if a in GAMES)
+            self._add(client)
+            return client
+        if client.connected and not client.remote:
+            self._count(-1)  # it was connected here; now it is at another node
+        client.connected, client.remote, client.ip = True, True, ip
+        client.bot = client.bot or bot
+        if accepts is not None:
+            client.accepts = tuple(a for a in accepts if a in GAMES)
+        return client
+
+    def adopt(self, token_hash: str, name: str, claimed: bool, bot: bool) -> None:
+        """A resume token another node of the cluster gave out: known here from now on (the resume then goes on
+        as for a token of this node; the seats it holds are on the nodes that own their rooms)."""
+        if token_hash not in self.by_token:
+            self._add(Client(session_of(token_hash), name, token_hash, connected=False, claimed=claimed, bot=bot))
+
+    def _add(self, client: Client) -> None:
+        """Keep a new session, by its id and by its token's hash."""
+        self.clients[client.session] = client
+        self.by_token[client.token_hash] = client
+
+    def _count(self, change: int) -> None:
+        """A session connected (+1) or disconnected (-1)."""
+        self.online += change
+        self.on_count()
