@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import hashlib
 import html
 import logging
 import os
 import re
 import secrets
+import signal
 import socket
 import ssl
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,7 @@ CLOSE_FULL = 4001  # websocket close codes the page explains (server/web_page.ht
 CLOSE_IDLE = 4002
 CLOSE_NO_VISITOR = 4003
 QUIT_GRACE_S = 5.0  # how long a client asked to quit may take before it is killed
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 PAGE = Path(__file__).with_name("web_page.html")
 WILDCARDS = ("", "0.0.0.0", "::")
 
@@ -96,6 +100,22 @@ def visitor_folder(visitors: Path, cookie: str) -> Path:
     return folder
 
 
+def die_with(server: int) -> Callable[[], None] | None:
+    """What a client runs before it starts (Linux): be killed when the server's process ends, however it ends (a
+    crashed or SIGKILLed server would otherwise leave its clients running, their screens going nowhere; the web
+    driver does not end by itself when its input closes). None elsewhere."""
+    if sys.platform != "linux":
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != server:  # the server ended before the line above
+            os._exit(1)
+
+    return arm
+
+
 class ClientSession(AppService):
     """One browser tab's client process: the fixed command, the visitor's config folder, niced, and ended for
     sure (killed if it does not quit)."""
@@ -125,6 +145,7 @@ class ClientSession(AppService):
             stderr=asyncio.subprocess.PIPE,
             env=self._build_environment(width, height),
             start_new_session=True,
+            preexec_fn=die_with(os.getpid()),
         )
         self.pid = process.pid
         with contextlib.suppress(OSError):  # it may have ended already
@@ -247,9 +268,11 @@ class FrontDoor(Server):
     def refused_why(self, address: str) -> str | None:
         """Why a new session from `address` cannot start now, or None."""
         if len(self.sessions) >= self.config.max_sessions:
-            return f"All {self.config.max_sessions} seats at the host's web table are taken."
+            cap = self.config.max_sessions
+            return f"The host's web table is full: {cap} browser session{'s' if cap > 1 else ''} at a time."
         if sum(session.address == address for session in self.sessions) >= self.config.max_per_address:
-            return f"Your address already has {self.config.max_per_address} gamenight tabs open."
+            cap = self.config.max_per_address
+            return f"Your address has {cap} gamenight tab{'s' if cap > 1 else ''} open already, the most it may have."
         return None
 
     async def handle_index(self, request: web.Request) -> web.Response:

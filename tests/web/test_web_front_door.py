@@ -102,9 +102,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., 
 
     yield make
     for server in started:
-        if server.proc is not None and server.proc.poll() is None:
-            server.proc.kill()
-            server.proc.wait()
+        server.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -124,6 +122,7 @@ def server(servers: Callable[..., WebServer]) -> WebServer:
 
 ANSI = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 """Terminal control sequences (CSI, OSC, two-byte escapes): what is left of the client's output is its text."""
+ROOM_CODE = re.compile(rb"room ([A-Z0-9]{4,8})\b")  # as the game screen's title names its room
 
 
 class Tab:
@@ -214,6 +213,7 @@ async def watcher(server: WebServer) -> AsyncIterator[Peer]:
     await peer.close()
 
 
+@pytest.mark.slow  # a whole game against the AI: about 40 s here
 async def test_a_browser_player_plays_othello_against_the_ai(browser, server, watcher, artefacts):
     """A friend opens the page, types a name, presses n and plays a whole Othello game against the AI with the
     keyboard alone (the page has the focus from the start); the server records the game as that player's."""
@@ -237,3 +237,118 @@ async def test_a_browser_player_plays_othello_against_the_ai(browser, server, wa
     assert [game["game"] for game in played] == ["othello"] and "ann" in str(played[0]["players"])
     await page.screenshot(path=artefacts / "othello-over.png")
     await page.context.close()
+
+
+async def test_two_friends_in_two_tabs_play_each_other(browser, server, watcher, artefacts):
+    """Two friends, each in a browser of their own: one challenges the other from the online list, the other
+    accepts with y, both are seated in one room and each one's moves reach the server."""
+    amy, bo = await open_tab(browser, server.page_url), await open_tab(browser, server.page_url)
+    await sign_in(amy, watcher, "amy")
+    await sign_in(bo, watcher, "bo")
+    await bo.shows("amy")  # bo's online list has amy (listed first: by name)
+    await bo.page.keyboard.press("Tab")
+    mark = bo.mark()
+    await bo.page.keyboard.press("p")
+    await bo.shows("Challenge amy", since=mark)
+    await bo.page.keyboard.press("Control+s")
+    await amy.shows("It expires in")
+    mark = amy.mark()
+    await amy.page.keyboard.press("y")
+    await amy.shows("sits down", since=mark)  # the game screen of the challenge's room (private: not listed)
+    code = ROOM_CODE.findall(ANSI.sub(b"", bytes(amy.output[mark:])))[-1].decode()
+    joined = await watcher.request(Join, room=code, role=Role.SPECTATOR)
+    assert joined.type == "joined"
+    info = await watcher.expect("room", room=code)
+    seats = {seat.name: seat.seat for seat in info.seats}
+    assert set(seats) == {"amy", "bo"}
+    pages = {seats["amy"]: amy.page, seats["bo"]: bo.page}
+    await play_until(watcher, code, pages, lambda state: len(state.moves) >= 4)
+    await amy.page.screenshot(path=artefacts / "friends-amy.png")
+    moved = [m for m in watcher.seen if m.type == "moved" and m.room == code]
+    assert {m.seat for m in moved} == set(pages)
+    await amy.page.context.close()
+    await bo.page.context.close()
+
+
+async def test_a_full_table_says_so_and_an_idle_session_ends(browser, servers, artefacts):
+    """Past the cap of sessions a friend gets a page saying the table is full (no client starts); a session where
+    nothing is pressed for --web-idle ends, its client process with it, and the page says why."""
+    server = servers("--web-sessions", "1", "--web-idle", "3")
+    first = await open_tab(browser, server.page_url)
+    assert len(server.clients()) == 1
+    context = await browser.new_context(viewport=VIEWPORT)
+    refused = await context.new_page()
+    answer = await refused.goto(server.page_url)
+    assert answer.status == 503
+    assert "The host's web table is full: 1 browser session at a time." in await refused.inner_text("body")
+    await refused.screenshot(path=artefacts / "full.png")
+    await first.page.wait_for_function("document.querySelector('#notice').classList.contains('-shown')")
+    assert "no key was pressed" in await first.page.inner_text("#notice")
+    await first.page.screenshot(path=artefacts / "idle.png")
+
+    async def ended() -> bool:
+        return not server.clients()
+
+    await eventually(ended, "the idle client process ended")
+    answer = await refused.goto(server.page_url)
+    assert answer.status == 200  # the seat is free again
+    await first.page.context.close()
+    server.stop()
+
+    server = servers("--web-per-address", "1")  # one address (this machine's) at its own cap
+    first = await open_tab(browser, server.page_url)
+    answer = await refused.goto(server.page_url)
+    assert answer.status == 503
+    assert "Your address has 1 gamenight tab open already" in await refused.inner_text("body")
+    await context.close()
+    await first.page.context.close()
+    server.stop()
+
+
+async def test_the_cookie_brings_the_same_player_back_and_shutdown_leaves_no_client(browser, servers):
+    """The clients run niced below the server and end with it (none is left behind by a clean stop); a friend who
+    comes back with the same browser, even after a restart, is the same player: no name asked, the same claimed
+    name (another browser gets the name prompt)."""
+    server = servers()
+    folder = server.folder
+    context = await browser.new_context(viewport=VIEWPORT)
+    tab = await open_tab(browser, server.page_url, context)
+    watcher = await Peer.connect(server.game_url, "watcher")
+    await sign_in(tab, watcher, "cora")
+    await watcher.close()
+    (client,) = server.clients()
+    assert server.proc is not None
+    assert os.getpriority(os.PRIO_PROCESS, client) > os.getpriority(os.PRIO_PROCESS, server.proc.pid)
+    assert server.stop() == 0
+    assert not Path(f"/proc/{client}").exists() or client not in living(), "a web client outlived the server"
+    await tab.page.wait_for_function("document.querySelector('#notice').classList.contains('-shown')")
+    assert "reconnecting" in await tab.page.inner_text("#notice")
+
+    server = servers(folder=folder)  # the same data folder (its visitors) and database: a restart
+    watcher = await Peer.connect(server.game_url, "watcher")
+    again = await open_tab(browser, server.page_url, context)
+    await eventually(lambda: online(watcher, "cora"), "cora back without being asked her name")
+    assert b"What name should" not in ANSI.sub(b"", bytes(again.output))
+    stranger = await open_tab(browser, server.page_url)
+    await stranger.shows("What name should")
+    await watcher.close()
+    await context.close()
+    await stranger.page.context.close()
+    server.stop()
+
+
+async def test_a_killed_server_leaves_no_client(browser, servers):
+    """A server that dies without cleaning up (SIGKILL, a crash) takes its web clients with it: none is left
+    running on the host."""
+    server = servers()
+    tab = await open_tab(browser, server.page_url)
+    (client,) = server.clients()
+    assert server.proc is not None
+    server.proc.kill()
+    server.proc.wait()
+
+    async def gone() -> bool:
+        return client not in living()
+
+    await eventually(gone, "the web client ended with its server")
+    await tab.page.context.close()
