@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,9 +55,10 @@ class WebServer:
         assert self.proc.stdout is not None
         listening, door = self.proc.stdout.readline(), self.proc.stdout.readline()
         assert "listening on" in listening and "friends can open" in door, (listening, door)
-        self.game_url = "ws://127.0.0.1:" + listening.rsplit(":", 1)[1].strip()
-        port = door.strip().rstrip("/").rsplit(":", 1)[1]
-        self.page_url = f"http://127.0.0.1:{port}/"
+        scheme, port = listening.split()[-1].split("://")[0], listening.rsplit(":", 1)[1].strip()
+        self.game_url = f"{scheme}://127.0.0.1:{port}"
+        scheme, port = door.split()[-1].split("://")[0], door.strip().rstrip("/").rsplit(":", 1)[1]
+        self.page_url = f"{scheme}://127.0.0.1:{port}/"
         return self
 
     def clients(self) -> set[int]:
@@ -352,3 +354,31 @@ async def test_a_killed_server_leaves_no_client(browser, servers):
 
     await eventually(gone, "the web client ended with its server")
     await tab.page.context.close()
+
+
+async def test_with_a_certificate_the_page_is_https_and_its_clients_play(browser, servers, tmp_path):
+    """With --certfile/--keyfile the page is served over https:// (and the game over wss://), and a friend's
+    browser client still reaches the game (over the server's plain listener on 127.0.0.1)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    server = servers("--certfile", str(cert), "--keyfile", str(key))
+    assert server.page_url.startswith("https://") and server.game_url.startswith("wss://")
+    context = await browser.new_context(viewport=VIEWPORT, ignore_https_errors=True)
+    tab = await open_tab(browser, server.page_url, context)
+    await tab.shows("What name should")
+    await tab.page.keyboard.type("dee")
+    mark = tab.mark()
+    await tab.page.keyboard.press("Enter")
+    await tab.shows("connected to ws://127.0.0.1", since=mark)  # its header, once the server welcomed it
+    await tab.shows("Hello dee", since=mark)
+    await context.close()
+    server.stop()
