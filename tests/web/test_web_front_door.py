@@ -382,3 +382,17 @@ async def test_with_a_certificate_the_page_is_https_and_its_clients_play(browser
     await tab.shows("Hello dee", since=mark)
     await context.close()
     server.stop()
+
+
+async def test_a_reloaded_page_puts_the_player_back_in_the_game(browser, server, watcher):
+    """A page that starts again (a reload, or the reconnect after a lost connection) is the same player's client
+    with its resume token: it opens the unfinished game again, as the terminal client does."""
+    tab = await open_tab(browser, server.page_url)
+    await sign_in(tab, watcher, "eve")
+    await tab.page.keyboard.press("n")
+    room = await room_of(watcher, "eve")
+    mark = tab.mark()
+    await tab.page.reload()
+    await tab.shows(f"Welcome back: you are in room {room.room} again", since=mark)
+    assert b"What name should" not in ANSI.sub(b"", bytes(tab.output[mark:]))
+    await tab.page.context.close()
