@@ -356,6 +356,7 @@ async def test_a_killed_server_leaves_no_client(browser, servers):
     await tab.page.context.close()
 
 
+@pytest.mark.slow  # tests/server/test_tls.py checks the loopback listener quickly
 async def test_with_a_certificate_the_page_is_https_and_its_clients_play(browser, servers, tmp_path):
     """With --certfile/--keyfile the page is served over https:// (and the game over wss://), and a friend's
     browser client still reaches the game (over the server's plain listener on 127.0.0.1)."""
