@@ -19,6 +19,7 @@ import pytest_asyncio
 
 from gamenight.protocol.messages import Join, ListGames, ListPlayers, ListRooms
 from gamenight.protocol.vocab import Role, RoomStatus
+from gamenight.server.games import REGISTRY
 from tests.peer import Peer
 from tests.procs import HAS_PROC, living
 from tests.server.serverproc import NO_ROOM_CAPS
@@ -385,13 +386,26 @@ async def test_with_a_certificate_the_page_is_https_and_its_clients_play(browser
     server.stop()
 
 
-async def test_a_reloaded_page_puts_the_player_back_in_the_game(browser, server, watcher):
-    """A page that starts again (a reload, or the reconnect after a lost connection) is the same player's client
-    with its resume token: it opens the unfinished game again, as the terminal client does."""
+async def test_the_arrows_move_and_a_reloaded_page_puts_the_player_back_in_the_game(browser, server, watcher):
+    """The arrow keys reach the board (the cursor goes to another legal square, Enter plays it there); a page that
+    starts again (a reload, or the reconnect after a lost connection) is the same player's client with its resume
+    token: it opens the unfinished game again, as the terminal client does."""
     tab = await open_tab(browser, server.page_url)
     await sign_in(tab, watcher, "eve")
     await tab.page.keyboard.press("n")
     room = await room_of(watcher, "eve")
+    await tab.shows("Your move")
+    await watcher.request(Join, room=room.room, role=Role.SPECTATOR)
+    state = await watcher.at(room.room, 0)
+    assert state.moves == []  # the opening position, where the player (black) moves first
+    rules = REGISTRY["othello"].rules
+    legal = rules.legal_notation(rules.initial_state({"size": room.options.get("size", 8)}), 0)
+    start, target = legal[0], legal[-1]  # the cursor sits on the first legal square on your turn
+    rows, cols = int(target[1:]) - int(start[1:]), ord(target[0]) - ord(start[0])
+    for key in ["ArrowDown"] * rows + ["ArrowUp"] * -rows + ["ArrowRight"] * cols + ["ArrowLeft"] * -cols:
+        await tab.page.keyboard.press(key)
+    await tab.page.keyboard.press("Enter")
+    assert (await watcher.state_after(room.room, state.seq)).moves[0] == target
     mark = tab.mark()
     await tab.page.reload()
     await tab.shows(f"Welcome back: you are in room {room.room} again", since=mark)
