@@ -1,6 +1,7 @@
 """`gamenight-server` / `python -m gamenight.server`: run the game server, or export a finished game.
 
 gamenight-server [--host H] [--port P] [--db PATH|URL] [--certfile C --keyfile K] [--ai-workers N]
+gamenight-server ... --web PORT [--web-host H]  (also serve the client to browsers: needs the `web` extra)
 gamenight-server --cluster redis://HOST:PORT [--node-id ID] [--public-url ws://...] --db PATH|URL  (a cluster node)
 gamenight-server export GAME_ID [--db PATH|URL]
 gamenight-server [--db PATH|URL] calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100]
@@ -16,9 +17,9 @@ import json
 import logging
 import signal
 import sys
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platformdirs import user_data_dir
 
@@ -27,6 +28,9 @@ from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_f
 from gamenight.server.guard import FrameLimits
 from gamenight.server.records import StoreError
 from gamenight.server.store import open_store, shown
+
+if TYPE_CHECKING:
+    from gamenight.server.web import FrontDoor
 
 log = logging.getLogger("gamenight.server")
 
@@ -102,7 +106,40 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--public-url", help="how clients reach this node, as other nodes show it (default ws://host:port)"
     )
+    parser.add_argument(
+        "--web",
+        type=int,
+        metavar="PORT",
+        help="also serve the gamenight client to browsers on this port (http://, https:// with --certfile), already"
+        " pointed at this server, so friends without Python can play; needs the `web` extra"
+        " (pip install 'gamenight[web]')",
+    )
+    parser.add_argument("--web-host", help="address the web page binds (default: --host's)")
+    parser.add_argument(
+        "--web-sessions", type=int, default=16, help="browser tabs (each a client process here) at once (default 16)"
+    )
+    parser.add_argument(
+        "--web-per-address", type=int, default=3, help="browser tabs at once from one address (default 3)"
+    )
+    parser.add_argument(
+        "--web-idle",
+        type=float,
+        default=900.0,
+        metavar="SECONDS",
+        help="end a browser tab's session after this long without a key or click (default 900)",
+    )
     args = parser.parse_args(argv)
+    if args.web is None and any(
+        getattr(args, name) != parser.get_default(name)
+        for name in ("web_host", "web_sessions", "web_per_address", "web_idle")
+    ):
+        parser.error("--web-host, --web-sessions, --web-per-address and --web-idle go with --web")
+    if args.web is not None and importlib.util.find_spec("textual_serve") is None:
+        parser.error(
+            "--web needs the web extra: pip install 'gamenight[web]' (from the project's folder: pip install '.[web]')"
+        )
+    if args.web is not None and (min(args.web_sessions, args.web_per_address) < 1 or args.web_idle <= 0):
+        parser.error("--web-sessions and --web-per-address must be at least 1, --web-idle more than 0")
     if (args.node_id or args.public_url) and not args.cluster:
         parser.error("--node-id and --public-url go with --cluster")
     if args.cluster and importlib.util.find_spec("redis") is None:
@@ -174,7 +211,7 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def serve(config: ServerConfig) -> None:
+def serve(config: ServerConfig, web: WebOptions | None = None) -> None:
     """Serve until SIGINT/SIGTERM, then stop the server and its workers; no process of it prints a traceback.
 
     STOP_SIGNALS are blocked from here until the event loop handles them: one that comes while the server starts
@@ -183,7 +220,7 @@ def serve(config: ServerConfig) -> None:
     """
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     start_forkserver()
-    asyncio.run(serve_until_signalled(config))
+    asyncio.run(serve_until_signalled(config, web))
 
 
 def stop_signals() -> asyncio.Event:
@@ -202,19 +239,66 @@ async def until_signalled() -> None:
     await stop_signals().wait()
 
 
-async def serve_until_signalled(config: ServerConfig) -> None:
-    """Serve until SIGINT/SIGTERM, then close every connection cleanly."""
+async def serve_until_signalled(config: ServerConfig, web: WebOptions | None = None) -> None:
+    """Serve (and with `web`, the web front door) until SIGINT/SIGTERM, then close every connection cleanly."""
     stop = stop_signals()  # before starting: a signal during start-up stops the server once it has started
+    if web is not None:
+        from gamenight.server.web import reaches_loopback
+
+        # The web clients run on this host: a listener they reach in plain ws:// on 127.0.0.1 unless the server's is.
+        config = replace(config, loopback=bool(config.certfile) or not reaches_loopback(config.host))
     server = GameServer(config)
     await server.start()
+    try:
+        door = await open_front_door(web, config, server) if web is not None else None
+    except BaseException:  # its port taken, say: the game server stops too, as one that could not start
+        await server.stop()
+        raise
     tune_gc()
     scheme = "wss" if config.certfile else "ws"
     # The bound port is printed on its own line so a parent process (the client) can read it.
     print(f"gamenight-server listening on {scheme}://{config.host}:{server.port}", flush=True)
+    if door is not None:
+        print(f"gamenight-server: friends can open {door.url}", flush=True)
     await stop.wait()
     log.info("shutting down")
+    if door is not None:
+        await door.stop()
     await server.stop()
     await asyncio.to_thread(server.join_workers)
+
+
+@dataclass(frozen=True, slots=True)
+class WebOptions:
+    """`--web PORT` and its options, as the command line gave them (server/web.py's WebConfig is made from them once
+    the game server listens)."""
+
+    port: int
+    host: str
+    max_sessions: int
+    max_per_address: int
+    idle_timeout_s: float
+
+
+async def open_front_door(web: WebOptions, config: ServerConfig, server: GameServer) -> FrontDoor:
+    """Start the web front door (aiohttp on this event loop) for the running game server."""
+    from gamenight.server.web import FrontDoor, WebConfig, client_url
+
+    door = FrontDoor(
+        WebConfig(
+            port=web.port,
+            host=web.host,
+            visitors=Path(user_data_dir("gamenight", appauthor=False)) / "web-visitors",
+            max_sessions=web.max_sessions,
+            max_per_address=web.max_per_address,
+            idle_timeout_s=web.idle_timeout_s,
+            certfile=config.certfile,
+            keyfile=config.keyfile,
+        ),
+        client_url(config.host, server.port, bool(config.certfile), server.loopback_port if config.loopback else None),
+    )
+    await door.start()
+    return door
 
 
 def export_game(db: str, game_id: int) -> int:
@@ -256,7 +340,12 @@ def main(argv: list[str] | None = None) -> int:
             public_url=args.public_url,
         )
         config = apply_limits(config, args.limit)
-        serve(config)
+        web = (
+            WebOptions(args.web, args.web_host or args.host, args.web_sessions, args.web_per_address, args.web_idle)
+            if args.web is not None
+            else None
+        )
+        serve(config, web)
     except StoreError as exc:
         print(f"gamenight-server: {exc}", file=sys.stderr)
         return 2

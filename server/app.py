@@ -110,6 +110,7 @@ class ServerConfig:
     cluster: str | None = None  # redis:// URL: run as one node of a cluster (server/cluster); None: a lone server
     node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
     public_url: str | None = None  # how clients reach this node (default: ws://host:port)
+    loopback: bool = False  # also listen on 127.0.0.1 (plain ws://, a free port) for the web front door's clients
 
 
 class TokenBucket:
@@ -238,6 +239,7 @@ class GameServer:
         self.tasks: set[asyncio.Task[Any]] = set()
         self._pool: Executor | None = None
         self._server: Server | None = None
+        self._loopback: Server | None = None  # the plain listener on 127.0.0.1 of `config.loopback`
         self.metrics = Metrics()
         self.outgoing = Outgoing(self.store, on_backlog=self.not_reading, max_backlog=config.frame_limits.max_backlog)
         self.lobby_pushes = Batcher(config.lobby_batch_s, self._push_lobby)
@@ -264,10 +266,7 @@ class GameServer:
                 self.deliver(self.lobby.restore(stored, time.monotonic()))
             for code, reason in self.lobby.directory.skipped:
                 log.error("could not restore room %s (%s); it stays in the database, closed to players", code, reason)
-        self._server = await serve(
-            self.handler,
-            self.config.host,
-            self.config.port,
+        options: dict[str, Any] = dict(
             process_request=self._http,
             max_size=MAX_FRAME,
             compression=None,
@@ -280,8 +279,10 @@ class GameServer:
             ping_timeout=self.config.ping_interval,
             # A flooder's close frame waits behind its unread frames; don't hold its socket long for it.
             close_timeout=CLOSE_TIMEOUT_S,
-            ssl=self._tls(),
         )
+        self._server = await serve(self.handler, self.config.host, self.config.port, ssl=self._tls(), **options)
+        if self.config.loopback:  # the web front door's clients run on this host (server/web.py)
+            self._loopback = await serve(self.handler, "127.0.0.1", 0, **options)
         await self.node.start()
         self.spawn(self._sweeper())
         self.spawn(self._lag_prober())
@@ -296,15 +297,22 @@ class GameServer:
         assert self._server is not None
         return int(self._server.sockets[0].getsockname()[1])
 
+    @property
+    def loopback_port(self) -> int:
+        """The port of the plain listener on 127.0.0.1 (`ServerConfig.loopback`)."""
+        assert self._loopback is not None
+        return int(self._loopback.sockets[0].getsockname()[1])
+
     async def stop(self) -> None:
         """Close every connection cleanly (close frames sent), stop clocks and the AI pool."""
         self.closing = True  # disconnects during shutdown must not start new AI turns or clocks
         self.lobby_pushes.cancel()
         self.fanout.cancel()
         self.outgoing.flush()
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        for listener in (self._server, self._loopback):
+            if listener is not None:
+                listener.close()
+                await listener.wait_closed()
         for handle in self.flags.values():
             handle.cancel()
         self.flags.clear()

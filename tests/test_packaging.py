@@ -66,12 +66,13 @@ def test_wheel_carries_every_file_of_the_three_folders(wheel):
 
 
 def test_a_fresh_install_imports_every_module_and_type_checks(wheel, tmp_path):
-    """pip install of the wheel in a new venv: without the cluster extra --cluster says what to install; with it
-    every module imports, the commands answer, and mypy --strict accepts code using the package (py.typed)."""
+    """pip install of the wheel in a new venv: without the cluster and web extras --cluster and --web say what to
+    install; with them every module imports, the commands answer, and mypy --strict accepts code using the package
+    (py.typed)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    for spec in (str(wheel), f"{wheel}[cluster]"):
+    for spec in (str(wheel), f"{wheel}[cluster,web]"):
         install = subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", spec], capture_output=True, text=True, timeout=600
         )
@@ -80,6 +81,10 @@ def test_a_fresh_install_imports_every_module_and_type_checks(wheel, tmp_path):
             node = [str(venv / "bin" / "gamenight-server"), "--db", str(tmp_path / "g.db"), "--cluster", "redis://x"]
             refused = subprocess.run(node, capture_output=True, text=True, timeout=60)
             assert refused.returncode == 2 and "pip install 'gamenight[cluster]'" in refused.stderr
+            assert "Traceback" not in refused.stderr
+            web = [str(venv / "bin" / "gamenight-server"), "--db", str(tmp_path / "g.db"), "--web", "0"]
+            refused = subprocess.run(web, capture_output=True, text=True, timeout=60)
+            assert refused.returncode == 2 and "pip install 'gamenight[web]'" in refused.stderr
             assert "Traceback" not in refused.stderr
     every = (
         "import importlib, pkgutil, gamenight.server, gamenight.client, gamenight.protocol\n"

@@ -57,3 +57,21 @@ async def test_wss_hello(certificate):
             assert decode(await ws.recv()).type == "welcome"
     finally:
         await server.stop()
+
+
+async def test_the_loopback_listener_speaks_plain_ws_beside_wss(certificate):
+    """With `loopback` (the web front door's clients on this host), a server with a certificate also welcomes
+    plain ws:// on 127.0.0.1, on a port of its own, while its public port stays wss:// only."""
+    cert, key = certificate
+    server = GameServer(ServerConfig(port=0, certfile=str(cert), keyfile=str(key), loopback=True))
+    await server.start()
+    try:
+        assert server.loopback_port != server.port
+        async with connect(f"ws://127.0.0.1:{server.loopback_port}") as ws:
+            await ws.send(encode(Hello(protocol=2, name="browser")))
+            assert decode(await ws.recv()).type == "welcome"
+        with pytest.raises(Exception):  # noqa: B017 - a plain handshake on the TLS port fails, however it fails
+            async with connect(f"ws://127.0.0.1:{server.port}", open_timeout=5):
+                pass
+    finally:
+        await server.stop()
