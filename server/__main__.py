@@ -218,15 +218,19 @@ async def serve_until_signalled(config: ServerConfig) -> None:
 
 
 def export_game(db: str, game_id: int) -> int:
-    """Print one finished game as JSON; exit status 1 if there is no such game."""
+    """Print one finished game as JSON, with its review (`analysis`) if it has one; exit status 1 if there is no such
+    game."""
     store = open_store(db)
     try:
         record = store.get_game(game_id)
+        analysis = store.analysis(game_id) if record is not None else None
     finally:
         store.close()
     if record is None:
         print(f"gamenight-server: no finished game {game_id} in {shown(db)}", file=sys.stderr)
         return 1
+    if analysis is not None:
+        record["analysis"] = analysis
     print(json.dumps(record, indent=2))
     return 0
 

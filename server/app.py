@@ -35,7 +35,7 @@ from websockets.protocol import State as SocketState
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
-from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
+from gamenight.protocol.messages import Analyse, Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget, refusal
@@ -44,7 +44,17 @@ from gamenight.server.lobby import UNAVAILABLE_TEXT, Lobby, LobbyLimits
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag
 from gamenight.server.outgoing import Batcher, Outgoing
-from gamenight.server.records import GameFinished, NameClaimed, Record, StoreBackend, StoreError, TournamentSaved
+from gamenight.server.records import (
+    AnalysisSaved,
+    GameFinished,
+    NameClaimed,
+    Record,
+    StoreBackend,
+    StoreError,
+    TournamentSaved,
+)
+from gamenight.server.review import ReviewLimits
+from gamenight.server.review_runner import ReviewRunner
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
 from gamenight.server.store import open_store
 
@@ -59,6 +69,7 @@ MAX_HISTORY_PENDING = 32  # history requests waiting for the history thread at o
 MAX_HISTORY_PER_SESSION = 2  # ... and from one session
 HISTORY_RETRY_MS = 1000  # the `retry_after_ms` of a history request refused as busy (or lost with its worker)
 PURGE_INTERVAL_S = 3600.0  # how often closed rooms past their retention are deleted from the database
+REVIEW_SLOT = "(review)"  # how the fair queue counts the workers game reviews hold (no room has this code)
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
@@ -107,6 +118,7 @@ class ServerConfig:
     cluster: str | None = None  # redis:// URL: run as one node of a cluster (server/cluster); None: a lone server
     node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
     public_url: str | None = None  # how clients reach this node (default: ws://host:port)
+    review_limits: ReviewLimits = field(default_factory=ReviewLimits)  # game review: budget, queue, bounds
 
 
 class TokenBucket:
@@ -247,6 +259,17 @@ class GameServer:
         self._ai_waiters: list[tuple[bool, int, str, asyncio.Future[None]]] = []  # (all-AI?, order, room, wakes it)
         self._ai_order = itertools.count()
         self.cluster: ClusterNode | None = None  # set by `start` with `config.cluster` (server/cluster/node.py)
+        self.lobby.reviews.limits = config.review_limits  # game review (issue 36): its positions run below AI turns
+        self.reviews = ReviewRunner(
+            self.lobby.reviews,
+            pool=self._ai_pool,
+            may_start=self._review_may_start,
+            take=partial(self._ai_take, REVIEW_SLOT, False),
+            release=partial(self._ai_release, REVIEW_SLOT, False),
+            deliver=self.deliver,
+            spawn=self._spawn,
+            grace_ms=AI_GRACE_MS,
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
@@ -288,6 +311,7 @@ class GameServer:
         self._spawn(self._sweeper())
         self._spawn(self._lag_prober())
         self._spawn(self._warm_ai())
+        self._spawn(self.reviews.run())
         if self.config.metrics:
             self._spawn(self.metrics.probe_loop())
         return self._server
@@ -492,6 +516,8 @@ class GameServer:
                 self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
+            if isinstance(msg, Analyse):
+                self.reviews.wake()
         except Exception:
             log.exception("bug while handling %s", msg.type)
             self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
@@ -729,9 +755,8 @@ class GameServer:
         rated = [(r.player, r.pool) for record in records if isinstance(record, GameFinished) for r in record.ratings]
         if rated:
             self._unrate(rated)
-        codes = list(
-            dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed | TournamentSaved))
-        )
+        roomless = NameClaimed | TournamentSaved | AnalysisSaved  # an analysis not stored is made again when asked
+        codes = list(dict.fromkeys(record.code for record in records if not isinstance(record, roomless)))
         spare = requester[1] if requester is not None else None
         for code in codes:
             self.deliver(self.lobby.take_offline(code, spare))
@@ -849,6 +874,11 @@ class GameServer:
                 continue
             self._ai_take(chosen[2], chosen[0])
             chosen[3].set_result(None)
+        self.reviews.wake()  # a review position may start if no turn waits
+
+    def _review_may_start(self) -> bool:
+        """A game review's position may take a worker: no AI turn waits, and one worker stays free for the next."""
+        return not self._ai_waiters and self._ai_running < max(1, self._ai_workers - 1)
 
     async def _pace(self, turn: AiTurn, spent_s: float) -> None:
         """Keep all-AI games watchable: wait out the room's `ai_pace_ms` between AI moves."""

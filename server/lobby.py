@@ -32,6 +32,7 @@ from gamenight.protocol.messages import (
     Abort,
     Accept,
     AddAi,
+    Analyse,
     CancelTournament,
     Challenged,
     ChallengeGone,
@@ -101,6 +102,7 @@ from gamenight.server.records import (
     StoredRating,
     StoredRoom,
 )
+from gamenight.server.review import Asker, ReviewService
 from gamenight.server.room import RUNNING, AiSpec, Member, Outbox, Refusal, Room
 from gamenight.server.room_options import describe, split_and_validate
 from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
@@ -140,6 +142,8 @@ class History(Protocol):
     def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]: ...
 
     def profile(self, player: str, viewer: str | None) -> tuple[list[StoredRating], list[dict[str, Any]]]: ...
+
+    def analysis(self, game_id: int) -> dict[str, Any] | None: ...
 
 
 @dataclass(slots=True)
@@ -294,6 +298,7 @@ class Lobby:
         self.ratings = RatingBook(pair_games_per_day=self.limits.rated_pair_games_per_day)
         self.pools = pools(GAMES.values())  # the leaderboards: each game, and "<game>-ffa" for 3-4 seats
         self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
+        self.reviews = ReviewService(history)  # game review (issue 36, server/review.py)
         # In a cluster (server/cluster): rooms other nodes own, as their directory entries list them; the codes of
         # this node's rooms changed since the node last published them (None: not in a cluster); and whether a
         # code is in use anywhere in the cluster (new codes avoid those too).
@@ -447,6 +452,7 @@ class Lobby:
             self._online(-1)
         client.connected = client.remote = False
         self.watchers.discard(session)
+        self.reviews.gone(session)
         self._drop_challenges(client, out, now)
         self._push_player(client.name, out)
         for code in sorted(client.rooms):
@@ -559,6 +565,8 @@ class Lobby:
                 return self._decline(client, msg, now)
             case ListGames() | GetGame() | Leaderboard() | Profile():
                 return _reply(client, self.history_answer(msg, client.token_hash))
+            case Analyse():
+                return self.reviews.request(Asker.of(client), msg, now)
             case CreateTournament():
                 return self.tournaments.create(client, msg, now)
             case JoinTournament():
