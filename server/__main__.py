@@ -26,6 +26,7 @@ from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_f
 from gamenight.server.guard import FrameLimits
 from gamenight.server.lobby import LobbyLimits
 from gamenight.server.records import StoreError
+from gamenight.server.review import ReviewLimits
 from gamenight.server.store import open_store, shown
 
 log = logging.getLogger("gamenight.server")
@@ -117,11 +118,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 LIMIT_NAMES = tuple(
     f.name
-    for cls in (ServerConfig, LobbyLimits, FrameLimits)
+    for cls in (ServerConfig, LobbyLimits, FrameLimits, ReviewLimits)
     for f in fields(cls)
     if f.type in ("int", "float") and f.name not in ("port", "ping_interval")
 )
-"""Every number `--limit` may set: the fields of ServerConfig (connections, rates), LobbyLimits and FrameLimits."""
+"""Every number `--limit` may set: the fields of ServerConfig (connections, rates), LobbyLimits, FrameLimits and
+ReviewLimits (game review, docs/review.md)."""
 
 
 def parse_limit(text: str) -> tuple[str, float]:
@@ -140,7 +142,7 @@ def parse_limit(text: str) -> tuple[str, float]:
 
 
 def apply_limits(config: ServerConfig, limits: list[tuple[str, float]]) -> ServerConfig:
-    """The config with each `--limit` applied to whichever part (server, lobby, frames) has that name."""
+    """The config with each `--limit` applied to whichever part (server, lobby, frames, review) has that name."""
     chosen = dict(limits)
 
     def pick(obj: Any) -> dict[str, Any]:
@@ -155,6 +157,7 @@ def apply_limits(config: ServerConfig, limits: list[tuple[str, float]]) -> Serve
         **pick(config),
         lobby_limits=replace(config.lobby_limits, **pick(config.lobby_limits)),
         frame_limits=replace(config.frame_limits, **pick(config.frame_limits)),
+        review_limits=replace(config.review_limits, **pick(config.review_limits)),
     )
 
 

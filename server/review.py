@@ -38,13 +38,13 @@ class ReviewStore(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ReviewLimits:
-    """How much reviewing the server does, and for whom."""
+    """How much reviewing the server does, and for whom (each is a `--limit` of gamenight-server)."""
 
-    budget_ms: int = DEFAULT_BUDGET_MS  # thinking time per position
-    max_jobs: int = 16  # analyses queued or running on the server
-    per_address: int = 2  # analyses one address waits for at once
-    per_person_per_hour: int = 10  # new analyses one person starts in an hour
-    per_address_per_hour: int = 20  # ... and one address
+    review_ms: int = DEFAULT_BUDGET_MS  # thinking time per position
+    review_queue: int = 16  # analyses queued or running on the server
+    reviews_waited_per_ip: int = 2  # analyses one address waits for at once
+    reviews_per_person_hour: int = 10  # new analyses one person starts in an hour
+    reviews_per_ip_hour: int = 20  # ... and one address
 
 
 class Person(Protocol):
@@ -154,7 +154,7 @@ class ReviewService:
     def _may_wait(self, asker: Asker) -> None:
         """Refuse a wait past the address's share of analyses."""
         waiting = sum(asker.ip in job.waiters.values() for job in self.jobs.values())
-        if waiting >= self.limits.per_address:
+        if waiting >= self.limits.reviews_waited_per_ip:
             raise Refusal(
                 ErrorCode.TOO_MANY,
                 f"your address already waits for {waiting} analyses; wait for one to finish",
@@ -162,12 +162,12 @@ class ReviewService:
 
     def _may_start(self, asker: Asker, now: float) -> None:
         """Refuse a new analysis past the server's queue, the address's share or an hourly allowance; else count it."""
-        if len(self.jobs) >= self.limits.max_jobs:
+        if len(self.jobs) >= self.limits.review_queue:
             raise Refusal(ErrorCode.RATE_LIMITED, "the server is busy reviewing games", retry_after_ms=60_000)
         self._may_wait(asker)
         bounds = (
-            (f"person:{asker.person}", self.limits.per_person_per_hour),
-            (f"ip:{asker.ip}", self.limits.per_address_per_hour),
+            (f"person:{asker.person}", self.limits.reviews_per_person_hour),
+            (f"ip:{asker.ip}", self.limits.reviews_per_ip_hour),
         )
         for key, per_hour in bounds:
             times = self._recent(key, now)
@@ -210,7 +210,7 @@ class ReviewService:
             if job.handed < len(job.values):
                 job.handed += 1
                 self.searches += 1
-                return Work(job.game_id, job.game, job.options, job.moves, job.handed - 1, self.limits.budget_ms)
+                return Work(job.game_id, job.game, job.options, job.moves, job.handed - 1, self.limits.review_ms)
         return None
 
     def done(self, work: Work, value: dict[str, Any]) -> Outbox:

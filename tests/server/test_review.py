@@ -20,7 +20,7 @@ from gamenight.server.store import Store
 from tests.peer import Peer, seat_pair
 
 BLUNDER_GAME = ["a", "g", "b", "g", "c", "g", "e", "g"]  # red's e (ply 7) misses d and lets yellow's g column win
-REVIEW = ReviewLimits(budget_ms=20)
+REVIEW = ReviewLimits(review_ms=20)
 
 
 def config(db: str) -> ServerConfig:
@@ -68,7 +68,7 @@ async def test_a_game_is_analysed_once_then_everyone_gets_the_stored_analysis(se
     analysis = await ann.expect("analysis", game_id=game_id)
     blunder = analysis.moves[6]
     assert (blunder["ply"], blunder["played"], blunder["label"], blunder["best"]) == (7, "e", "blunder", "d")
-    assert analysis.summary[0]["blunders"] >= 1 and analysis.budget_ms == REVIEW.budget_ms
+    assert analysis.summary[0]["blunders"] >= 1 and analysis.budget_ms == REVIEW.review_ms
     searches = server.lobby.reviews.searches
     assert searches == len(BLUNDER_GAME) + 1, "one search per position"
     carol = await Peer.connect(url, "carol")
@@ -124,12 +124,12 @@ def _store_with_games(path: str, count: int) -> Store:
 
 
 def test_requests_are_bounded_per_address_and_per_person_per_hour(tmp_path):
-    """One address waits for at most `per_address` analyses at once (`too_many`); one person starts at most
-    `per_person_per_hour` an hour (`rate_limited`, saying when to ask again); asking for one already running is
+    """One address waits for at most `reviews_waited_per_ip` analyses at once (`too_many`); one person starts at most
+    `reviews_per_person_hour` an hour (`rate_limited`, saying when to ask again); asking for one already running is
     free."""
     from gamenight.server.outbox import Refusal
 
-    limits = ReviewLimits(budget_ms=20, per_address=2, per_person_per_hour=3)
+    limits = ReviewLimits(review_ms=20, reviews_waited_per_ip=2, reviews_per_person_hour=3)
     reviews = ReviewService(_store_with_games(str(tmp_path / "g.db"), 6), limits)
     ann = Asker("s1", "hash-ann", "ann", "10.0.0.1")
     for game_id in (1, 2):
@@ -178,7 +178,7 @@ def test_tron_games_are_not_reviewed(tmp_path):
 async def test_a_live_games_ai_never_waits_for_a_review(tmp_path, monkeypatch):
     """While a long review runs on a two-worker server, an AI opponent's every turn gets a worker at once: reviews
     hold at most one worker less than there are, and none while a turn waits."""
-    server = GameServer(replace(config(str(tmp_path / "games.db")), review_limits=ReviewLimits(budget_ms=400)))
+    server = GameServer(replace(config(str(tmp_path / "games.db")), review_limits=ReviewLimits(review_ms=400)))
     await server.start()
     try:
         url = f"ws://127.0.0.1:{server.port}"
