@@ -30,7 +30,7 @@ SIGNS = {"blunder": "??", "mistake": "?", "inaccuracy": "?!"}
 GAMES = ("othello", "connect4", "pentago")
 """The games a review analyses (turn-based, with an AI); Tron is not reviewed."""
 DEFAULT_BUDGET_MS = 800
-"""Thinking time per position: a 60-move Othello game in about 50 s on one worker (bench/review_bench.py)."""
+"""Thinking time per position: a 60-move Othello game took 29 s on one worker (bench/review_bench.py)."""
 
 
 def reviewed(game: str) -> Game[Any, Any]:
