@@ -84,7 +84,8 @@ def analyse(
     rules = reviewed(game)
     if len(values) != len(moves) + 1:
         raise ValueError("one assessment per position is needed")
-    to_move = movers(game, positions(game, options, moves))
+    states = positions(game, options, moves)
+    to_move = movers(game, states)
     seats = to_move[:-1]
     names = rules.seat_names(rules.validate_options(options))
     evals = [_eval(game, value, seat, names) for value, seat in zip(values, to_move, strict=True)]
@@ -94,7 +95,8 @@ def analyse(
         before, after = values[index], values[index + 1]
         sign = 1.0 if to_move[index + 1] == seat else -1.0  # the next value is the next mover's
         best_chance, played_chance = before["chance"], sign * after["chance"]
-        loss = 0.0 if text == before["best"] else max(0.0, best_chance - played_chance)
+        same = _same_as_best(rules, states[index], states[index + 1], before["best"])
+        loss = 0.0 if same else max(0.0, best_chance - played_chance)
         losses[seat].append(loss)
         analysed.append(
             {
@@ -110,6 +112,18 @@ def analyse(
         )
     summary = [_summary(seat, losses[seat]) for seat in range(len(names))]
     return {"moves": analysed, "summary": summary, "budget_ms": budget_ms}
+
+
+def _same_as_best(rules: Game[Any, Any], before: Any, after: Any, best: str | None) -> bool:
+    """True if the move played reached the position the best move reaches (the best move itself, or in Pentago a
+    turn of an empty quadrant the other way): such a move loses nothing, whatever two searches say."""
+    if best is None:
+        return False
+    try:
+        (seat,) = rules.to_move(before)
+        return bool(rules.apply(before, {seat: rules.parse_move(before, best)}) == after)
+    except ValueError:  # a best move that does not parse or is not legal here: judge by the values
+        return False
 
 
 def _summary(seat: int, losses: list[float]) -> dict[str, Any]:

@@ -124,3 +124,14 @@ def test_win_chances_and_labels_follow_lichess_scale():
     labels start at 0.1 (inaccuracy), 0.2 (mistake) and 0.3 (blunder) of win chance lost."""
     assert win_chance(27, 10) == pytest.approx(0.4621, abs=1e-4)
     assert [label(loss) for loss in (0.05, 0.1, 0.2, 0.3, 2.0)] == [None, "inaccuracy", "mistake", "blunder", "blunder"]
+
+
+def test_a_move_reaching_the_best_moves_position_is_never_labelled():
+    """In Pentago, turning an empty quadrant one way or the other gives the same position: the move is judged as
+    the best one, however differently two searches valued it."""
+    values = [
+        {"chance": 0.5, "exact": False, "best": "a1 br cw", "margin": None},
+        {"chance": 0.5, "exact": False, "best": "f6 tl cw", "margin": None},  # the opponent's view: 0.5 for them
+    ]
+    assert analyse("pentago", {}, ["a1 br ccw"], values, BUDGET_MS)["moves"][0]["label"] is None
+    assert analyse("pentago", {}, ["a2 br ccw"], values, BUDGET_MS)["moves"][0]["label"] == "blunder"
