@@ -209,6 +209,7 @@ class GameNightApp(App[None]):
             remember_token(self.session_key, changes.token)
         if changes.welcomed:
             self.welcomed = True
+            self._ask_reviews_again()
         for notice in changes.notices:
             self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
         if self.connection is not None:  # offline, the state's own requests (a sync, list_players) wait
@@ -530,6 +531,13 @@ class GameNightApp(App[None]):
         review = Review(replay)
         await self.push_screen(ReviewScreen(self.model, review), lambda _: self._review_closed(review))
         self._send(Analyse(game_id=game_id))
+
+    def _ask_reviews_again(self) -> None:
+        """A (re)connection was welcomed: a dropped connection stopped waiting for its analyses on the server, so
+        each review screen still waiting asks again (a finished analysis comes back at once from the store)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ReviewScreen) and not screen.review.analysed:
+                self._send(Analyse(game_id=screen.review.game_id))
 
     def _review_closed(self, review: Review) -> None:
         """The review screen closed: if its analysis has not come, the server may stop making it for us."""

@@ -151,3 +151,51 @@ async def test_leaving_the_review_before_its_analysis_came_cancels_it():
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.lobby_screen, "the lobby")
         assert [(m.game_id, m.cancel) for m in server.sent_of(Analyse)] == [(4, False), (4, True)]
+
+
+async def test_a_review_still_waiting_asks_again_after_a_reconnect():
+    """A dropped connection stops the server waiting for us: once a new connection is welcomed, a review screen
+    still without its analysis sends `analyse` again, and shows the analysis that then comes."""
+    from gamenight.client import messages as ui
+    from gamenight.protocol.messages import Analyse, Analysis, GameRecord, GetGame, Queued
+    from gamenight.server.ai.analysis import assess_plain
+    from gamenight.server.games.connect4 import ConnectFour
+    from gamenight.server.lobby import replay_frames
+    from gamenight.server.review_report import analyse
+    from tests.client.recorded import FakeConnection, answer, fake_app, welcome
+
+    record = {
+        "game_id": 4,
+        "game": "connect4",
+        "options": ConnectFour().validate_options({}),
+        "moves": BLUNDER_GAME,
+        "players": [{"seat": 0, "label": "red", "name": "ann"}, {"seat": 1, "label": "yellow", "name": "bob"}],
+        "result": {"winner": 1, "winners": [1], "reason": "four"},
+        "finished_at": 0,
+    }
+    values = [assess_plain("connect4", {}, BLUNDER_GAME, ply, 20) for ply in range(len(BLUNDER_GAME) + 1)]
+    made = analyse("connect4", {}, BLUNDER_GAME, values, 20)
+    asked: list[Analyse] = []
+
+    def respond(request):
+        if isinstance(request, GetGame):
+            return [answer(GameRecord(record=record, frames=replay_frames(record)))]
+        if isinstance(request, Analyse):
+            asked.append(request)
+            if len(asked) == 1:
+                return [answer(Queued(game_id=4, ahead=0))]
+            return [answer(Analysis(game_id=4, moves=made["moves"], summary=made["summary"], budget_ms=20))]
+        return []
+
+    server = FakeConnection(respond, on_connect=[welcome()])
+    app = fake_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        app.post_message(ui.OpenReview(4))
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and asked, "the review screen")
+        screen = app.screen
+        assert not screen.review.analysed
+        server.push(welcome(session="s2"))  # a new connection's welcome
+        await wait_for(pilot, lambda: screen.review.analysed, "the analysis, asked for again")
+        assert [request.cancel for request in asked] == [False, False]
+        assert "7. e??" in _shown(screen, "#moves")
