@@ -70,6 +70,8 @@ async def test_review_from_the_history_steps_and_jumps_to_the_blunder(make_app, 
         summary = _shown(screen, "#review-summary")
         assert summary.count("%") == 2 and "??" in summary, "each seat's accuracy and labels"
         assert "7. e??" in _shown(screen, "#moves")
+        await pilot.press("right", "right")
+        assert "took 1.6 s" in _shown(screen, "#review-comment"), "the clock time of move 2"
 
         labelled = [step for step in range(1, 9) if screen.review.sign(step)]
         for step in labelled[: labelled.index(7) + 1]:
@@ -155,7 +157,8 @@ async def test_leaving_the_review_before_its_analysis_came_cancels_it():
 
 async def test_a_review_still_waiting_asks_again_after_a_reconnect():
     """A dropped connection stops the server waiting for us: once a new connection is welcomed, a review screen
-    still without its analysis sends `analyse` again, and shows the analysis that then comes."""
+    still without its analysis sends `analyse` again, and shows the analysis that then comes (with each move's
+    clock time)."""
     from gamenight.client import messages as ui
     from gamenight.protocol.messages import Analyse, Analysis, GameRecord, GetGame, Queued
     from gamenight.server.ai.analysis import assess_plain
@@ -173,6 +176,9 @@ async def test_a_review_still_waiting_asks_again_after_a_reconnect():
         "result": {"winner": 1, "winners": [1], "reason": "four"},
         "finished_at": 0,
     }
+    spent = [1500 + 100 * ply for ply in range(len(BLUNDER_GAME))]
+    seats = [ply % 2 for ply in range(len(BLUNDER_GAME))]
+    record["clock"] = {"initial_ms": 300_000, "increment_ms": 0, "days_per_move": 0, "move_ms": spent, "seats": seats}
     values = [assess_plain("connect4", {}, BLUNDER_GAME, ply, 20) for ply in range(len(BLUNDER_GAME) + 1)]
     made = analyse("connect4", {}, BLUNDER_GAME, values, 20)
     asked: list[Analyse] = []
@@ -199,3 +205,5 @@ async def test_a_review_still_waiting_asks_again_after_a_reconnect():
         await wait_for(pilot, lambda: screen.review.analysed, "the analysis, asked for again")
         assert [request.cancel for request in asked] == [False, False]
         assert "7. e??" in _shown(screen, "#moves")
+        await pilot.press("right", "right")
+        assert "took 1.6 s" in _shown(screen, "#review-comment"), "the clock time of move 2"
