@@ -56,6 +56,7 @@ class ReviewScreen(ReplayScreen):
                 yield Label("Accuracy", classes="side-heading")
                 yield Static(id="review-summary")
                 yield Sparkline([], id="review-graph")
+                yield Static(id="review-cursor")
                 yield Static(id="review-status")
                 yield ClockView(id="clocks")
                 yield Static(id="replay-step")
@@ -99,6 +100,7 @@ class ReviewScreen(ReplayScreen):
         """The replay's step, and the review's comment on the move that led to it."""
         super().show_step()
         review, step = self.review, self.replay.step
+        self._show_cursor()
         comment = Text()
         if review.analysed:
             comment.append_text(plain(f"position: {review.position_value(step)}", style="bold"))
@@ -109,6 +111,13 @@ class ReviewScreen(ReplayScreen):
         if spent is not None:
             comment.append_text(plain(f"\ntook {spent / 1000:.1f} s", style="dim"))
         self.query_one("#review-comment", Static).update(comment)
+
+    def _show_cursor(self) -> None:
+        """A mark under the graph where the shown position is (the graph spreads the positions over its width)."""
+        graph = self.query_one("#review-graph", Sparkline)
+        width = graph.content_size.width or MOVES_WIDTH
+        column = round(self.replay.step / max(1, self.replay.last) * (width - 1)) if self.review.analysed else 0
+        self.query_one("#review-cursor", Static).update(Text(" " * column + "▲") if self.review.analysed else "")
 
     def _show_moves(self) -> None:
         """The move list with each move's sign, the current move highlighted and scrolled into view."""
