@@ -33,6 +33,7 @@ from gamenight.client.link import Connect, ConnectionChanged, ServerLink, Server
 from gamenight.client.model import DEFAULT_AI_LEVEL, RoomPlan, quick_game_plan
 from gamenight.client.presence import Ask, offer_text
 from gamenight.client.replay import Replay
+from gamenight.client.review import REVIEWED_GAMES, Review
 from gamenight.client.screens.challenge import InvitePlan, InviteScreen, OfferScreen
 from gamenight.client.screens.dialogs import NameScreen
 from gamenight.client.screens.game import GameScreen
@@ -45,6 +46,7 @@ from gamenight.client.screens.ratings import (
     ShowLeaderboard,
     ShowPlayerCard,
 )
+from gamenight.client.screens.review import ReviewScreen
 from gamenight.client.screens.tournaments import (
     OpenTournament,
     ReplayTournamentGame,
@@ -60,6 +62,7 @@ from gamenight.protocol.messages import (
     Abort,
     Accept,
     AddAi,
+    Analyse,
     ChallengeRequest,
     Chat,
     CreateRoom,
@@ -206,6 +209,7 @@ class GameNightApp(App[None]):
             remember_token(self.session_key, changes.token)
         if changes.welcomed:
             self.welcomed = True
+            self._ask_reviews_again()
         for notice in changes.notices:
             self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
         if self.connection is not None:  # offline, the state's own requests (a sync, list_players) wait
@@ -501,6 +505,44 @@ class GameNightApp(App[None]):
     def on_open_replay(self, event: ui.OpenReplay) -> None:
         """Ask for one finished game; its reply opens the replay viewer."""
         self.model.asked_replay(self._send(GetGame(game_id=event.game_id)))
+
+    # -- game review (client/screens/review.py, issue 36) ------------------------------------------------------------
+    def on_open_review(self, event: ui.OpenReview) -> None:
+        """Fetch a finished game, open the review screen on it and ask for its analysis."""
+        self._start(self._open_review(event.game_id, event.room))
+
+    async def _open_review(self, game_id: int | None, room: str | None) -> None:
+        """The review flow: the game's id (the room's latest game, when opened from the game-over dialog), its
+        record, the screen, then `analyse` (the analysis, or its progress, reaches the screen as it comes)."""
+        if game_id is None:
+            listed = await self._request(ListGames(room=room, limit=1))
+            if not isinstance(listed, Games) or not listed.games:
+                self.notify("That game is not in the history", severity="warning")
+                return
+            game_id = int(listed.games[0]["game_id"])
+        reply = await self._request(GetGame(game_id=game_id))
+        if not isinstance(reply, GameRecord):
+            return  # the refusal was shown as a notice
+        game = str(reply.record.get("game", ""))
+        if game not in REVIEWED_GAMES:
+            self.notify(f"{self.model.lobby.title(game)} games are not reviewed", severity="warning")
+            return
+        replay = Replay(reply.record, reply.frames, self.model.lobby.games.get(game), board_spec(game).fold)
+        review = Review(replay)
+        await self.push_screen(ReviewScreen(self.model, review), lambda _: self._review_closed(review))
+        self._send(Analyse(game_id=game_id))
+
+    def _ask_reviews_again(self) -> None:
+        """A (re)connection was welcomed: a dropped connection stopped waiting for its analyses on the server, so
+        each review screen still waiting asks again (a finished analysis comes back at once from the store)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ReviewScreen) and not screen.review.analysed:
+                self._send(Analyse(game_id=screen.review.game_id))
+
+    def _review_closed(self, review: Review) -> None:
+        """The review screen closed: if its analysis has not come, the server may stop making it for us."""
+        if not review.analysed and self.connection is not None and self.connection.connected:
+            self._send(Analyse(game_id=review.game_id, cancel=True))
 
     def on_move_chosen(self, event: ui.MoveChosen) -> None:
         """Play a move; turn-based moves carry the seq they were made on, so stale clicks are refused."""

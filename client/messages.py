@@ -117,6 +117,15 @@ class OpenReplay(Message):
         self.game_id = game_id
 
 
+class OpenReview(Message):
+    """Fetch one finished game (by id, or the latest of a room) and open the review screen on it (issue 36)."""
+
+    def __init__(self, game_id: int | None = None, room: str | None = None) -> None:
+        super().__init__()
+        self.game_id = game_id
+        self.room = room
+
+
 # -- up: from the room ----------------------------------------------------------------------------------
 
 

@@ -18,6 +18,8 @@ from gamenight.client.presence import Offer, Presence
 from gamenight.client.replay import HistoryEntry
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
+    Analysis,
+    AnalysisProgress,
     Batch,
     ChallengeGone,
     Error,
@@ -36,6 +38,7 @@ from gamenight.protocol.messages import (
     Moved,
     PlayerCard,
     Profile,
+    Queued,
     RoomInfo,
     Rooms,
     State,
@@ -77,6 +80,7 @@ class Changes:
     closed: bool = False  # your room is gone or you left it: back to the lobby
     history: bool = False  # the history list arrived
     record: GameRecord | None = None  # the finished game asked for arrived: open the replay
+    review: Analysis | AnalysisProgress | Queued | None = None  # news of a game's review (the review screen)
     restore: bool | None = None  # a reconnect was welcomed (True: the session was resumed): get the room back
     token: str | None = None  # the resume token of a welcome, to keep for the next run
     welcomed: bool = False  # a (re)connection was welcomed: a watching lobby asks for its pushes again
@@ -202,6 +206,8 @@ class ClientState:
                 if message.id is not None and message.id == self.history.replay_request:
                     self.history.replay_request = None
                     changes.record = message
+            case Analysis() | AnalysisProgress() | Queued():
+                changes.review = message
             case Tournaments():
                 self.tournaments.listed = message
                 changes.tournaments = True

@@ -233,6 +233,16 @@ class GetGame(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Analyse(Message):
+    """Ask for a finished game's review (docs/review.md): `analysis` at once if it is stored, else `queued`, then
+    `analysis_progress` and `analysis`. `cancel` withdraws the request (the analysis stops if nobody else waits)."""
+
+    type: ClassVar[str] = "analyse"
+    game_id: int
+    cancel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Leaderboard(Message):
     """Ask for a page of a rating pool's players, best first: `game` is a game or "<game>-ffa" (Tron, 3-4 riders).
 
@@ -595,6 +605,39 @@ class GameRecord(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Queued(Message):
+    """Reply to analyse when the analysis is not stored yet: it runs after `ahead` other analyses."""
+
+    type: ClassVar[str] = "queued"
+    game_id: int
+    ahead: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisProgress(Message):
+    """Pushed to those waiting for an analysis while it runs: `done` of `total` positions are assessed. The reply to
+    a cancelling analyse has `waiting` false."""
+
+    type: ClassVar[str] = "analysis_progress"
+    game_id: int
+    done: int
+    total: int
+    waiting: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis(Message):
+    """A finished game's review (docs/review.md): per move its values, the best move and a label; per seat a
+    summary. The reply to analyse when stored, else pushed to everyone waiting once it is done."""
+
+    type: ClassVar[str] = "analysis"
+    game_id: int
+    moves: list[Any]
+    summary: list[Any]
+    budget_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Leaders(Message):
     """Reply to leaderboard: one page of the pool, with how many players it has in all."""
 
@@ -805,6 +848,7 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Sync,
     ListGames,
     GetGame,
+    Analyse,
     ListPlayers,
     ChallengeRequest,
     Invite,
@@ -833,6 +877,9 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Batch,
     Games,
     GameRecord,
+    Queued,
+    AnalysisProgress,
+    Analysis,
     Players,
     Player,
     ChallengeSent,

@@ -27,6 +27,7 @@ from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_forkserver
 from gamenight.server.guard import FrameLimits
 from gamenight.server.records import StoreError
+from gamenight.server.review import ReviewLimits
 from gamenight.server.store import open_store, shown
 
 if TYPE_CHECKING:
@@ -154,11 +155,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 LIMIT_NAMES = tuple(
     f.name
-    for cls in (ServerConfig, LobbyLimits, FrameLimits)
+    for cls in (ServerConfig, LobbyLimits, FrameLimits, ReviewLimits)
     for f in fields(cls)
     if f.type in ("int", "float") and f.name not in ("port", "ping_interval")
 )
-"""Every number `--limit` may set: the fields of ServerConfig (connections, rates), LobbyLimits and FrameLimits."""
+"""Every number `--limit` may set: the fields of ServerConfig (connections, rates), LobbyLimits, FrameLimits and
+ReviewLimits (game review, docs/review.md)."""
 
 
 def parse_limit(text: str) -> tuple[str, float]:
@@ -177,7 +179,7 @@ def parse_limit(text: str) -> tuple[str, float]:
 
 
 def apply_limits(config: ServerConfig, limits: list[tuple[str, float]]) -> ServerConfig:
-    """The config with each `--limit` applied to whichever part (server, lobby, frames) has that name."""
+    """The config with each `--limit` applied to whichever part (server, lobby, frames, review) has that name."""
     chosen = dict(limits)
 
     def pick(obj: Any) -> dict[str, Any]:
@@ -192,6 +194,7 @@ def apply_limits(config: ServerConfig, limits: list[tuple[str, float]]) -> Serve
         **pick(config),
         lobby_limits=replace(config.lobby_limits, **pick(config.lobby_limits)),
         frame_limits=replace(config.frame_limits, **pick(config.frame_limits)),
+        review_limits=replace(config.review_limits, **pick(config.review_limits)),
     )
 
 
@@ -302,15 +305,19 @@ async def open_front_door(web: WebOptions, config: ServerConfig, server: GameSer
 
 
 def export_game(db: str, game_id: int) -> int:
-    """Print one finished game as JSON; exit status 1 if there is no such game."""
+    """Print one finished game as JSON, with its review (`analysis`) if it has one; exit status 1 if there is no such
+    game."""
     store = open_store(db)
     try:
         record = store.get_game(game_id)
+        analysis = store.analysis(game_id) if record is not None else None
     finally:
         store.close()
     if record is None:
         print(f"gamenight-server: no finished game {game_id} in {shown(db)}", file=sys.stderr)
         return 1
+    if analysis is not None:
+        record["analysis"] = analysis
     print(json.dumps(record, indent=2))
     return 0
 

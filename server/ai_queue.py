@@ -38,7 +38,7 @@ class AiQueue:
         """A turn wants a worker: None if it took one now, else its place in the queue (granted later by
         `release`, or given up with `leave`)."""
         if self._may_start(exhibition) and not any(self._may_start(w.exhibition) for w in self.waiting):
-            self._take(room, exhibition)  # a free worker nobody waiting may take (all-AI turns wait for their cap)
+            self.take(room, exhibition)  # a free worker nobody waiting may take (all-AI turns wait for their cap)
             return None
         waiter = Waiter(exhibition, next(self._order), room)
         self.waiting.append(waiter)
@@ -64,9 +64,14 @@ class AiQueue:
                 return granted
             chosen = min(ready, key=lambda w: (w.exhibition, self.by_room.get(w.room, 0), w.order))
             self.waiting.remove(chosen)
-            self._take(chosen.room, chosen.exhibition)
+            self.take(chosen.room, chosen.exhibition)
             chosen.granted = True
             granted.append(chosen)
+
+    def background_may_start(self) -> bool:
+        """True if background work (a game review's position) may take a worker now: no AI turn waits, and one
+        worker stays free for the next turn (with one worker, that one when idle)."""
+        return not self.waiting and self.running < max(1, self.workers - 1)
 
     def _may_start(self, exhibition: bool) -> bool:
         """True if a worker is free for a turn of this kind now."""
@@ -74,7 +79,7 @@ class AiQueue:
             return False
         return not exhibition or self.exhibitions < max(1, self.workers - 1)
 
-    def _take(self, room: str, exhibition: bool) -> None:
+    def take(self, room: str, exhibition: bool) -> None:
         """Count a worker as taken by `room`."""
         self.running += 1
         self.exhibitions += exhibition

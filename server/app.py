@@ -34,7 +34,7 @@ from websockets.protocol import State as SocketState
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
-from gamenight.protocol.messages import Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
+from gamenight.protocol.messages import Analyse, Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.admission import LobbyLimits
 from gamenight.server.ai_queue import AiQueue, Waiter
 from gamenight.server.directory import UNAVAILABLE_TEXT
@@ -47,7 +47,17 @@ from gamenight.server.lobby import Lobby
 from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag, Send
 from gamenight.server.outgoing import Batcher, Outgoing
-from gamenight.server.records import GameFinished, NameClaimed, Record, StoreBackend, StoreError, TournamentSaved
+from gamenight.server.records import (
+    AnalysisSaved,
+    GameFinished,
+    NameClaimed,
+    Record,
+    StoreBackend,
+    StoreError,
+    TournamentSaved,
+)
+from gamenight.server.review import ReviewLimits
+from gamenight.server.review_runner import ReviewRunner
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
 from gamenight.server.store import open_store
 
@@ -62,6 +72,7 @@ MAX_HISTORY_PENDING = 32  # history requests waiting for the history thread at o
 MAX_HISTORY_PER_SESSION = 2  # ... and from one session
 HISTORY_RETRY_MS = 1000  # the `retry_after_ms` of a history request refused as busy (or lost with its worker)
 PURGE_INTERVAL_S = 3600.0  # how often closed rooms past their retention are deleted from the database
+REVIEW_SLOT = "(review)"  # how the fair queue counts the workers game reviews hold (no room has this code)
 AI_GRACE_MS = 2000  # an AI answer later than its budget plus this is abandoned for a fallback move
 HELLO_TIMEOUT_S = 10.0  # a connection that has not said hello by then is closed
 IDLE_CLOSE = 1001  # "going away": an idle lobby connection, closed to free its slot
@@ -111,6 +122,7 @@ class ServerConfig:
     node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
     public_url: str | None = None  # how clients reach this node (default: ws://host:port)
     loopback: bool = False  # also listen on 127.0.0.1 (plain ws://, a free port) for the web front door's clients
+    review_limits: ReviewLimits = field(default_factory=ReviewLimits)  # game review: budget, queue, bounds
 
 
 class TokenBucket:
@@ -248,6 +260,17 @@ class GameServer:
         self.ai_queue = AiQueue(config.ai_workers or os.cpu_count() or 1)  # the workers' fair queue
         self._ai_wakers: dict[Waiter, asyncio.Future[None]] = {}  # a waiting AI turn -> what wakes it
         self.node: NodeHooks = LoneNode(self)  # a cluster's node, set by `start` with `config.cluster`
+        self.lobby.reviews.limits = config.review_limits  # game review (issue 36): its positions run below AI turns
+        self.reviews = ReviewRunner(
+            self.lobby.reviews,
+            pool=self._ai_pool,
+            may_start=self.ai_queue.background_may_start,
+            take=partial(self.ai_queue.take, REVIEW_SLOT, False),
+            release=partial(self._ai_release, REVIEW_SLOT, False),
+            deliver=self.deliver,
+            spawn=self.spawn,
+            grace_ms=AI_GRACE_MS,
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> Server:
@@ -287,6 +310,7 @@ class GameServer:
         self.spawn(self._sweeper())
         self.spawn(self._lag_prober())
         self.spawn(self._warm_ai())
+        self.spawn(self.reviews.run())
         if self.config.metrics:
             self.spawn(self.metrics.probe_loop())
         return self._server
@@ -490,6 +514,8 @@ class GameServer:
                 self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
             self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
+            if isinstance(msg, Analyse):
+                self.reviews.wake()
         except Exception:
             log.exception("bug while handling %s", msg.type)
             self._reply_error(ws, ErrorCode.INTERNAL_ERROR, "the server hit a bug; it has been logged", msg.id)
@@ -732,9 +758,8 @@ class GameServer:
         rated = [(r.player, r.pool) for record in records if isinstance(record, GameFinished) for r in record.ratings]
         if rated:
             self._unrate(rated)
-        codes = list(
-            dict.fromkeys(record.code for record in records if not isinstance(record, NameClaimed | TournamentSaved))
-        )
+        roomless = NameClaimed | TournamentSaved | AnalysisSaved  # an analysis not stored is made again when asked
+        codes = list(dict.fromkeys(record.code for record in records if not isinstance(record, roomless)))
         spare = requester[1] if requester is not None else None
         for code in codes:
             self.deliver(self.lobby.take_offline(code, spare))
@@ -829,6 +854,7 @@ class GameServer:
             woken = self._ai_wakers.get(waiter)
             if woken is not None and not woken.done():
                 woken.set_result(None)
+        self.reviews.wake()  # a review position may start if no turn waits
 
     async def _pace(self, turn: AiTurn, spent_s: float) -> None:
         """Keep all-AI games watchable: wait out the room's `ai_pace_ms` between AI moves."""

@@ -47,6 +47,8 @@ class History(Protocol):
 
     def profile(self, player: str, viewer: str | None) -> tuple[list[StoredRating], list[dict[str, Any]]]: ...
 
+    def analysis(self, game_id: int) -> dict[str, Any] | None: ...
+
 
 def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:
     """The positions of a finished game, replayed through its rules: the start, then one frame per move."""

@@ -27,6 +27,7 @@ from gamenight.protocol.messages import (
     ROOMS_PAGE,
     Accept,
     AddAi,
+    Analyse,
     CancelTournament,
     ChallengeRequest,
     Chat,
@@ -68,6 +69,7 @@ from gamenight.server.listing import Listing
 from gamenight.server.presence import Presence
 from gamenight.server.rated import RatingBook
 from gamenight.server.records import GameFinished, StoredRoom
+from gamenight.server.review import Asker, ReviewService
 from gamenight.server.room import Outbox, Refusal, Room
 from gamenight.server.room_options import describe
 from gamenight.server.room_requests import ROOM_ACTIONS, RoomRequests, players_of, reply
@@ -106,6 +108,7 @@ class Lobby:
         )
         self.history = HistoryService(history, self.ratings)
         self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
+        self.reviews = ReviewService(history)  # game review (issue 36, server/review.py)
         self.sessions.on_forget = self.tournaments.forget_session
         self.challenges.invitation_gone = self.tournaments.invitation_gone
         self.rooms = self.directory.rooms  # the lobby's view of its services' main tables (the same dicts)
@@ -170,6 +173,7 @@ class Lobby:
         if client is None:
             return out
         self.listing.watch(session, False)
+        self.reviews.gone(session)
         self.challenges.drop(client, out, now)
         self.presence.push(client.name, out)
         for code in sorted(client.rooms):
@@ -228,6 +232,7 @@ class Lobby:
             CancelTournament: tournaments.cancel,
             GetTournament: lambda client, msg, now: tournaments.get(client, msg.tournament, msg.id),
             ListTournaments: lambda client, msg, now: reply(client, tournaments.listing(msg.id)),
+            Analyse: lambda client, msg, now: self.reviews.request(Asker.of(client), msg, now),
         }
         for request in (ListGames, GetGame, Leaderboard, Profile):
             table[request] = lambda client, msg, now: reply(client, self.history.answer(msg, client.token_hash))

@@ -173,6 +173,14 @@ class TournamentSaved:
 
 
 @dataclass(frozen=True, slots=True)
+class AnalysisSaved:
+    """A finished game's review (server/review.py, docs/review.md), made once and kept with the game."""
+
+    game_id: int
+    analysis: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class RoomClosed:
     """A room closed; it will not be restored."""
 
@@ -190,6 +198,7 @@ Record = (
     | RoomClosed
     | NameClaimed
     | TournamentSaved
+    | AnalysisSaved
 )
 
 
@@ -251,5 +260,7 @@ class StoreBackend(Protocol):
     ) -> list[dict[str, Any]]: ...
 
     def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None: ...
+
+    def analysis(self, game_id: int) -> dict[str, Any] | None: ...
 
     def close(self) -> None: ...

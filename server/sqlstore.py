@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gamenight.server.records import (
+    AnalysisSaved,
     ClockSaved,
     GameFinished,
     GameStarted,
@@ -45,7 +46,7 @@ from gamenight.server.records import (
 
 RECENT_RATED = 10  # rated games a profile lists
 
-# The tables of the current schema (SQLite's 9, PostgreSQL's 2), in the column order upgrades leave them in. The
+# The tables of the current schema (SQLite's 10, PostgreSQL's 3), in the column order upgrades leave them in. The
 # {names} are the dialect's types (`Dialect.types`). JSON values are TEXT in both: written and read whole, never
 # queried inside (game_players is the index by player), and TEXT gives them back byte for byte.
 SCHEMA = """
@@ -158,6 +159,11 @@ CREATE TABLE tournaments (
     finished {bool} NOT NULL DEFAULT {false},
     created_at {real} NOT NULL,
     owner_epoch {bigint} NOT NULL DEFAULT 0
+);
+CREATE TABLE analyses (
+    game_id {bigint} PRIMARY KEY REFERENCES games(id),
+    data TEXT NOT NULL,
+    created_at {real} NOT NULL
 );
 """
 
@@ -364,6 +370,13 @@ class SqlStore(ABC):
                     "INSERT INTO tournaments (id, data, finished, created_at) VALUES (?, ?, ?, ?)"
                     " ON CONFLICT (id) DO UPDATE SET data = excluded.data, finished = excluded.finished",
                     (record.id, json.dumps(record.data), record.finished, now),
+                )
+            case AnalysisSaved():
+                # One analysis per game ever: a second one (two nodes of a cluster racing) leaves the first.
+                db.execute(
+                    "INSERT INTO analyses (game_id, data, created_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (game_id) DO NOTHING",
+                    (record.game_id, json.dumps(record.analysis), now),
                 )
             case RoomClosed():
                 db.execute("UPDATE rooms SET closed = TRUE, closed_at = ? WHERE code = ?", (now, record.code))
@@ -607,6 +620,15 @@ class SqlStore(ABC):
         with self._session() as db:
             row = db.execute(sql, args).fetchone()
         return None if row is None else replay_record(row)
+
+    def analysis(self, game_id: int) -> dict[str, Any] | None:
+        """A finished game's stored review (docs/review.md), or None if it has none yet. Who may see it is the
+        caller's check (`get_game` with the viewer)."""
+        if not 0 <= game_id < 2**63:
+            return None
+        with self._session() as db:
+            row = db.execute("SELECT data FROM analyses WHERE game_id = ?", (game_id,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
 
 # -- rows as the server reads them ------------------------------------------------------------------------------------

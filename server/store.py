@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from gamenight.server.records import TOURNAMENT_FENCE, Fenced, StoreBackend, StoreError
 from gamenight.server.sqlstore import SQLITE, Session, SqlStore, check_version
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 BUSY_TIMEOUT_MS = 2000  # how long a connection waits for another process's write lock on the file
 WAL_RETRY_S = 0.005  # how often the switch to WAL mode is tried again while another process opens the file
 
@@ -174,6 +174,14 @@ MIGRATIONS: dict[int, str] = {
     # The same for tournaments (server/cluster/tours.py): the node running one claims it by raising its epoch, and
     # its writes carry the epoch as a fence (`tournament_fence`), so a node that lost a tournament cannot store it.
     8: "ALTER TABLE tournaments ADD COLUMN owner_epoch INTEGER NOT NULL DEFAULT 0",
+    # Game review (issue 36, server/review.py): each finished game's analysis, made once and kept with the game.
+    9: """
+    CREATE TABLE analyses (
+        game_id INTEGER PRIMARY KEY REFERENCES games(id),
+        data TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    """,
 }
 
 PG_SCHEMES = ("postgresql", "postgres")

@@ -7,9 +7,9 @@ server/sqlstore.py's `SqlStore`; this module has what is PostgreSQL's own:
 - The connection: psycopg, imported with this module, which `open_store` imports only for a PostgreSQL URL.
 - The schema (sqlstore.SCHEMA in PostgreSQL's types: an identity column for games.id, booleans for flags, DOUBLE
   PRECISION for times). Its version is in `gamenight_schema`, in PostgreSQL's own numbering (its version 1 is
-  SQLite's 8, version 2 SQLite's 9): a new database gets the current schema, `PG_MIGRATIONS[n]` upgrades version n
-  to n+1. Both run under an advisory lock, so nodes starting together on an empty database do not race; a database
-  from a newer gamenight is refused.
+  SQLite's 8, version 2 SQLite's 9, version 3 SQLite's 10): a new database gets the current schema,
+  `PG_MIGRATIONS[n]` upgrades version n to n+1. Both run under an advisory lock, so nodes starting together on an
+  empty database do not race; a database from a newer gamenight is refused.
 - `write` is one transaction. Its fences lock the fenced rooms' rows (`SELECT ... FOR UPDATE`, in code order)
   before anything is written: a concurrent `claim_room` (an UPDATE of the same row) waits for the batch to
   commit, and a batch that comes after a claim waits for the claim and then reads the raised epoch (READ
@@ -42,7 +42,7 @@ except ImportError as exc:  # the `cluster` extra is not installed
 from gamenight.server.sqlstore import POSTGRES, Session, SqlStore, check_version
 from gamenight.server.store import shown
 
-PG_SCHEMA_VERSION = 2
+PG_SCHEMA_VERSION = 3
 CONNECT_TIMEOUT_S = 3  # a server that does not answer fails the start (or the write) instead of hanging it
 RECONNECT_PAUSE_S = 5.0  # after a failed reconnect, calls fail at once for this long (the event loop waits on writes)
 # libpq's TCP settings: a connection to a server that vanished (power, network) fails within seconds instead of
@@ -61,6 +61,9 @@ PG_MIGRATIONS: dict[int, str] = {
     # (Version 0 is an empty database: it gets sqlstore.SCHEMA whole.)
     # SQLite's migration 8: the owner epoch of a tournament (fenced writes of a cluster's tournaments).
     1: "ALTER TABLE tournaments ADD COLUMN owner_epoch BIGINT NOT NULL DEFAULT 0",
+    # SQLite's migration 9: each finished game's analysis (game review, issue 36).
+    2: "CREATE TABLE analyses (game_id BIGINT PRIMARY KEY REFERENCES games(id), data TEXT NOT NULL,"
+    " created_at DOUBLE PRECISION NOT NULL)",
 }
 
 

@@ -134,23 +134,26 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-REMATCH, LOBBY, STAY = "rematch", "lobby", "stay"
+REMATCH, LOBBY, STAY, REVIEW = "rematch", "lobby", "stay", "review"
 
 
 class GameOverScreen(ModalScreen[str]):
-    """The result and why; closes with "rematch", "lobby" or "stay" (look at the final board)."""
+    """The result and why; closes with "rematch", "lobby", "review" (the game's review) or "stay" (look at the final
+    board)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "choose('rematch')", "Rematch"),
+        Binding("v", "choose('review')", "Review"),
         Binding("b", "choose('lobby')", "Lobby"),
         Binding("escape", "choose('stay')", "See the board"),
     ]
 
-    def __init__(self, headline: str, detail: str, can_rematch: bool) -> None:
+    def __init__(self, headline: str, detail: str, can_rematch: bool, can_review: bool = False) -> None:
         super().__init__()
         self.headline = headline
         self.detail = detail
         self.can_rematch = can_rematch
+        self.can_review = can_review  # the game is one the server reviews (issue 36)
 
     def compose(self) -> ComposeResult:
         """The dialog's text, field and buttons."""
@@ -161,6 +164,8 @@ class GameOverScreen(ModalScreen[str]):
                 if self.can_rematch:
                     yield Button("Rematch (r)", variant="primary", id=REMATCH)
                 yield Button("See the board (Esc)", id=STAY)
+                if self.can_review:
+                    yield Button("Review (v)", id=REVIEW)
                 yield Button("Lobby (b)", id=LOBBY)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -168,8 +173,8 @@ class GameOverScreen(ModalScreen[str]):
         self.dismiss(event.button.id or STAY)
 
     def action_choose(self, choice: str) -> None:
-        """Close with the key's choice (rematch only when it is offered)."""
-        if choice != REMATCH or self.can_rematch:
+        """Close with the key's choice (rematch and review only when they are offered)."""
+        if (choice != REMATCH or self.can_rematch) and (choice != REVIEW or self.can_review):
             self.dismiss(choice)
 
 
@@ -189,9 +194,11 @@ by themselves
 **Online** — `Tab` to the online list (bots marked `[bot]`) · `p` (or `Enter`) challenges the selected player ·
 `w` withdraws your waiting challenge. A challenge to you asks: `y` accepts, `n` declines
 
-**History** — `g` filter by game · `m` only my games · `Enter` replays the selected game ·
+**History** — `g` filter by game · `m` only my games · `Enter` replays the selected game · `v` reviews it ·
 `Esc` back. **Replay** — `←`/`→` (or `h`/`l`) step back and forth · `PgUp`/`PgDn` ten moves ·
-`Home`/`End` jump to the start or the end · `Esc` back to the history
+`Home`/`End` jump to the start or the end · `Esc` back to the history. **Review** — as a replay, and `n`/`p` jump
+to the next and previous labelled move (`?!` inaccuracy, `?` mistake, `??` blunder). `v` in the game-over dialog
+reviews the game just played
 
 **In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `i` invite someone
 online into an open seat (host, before the start) · `p` the players' cards (each press the next) · `r` rematch ·

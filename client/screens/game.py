@@ -24,6 +24,7 @@ from gamenight.client.messages import (
     ModelChanged,
     MoreTime,
     OpenInvite,
+    OpenReview,
     Rematch,
     RemoveAi,
     Resign,
@@ -33,8 +34,9 @@ from gamenight.client.messages import (
 )
 from gamenight.client.model import RoomSession, describe_result, headline, status_text
 from gamenight.client.plain import plain
+from gamenight.client.review import REVIEWED_GAMES
 from gamenight.client.screens.base import GameNightScreen
-from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
+from gamenight.client.screens.dialogs import LOBBY, REMATCH, REVIEW, ConfirmScreen, GameOverScreen, HelpScreen
 from gamenight.client.screens.ratings import ShowPlayerCard
 from gamenight.client.state import ClientState
 from gamenight.client.widgets import board_spec
@@ -207,10 +209,11 @@ class GameScreen(GameNightScreen):
         self.logged += len(lines)
 
     def show_game_over(self, result: Result) -> None:
-        """The result dialog, with a rematch button for players."""
+        """The result dialog, with a rematch button for players and a review button for reviewed games."""
         session = self.session
+        reviewed = session.game in REVIEWED_GAMES
         self.app.push_screen(
-            GameOverScreen(headline(result, session), describe_result(result, session), session.playing),
+            GameOverScreen(headline(result, session), describe_result(result, session), session.playing, reviewed),
             self._after_game_over,
         )
 
@@ -220,6 +223,8 @@ class GameScreen(GameNightScreen):
             self.action_rematch()
         elif choice == LOBBY:
             self.post_message(LeaveRoom())
+        elif choice == REVIEW:
+            self.post_message(OpenReview(room=self.session.code))
 
     # -- input ------------------------------------------------------------------------------------------------
     @on(Input.Submitted, "#chat")

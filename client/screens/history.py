@@ -22,7 +22,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Label, Select, Static, Switch
 from textual.widgets.data_table import ColumnKey
 
-from gamenight.client.messages import LoadHistory, ModelChanged, OpenReplay
+from gamenight.client.messages import LoadHistory, ModelChanged, OpenReplay, OpenReview
 from gamenight.client.plain import plain
 from gamenight.client.replay import Replay
 from gamenight.client.screens.base import GameNightScreen
@@ -49,6 +49,7 @@ class HistoryScreen(GameNightScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "replay", "Replay", show=False),
+        Binding("v", "review", "Review"),
         Binding("g", "next_game", "Game filter"),
         Binding("m", "toggle_mine", "My games"),
         Binding("r", "reload", "Refresh"),
@@ -164,6 +165,14 @@ class HistoryScreen(GameNightScreen):
             return
         self.post_message(OpenReplay(game_id))
 
+    def action_review(self) -> None:
+        """Open the review screen on the selected game (issue 36)."""
+        game_id = self.selected_game()
+        if game_id is None:
+            self.notify("No game selected", severity="warning")
+            return
+        self.post_message(OpenReview(game_id))
+
     def action_next_game(self) -> None:
         """Cycle the game filter: all games, then each game."""
         select = self.query_one("#history-game", Select)
@@ -227,9 +236,13 @@ class ReplayScreen(GameNightScreen):
     def on_mount(self) -> None:
         """Title and the start position."""
         replay = self.replay
-        self.title = f"Replay of game {replay.game_id} · {self.model.lobby.title(replay.game)}"
+        self.title = self.heading()
         self.query_one("#replay-result", Static).update(plain(replay.result_text(), style="bold"))
         self.show_step()
+
+    def heading(self) -> str:
+        """The screen's title: "Replay of game 12 · Othello"."""
+        return f"Replay of game {self.replay.game_id} · {self.model.lobby.title(self.replay.game)}"
 
     def on_resize(self) -> None:
         """The move list's columns follow the panel's width."""

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from gamenight.server.records import (
+    AnalysisSaved,
     ClockSaved,
     Fenced,
     GameFinished,
@@ -100,6 +101,18 @@ def finished(code: str, names: list[str], game: str = "othello", **extra: object
     return GameFinished(
         code, 0, game, {"size": 8}, players, {"winner": 0, "reason": "resign"}, ["f5", "d6"], "f5 d6", **extra
     )
+
+
+def test_a_games_analysis_is_stored_once_and_reads_back_exactly(store: StoreBackend) -> None:
+    """A finished game's review (AnalysisSaved) reads back exactly; a second one for the same game (two nodes
+    racing) leaves the first; a game with none has none."""
+    store.write([finished("ROOM1", ["ann", "bo"])])
+    moves = [{"ply": 1, "label": "blunder", "eval_before": {"chance": 0.5}}]
+    analysis = {"moves": moves, "summary": [], "budget_ms": 8}
+    assert store.analysis(1) is None
+    store.write([AnalysisSaved(1, analysis)])
+    store.write([AnalysisSaved(1, {**analysis, "budget_ms": 9})])
+    assert store.analysis(1) == analysis and store.analysis(2) is None and store.analysis(2**64) is None
 
 
 def test_rooms_seats_moves_clocks_and_takebacks_read_back_exactly(store: StoreBackend) -> None:
@@ -572,8 +585,9 @@ def test_postgres_schema_has_the_tables_columns_and_indexes_of_sqlites(pg_url: s
 def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_before(
     pg_server: PgServer, pg_url: str
 ) -> None:
-    """A new PostgreSQL database, and one of schema 1 upgraded, get exactly the version, tables, columns, types,
-    defaults and indexes the earlier store made (tests/data/store_pg_v2.sql): nodes of either release share one."""
+    """A new PostgreSQL database, and ones of schema 1 and 2 upgraded, get exactly the same version, tables, columns,
+    types, defaults and indexes, those of the earlier store (tests/data/store_pg_v2.sql) with the review's table
+    added (migration 2): nodes of either release share one."""
     import psycopg
 
     script = OLD_PG.read_text()
@@ -583,9 +597,11 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
             conn.execute(script)
         with psycopg.connect(upgraded, autocommit=True) as conn:
             conn.execute(script.split("-- version 2")[0])
-        open_store(pg_url).close()
-        open_store(upgraded).close()
+        before = schema(reference)
+        for target in (pg_url, reference, upgraded):
+            open_store(target).close()
         assert schema(pg_url) == schema(reference) == schema(upgraded)
+        assert [row for row in schema(reference)[1] if row[0] != "analyses"] == before[1] and before[0] == [(2,)]
     finally:
         pg_server.drop_database(reference)
         pg_server.drop_database(upgraded)

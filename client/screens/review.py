@@ -1,0 +1,143 @@
+"""The review screen (issue 36): a finished game move by move, as the replay viewer draws it, with the server's
+analysis: each move's sign (?! ? ??) and the best move, the value of each position, a graph of the first seat's
+win chance over the game, each seat's accuracy, and the time each move took.
+
+Opened from the game-over dialog or the history (`OpenReview`); the app fetches the game, opens this screen and
+sends `analyse`; the analysis (or its progress) reaches it as `ModelChanged.changes.review`. Leaving before the
+analysis came makes the app cancel the request.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
+from textual.widgets import Footer, Header, Label, Sparkline, Static
+
+from gamenight.client.messages import ModelChanged
+from gamenight.client.plain import plain
+from gamenight.client.review import Review, summary_rows
+from gamenight.client.screens.history import MOVES_WIDTH, ReplayScreen
+from gamenight.client.state import ClientState
+from gamenight.client.widgets import board_spec
+from gamenight.client.widgets.clock import ClockView
+from gamenight.client.widgets.panel import moves_columns, moves_line_of, seat_chip
+
+
+class ReviewScreen(ReplayScreen):
+    """One finished game with its analysis; the replay viewer's keys, and `n` / `p` for the next / previous
+    labelled move."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "labelled(1)", "Next mistake"),
+        Binding("p", "labelled(-1)", "Previous mistake"),
+    ]
+
+    def __init__(self, model: ClientState, review: Review) -> None:
+        super().__init__(model, review.replay)
+        self.review = review
+
+    def compose(self) -> ComposeResult:
+        """Header, the board, a side panel (result, players, the graph, the move's comment, the moves), footer."""
+        yield Header()
+        board = board_spec(self.replay.game).widget(id="board")
+        board.can_focus = False  # read-only, as in the replay viewer
+        board.disabled = True
+        self.board = board
+        with Horizontal(id="game-body"):
+            with Container(id="board-area"):
+                yield board
+            with Vertical(id="side"):
+                yield Static(id="replay-result")
+                yield Static(id="players")
+                yield Label("Accuracy", classes="side-heading")
+                yield Static(id="review-summary")
+                yield Sparkline([], id="review-graph")
+                yield Static(id="review-cursor")
+                yield Static(id="review-status")
+                yield ClockView(id="clocks")
+                yield Static(id="replay-step")
+                yield Static(id="review-comment")
+                yield Label("Moves", classes="side-heading")
+                with VerticalScroll(id="moves-box", can_focus=False):
+                    yield Static(id="moves")
+        yield Footer()
+
+    def heading(self) -> str:
+        """The screen's title: "Review of game 12 · Othello"."""
+        return f"Review of game {self.review.game_id} · {self.model.lobby.title(self.replay.game)}"
+
+    def on_mount(self) -> None:
+        """What is known of the analysis (Textual calls the replay viewer's own `on_mount` too: the title and the
+        start position)."""
+        self.show_analysis()
+
+    def on_model_changed(self, event: ModelChanged) -> None:
+        """News of this game's analysis: show it."""
+        news = event.changes.review
+        if news is not None and self.review.apply(news):
+            self.show_analysis()
+
+    def show_analysis(self) -> None:
+        """The graph, the seats' summary, the status line, and the shown step's comment."""
+        review = self.review
+        self.query_one("#review-graph", Sparkline).data = review.graph()
+        summary = Text()
+        for seat, text in summary_rows(review):
+            if summary:
+                summary.append("\n")
+            summary.append_text(seat_chip(self.replay.game, seat))
+            summary.append(" ")
+            summary.append_text(plain(text))
+        self.query_one("#review-summary", Static).update(summary)
+        self.query_one("#review-status", Static).update(plain(review.status_text(), style="italic"))
+        self.show_step()
+
+    def show_step(self) -> None:
+        """The replay's step, and the review's comment on the move that led to it."""
+        super().show_step()
+        review, step = self.review, self.replay.step
+        self._show_cursor()
+        comment = Text()
+        if review.analysed:
+            comment.append_text(plain(f"position: {review.position_value(step)}", style="bold"))
+            if step:
+                comment.append("\n")
+                comment.append_text(plain(review.comment(step)))
+        spent = review.move_ms(step)
+        if spent is not None:
+            comment.append_text(plain(f"\ntook {spent / 1000:.1f} s", style="dim"))
+        self.query_one("#review-comment", Static).update(comment)
+
+    def _show_cursor(self) -> None:
+        """A mark under the graph where the shown position is (the graph spreads the positions over its width)."""
+        graph = self.query_one("#review-graph", Sparkline)
+        width = graph.content_size.width or MOVES_WIDTH
+        column = round(self.replay.step / max(1, self.replay.last) * (width - 1)) if self.review.analysed else 0
+        self.query_one("#review-cursor", Static).update(Text(" " * column + "▲") if self.review.analysed else "")
+
+    def _show_moves(self) -> None:
+        """The move list with each move's sign, the current move highlighted and scrolled into view."""
+        moves = self.review.annotated_moves()
+        shown = self.query_one("#moves", Static)
+        width = shown.content_size.width or MOVES_WIDTH
+        shown.update(moves_columns(moves, width, current=self.replay.step))
+        box = self.query_one("#moves-box", VerticalScroll)
+        line = moves_line_of(moves, width, self.replay.step)
+        box.scroll_to(y=max(0, line - box.size.height // 2), animate=False)
+
+    def action_labelled(self, direction: int) -> None:
+        """Jump to the next (1) or previous (-1) move labelled ?!, ? or ??."""
+        step = self.review.labelled(self.replay.step, direction)
+        if step is None:
+            self.notify("No further labelled move" if direction > 0 else "No labelled move before this one")
+            return
+        if self.replay.go(step):
+            self.show_step()
+
+    def action_back(self) -> None:
+        """Back (if the analysis has not come, the app stops waiting for it)."""
+        self.dismiss(None)
