@@ -226,12 +226,22 @@ class ReplayScreen(GameNightScreen):
             with Vertical(id="side"):
                 yield Static(id="replay-result")
                 yield Static(id="players")
+                yield from self.above_clocks()
                 yield ClockView(id="clocks")
                 yield Static(id="replay-step")
+                yield from self.below_step()
                 yield Label("Moves", classes="side-heading")
                 with VerticalScroll(id="moves-box", can_focus=False):
                     yield Static(id="moves")
         yield Footer()
+
+    def above_clocks(self) -> ComposeResult:
+        """Side-panel widgets between the players and the clocks (none here; the review screen adds its own)."""
+        yield from ()
+
+    def below_step(self) -> ComposeResult:
+        """Side-panel widgets between the step and the moves (none here)."""
+        yield from ()
 
     def on_mount(self) -> None:
         """Title and the start position."""

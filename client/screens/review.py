@@ -14,16 +14,14 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Container, Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Header, Label, Sparkline, Static
+from textual.containers import VerticalScroll
+from textual.widgets import Label, Sparkline, Static
 
 from gamenight.client.messages import ModelChanged
 from gamenight.client.plain import plain
 from gamenight.client.review import Review, summary_rows
 from gamenight.client.screens.history import MOVES_WIDTH, ReplayScreen
 from gamenight.client.state import ClientState
-from gamenight.client.widgets import board_spec
-from gamenight.client.widgets.clock import ClockView
 from gamenight.client.widgets.panel import moves_columns, moves_line_of, seat_chip
 
 
@@ -40,31 +38,17 @@ class ReviewScreen(ReplayScreen):
         super().__init__(model, review.replay)
         self.review = review
 
-    def compose(self) -> ComposeResult:
-        """Header, the board, a side panel (result, players, the graph, the move's comment, the moves), footer."""
-        yield Header()
-        board = board_spec(self.replay.game).widget(id="board")
-        board.can_focus = False  # read-only, as in the replay viewer
-        board.disabled = True
-        self.board = board
-        with Horizontal(id="game-body"):
-            with Container(id="board-area"):
-                yield board
-            with Vertical(id="side"):
-                yield Static(id="replay-result")
-                yield Static(id="players")
-                yield Label("Accuracy", classes="side-heading")
-                yield Static(id="review-summary")
-                yield Sparkline([], id="review-graph")
-                yield Static(id="review-cursor")
-                yield Static(id="review-status")
-                yield ClockView(id="clocks")
-                yield Static(id="replay-step")
-                yield Static(id="review-comment")
-                yield Label("Moves", classes="side-heading")
-                with VerticalScroll(id="moves-box", can_focus=False):
-                    yield Static(id="moves")
-        yield Footer()
+    def above_clocks(self) -> ComposeResult:
+        """The accuracy summary, the evaluation graph, where the shown move is on it, and the analysis's progress."""
+        yield Label("Accuracy", classes="side-heading")
+        yield Static(id="review-summary")
+        yield Sparkline([], id="review-graph")
+        yield Static(id="review-cursor")
+        yield Static(id="review-status")
+
+    def below_step(self) -> ComposeResult:
+        """The shown move's comment: its sign, values and the best move."""
+        yield Static(id="review-comment")
 
     def heading(self) -> str:
         """The screen's title: "Review of game 12 · Othello"."""
