@@ -13,7 +13,6 @@ import importlib
 import ipaddress
 import json
 import logging
-import math
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -37,6 +36,7 @@ from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Analyse, Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.admission import LobbyLimits
 from gamenight.server.ai_queue import AiQueue, Waiter
+from gamenight.server.bucket import Bucket
 from gamenight.server.directory import UNAVAILABLE_TEXT
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
@@ -125,30 +125,23 @@ class ServerConfig:
     review_limits: ReviewLimits = field(default_factory=ReviewLimits)  # game review: budget, queue, bounds
 
 
-class TokenBucket:
-    """A connection's message allowance: `burst` at once, refilled at `rate` per second."""
+class TokenBucket(Bucket):
+    """A connection's message allowance (server/bucket.py): `burst` at once, refilled at `rate` per second, on the
+    monotonic clock, counting the refused messages not yet forgiven."""
+
+    __slots__ = ("strikes",)
 
     def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, burst
-        self.tokens = float(burst)
-        self.stamp = time.monotonic()
+        super().__init__(rate, burst, time.monotonic())
         self.strikes = 0  # refused messages not yet forgiven
 
-    def take(self) -> bool:
-        """Spend one token if there is one; count a strike when there is not."""
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
+    def spend(self) -> bool:
+        """Spend one token if there is one (a strike forgiven); count a strike when there is not."""
+        if self.take(time.monotonic()):
             self.strikes = max(0, self.strikes - 1)
             return True
         self.strikes += 1
         return False
-
-    def retry_after_ms(self) -> int:
-        """Milliseconds until the bucket holds a token again (what a refused request is told to wait)."""
-        return max(1, math.ceil((1 - self.tokens) / self.rate * 1000)) if self.rate > 0 else 1000
 
 
 def _address(ws: ServerConnection) -> str:
@@ -438,7 +431,7 @@ class GameServer:
                     # Over its address's budget and gone: what it left queued (up to websockets' max_queue frames)
                     # is dropped, not read at the budget's pace while it holds a place under the address's caps.
                     break
-                if self.config.rate and not bucket.take():
+                if self.config.rate and not bucket.spend():
                     if bucket.strikes > self.config.max_strikes:
                         await self.close_connection(ws, POLICY_VIOLATION, "too many messages")
                         break

@@ -45,6 +45,8 @@ from websockets.asyncio.server import ServerConnection
 from websockets.frames import Close, CloseCode, Frame, Opcode
 from websockets.protocol import Event, State
 
+from gamenight.server.bucket import Bucket
+
 log = logging.getLogger("gamenight.server")
 
 BURST_FACTOR = 4.0
@@ -84,34 +86,10 @@ class FrameLimits:
     refusal_delay_s: float = 1.0  # a connection refused on accepting it gets its 429 this long after (0: at once)
 
 
-class Bucket:
-    """A token bucket: `rate` per second, holding at most `rate * BURST_FACTOR` (at least `floor`)."""
-
-    __slots__ = ("capacity", "rate", "stamp", "tokens")
-
-    def __init__(self, rate: float, floor: float = 1.0) -> None:
-        self.rate = rate
-        self.capacity = max(rate * BURST_FACTOR, floor)
-        self.tokens = self.capacity
-        self.stamp = time.monotonic()
-
-    def delay(self) -> float:
-        """Seconds until the bucket holds one token (0 if it holds one now)."""
-        self._refill()
-        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
-
-    def _refill(self) -> None:
-        now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-
-    def take(self, amount: float = 1.0) -> bool:
-        """Spend `amount` if the bucket holds it (refilled for the time passed); False if it does not."""
-        self._refill()
-        if self.tokens < amount:
-            return False
-        self.tokens -= amount
-        return True
+def _bucket(rate: float, floor: float = 1.0) -> Bucket:
+    """The server's token bucket (server/bucket.py) at `rate` per second, holding `rate * BURST_FACTOR` (at least
+    `floor`), full now; the guard's buckets run on the monotonic clock."""
+    return Bucket(rate, max(rate * BURST_FACTOR, floor), time.monotonic())
 
 
 class SharedBudget:
@@ -126,14 +104,14 @@ class SharedBudget:
     __slots__ = ("_timer", "bucket", "waiters")
 
     def __init__(self, rate: float) -> None:
-        self.bucket = Bucket(rate)
+        self.bucket = _bucket(rate)
         self.waiters: deque[asyncio.Future[None]] = deque()
         self._timer: asyncio.TimerHandle | None = None
 
     async def turn(self) -> bool:
         """Return when this connection may have its next message read: False at once if nobody waits and a token is
         here, True after waiting for one (the address is over its budget)."""
-        if not self.waiters and self.bucket.take():
+        if not self.waiters and self.bucket.take(time.monotonic()):
             return False
         waiter = asyncio.get_running_loop().create_future()
         self.waiters.append(waiter)
@@ -144,7 +122,7 @@ class SharedBudget:
     def _arm(self) -> None:
         """Start the timer for the first waiter's token, unless it runs already."""
         if self._timer is None and self.waiters:
-            self._timer = asyncio.get_running_loop().call_later(self.bucket.delay(), self._release)
+            self._timer = asyncio.get_running_loop().call_later(self.bucket.delay(time.monotonic()), self._release)
 
     def _release(self) -> None:
         """Wake as many waiters, first come first, as there are tokens; then wait for the next token."""
@@ -154,7 +132,7 @@ class SharedBudget:
             if waiters[0].done():  # cancelled: its connection went away
                 waiters.popleft()
                 continue
-            if not self.bucket.take():
+            if not self.bucket.take(time.monotonic()):
                 break
             waiters.popleft().set_result(None)
         self._arm()
@@ -192,9 +170,9 @@ class GuardedConnection(ServerConnection):
             return
         super().connection_made(transport)
         limits = self.limits
-        self._bytes = Bucket(limits.bytes_per_s, floor=128 * 1024) if limits.bytes_per_s else None
-        self._frames = Bucket(limits.frames_per_s) if limits.frames_per_s else None
-        self._pings = Bucket(limits.pings_per_s) if limits.pings_per_s else None
+        self._bytes = _bucket(limits.bytes_per_s, floor=128 * 1024) if limits.bytes_per_s else None
+        self._frames = _bucket(limits.frames_per_s) if limits.frames_per_s else None
+        self._pings = _bucket(limits.pings_per_s) if limits.pings_per_s else None
         self._fragments = 0
         self.aborted: str | None = None  # why the guard dropped the connection
 
@@ -240,7 +218,7 @@ class GuardedConnection(ServerConnection):
             return
         if self.aborted is not None:
             return
-        if self._bytes is not None and not self._bytes.take(len(data)):
+        if self._bytes is not None and not self._bytes.take(time.monotonic(), len(data)):
             self.abort("too many bytes")
             return
         super().data_received(data)
@@ -287,10 +265,10 @@ class GuardedConnection(ServerConnection):
         if self.aborted is not None:
             return
         if isinstance(event, Frame):
-            if self._frames is not None and not self._frames.take():
+            if self._frames is not None and not self._frames.take(time.monotonic()):
                 self.abort("too many frames")
                 return
-            if event.opcode is Opcode.PING and self._pings is not None and not self._pings.take():
+            if event.opcode is Opcode.PING and self._pings is not None and not self._pings.take(time.monotonic()):
                 self.abort("too many pings")
                 return
             if event.opcode in (Opcode.TEXT, Opcode.BINARY):
