@@ -60,6 +60,7 @@ from gamenight.server.review import ReviewLimits
 from gamenight.server.review_runner import ReviewRunner
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
 from gamenight.server.store import open_store
+from gamenight.server.timers import Clock, LoopClock, Timers
 
 if TYPE_CHECKING:
     pass
@@ -225,8 +226,9 @@ def _run_ai(turn: AiTurn) -> tuple[str, dict[str, Any]]:
 class GameServer:
     """Owns the lobby, the open connections, the AI pool and the clocks of one running server."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         self.config = config
+        self.clock: Clock = clock or LoopClock()  # the game's time and its timers (server/timers.py)
         self.store: StoreBackend | None = open_store(config.db) if config.db else None
         # History is read in a process of its own, through a connection of its own (a file or PostgreSQL
         # database; ":memory:" has one connection only, so there it is read on the loop). server/history_worker.py
@@ -239,13 +241,12 @@ class GameServer:
         self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
         self.ip_budget: dict[str, SharedBudget] = {}  # address -> the messages its connections may send together
         self.connections: dict[str, ServerConnection] = {}
-        self.clocks: dict[str, asyncio.Task[None]] = {}
-        self.flags: dict[str, asyncio.TimerHandle] = {}  # each clocked room's next look at its flag
         self.tasks: set[asyncio.Task[Any]] = set()
         self._pool: Executor | None = None
         self._server: Server | None = None
         self._loopback: Server | None = None  # the plain listener on 127.0.0.1 of `config.loopback`
         self.metrics = Metrics()
+        self.timers = Timers(self.clock, self._tick, self._flag, self.metrics.tick_late)  # live ticks, flags
         self.outgoing = Outgoing(self.store, on_backlog=self.not_reading, max_backlog=config.frame_limits.max_backlog)
         self.lobby_pushes = Batcher(config.lobby_batch_s, self._push_lobby)
         self.fanout = Fanout(self.outgoing)  # spectators' room traffic, one frame per window (server/fanout.py)
@@ -279,7 +280,7 @@ class GameServer:
                 for tournament in self.lobby.tournaments.load(self.store.tournaments()):
                     log.error("could not restore tournament %s; it stays in the database", tournament)
                 stored = self.store.unfinished_rooms(self.lobby.directory.skipped)
-                self.deliver(self.lobby.restore(stored, time.monotonic()))
+                self.deliver(self.lobby.restore(stored, self.clock.now()))
             for code, reason in self.lobby.directory.skipped:
                 log.error("could not restore room %s (%s); it stays in the database, closed to players", code, reason)
         options: dict[str, Any] = dict(
@@ -330,12 +331,10 @@ class GameServer:
             if listener is not None:
                 listener.close()
                 await listener.wait_closed()
-        for handle in self.flags.values():
-            handle.cancel()
-        self.flags.clear()
-        for task in list(self.tasks) + list(self.clocks.values()):
+        self.timers.stop()
+        for task in list(self.tasks):
             task.cancel()
-        await asyncio.gather(*self.tasks, *self.clocks.values(), return_exceptions=True)
+        await asyncio.gather(*self.tasks, return_exceptions=True)
         self.outgoing.flush()  # what the last disconnects decided, stored
         await self.node.stop()
         if self._pool is not None:
@@ -387,7 +386,7 @@ class GameServer:
             if request.path == "/metrics?reset=1":
                 self.metrics.reset()
             snapshot = self.metrics.snapshot(
-                connections=len(self.connections), rooms=len(self.lobby.rooms), clocks=len(self.clocks)
+                connections=len(self.connections), rooms=len(self.lobby.rooms), clocks=len(self.timers.ticks)
             )
             response = connection.respond(HTTPStatus.OK, json.dumps(snapshot) + "\n")
             response.headers["Content-Type"] = "application/json"
@@ -465,7 +464,7 @@ class GameServer:
             # A resumed session may already live on a newer connection: only its own connection releases it.
             if session is not None and self.connections.get(session) is ws:
                 del self.connections[session]
-                self.deliver(self.lobby.disconnect(session, time.monotonic()))
+                self.deliver(self.lobby.disconnect(session, self.clock.now()))
                 self.node.disconnected(session)
 
     async def _address_turn(self, ip: str) -> bool:
@@ -506,7 +505,7 @@ class GameServer:
             if isinstance(msg, HISTORY_REQUESTS) and self.history is not None:
                 self._history(ws, session, msg)  # answered before this connection's next frame is read
                 return session
-            self.deliver(self.lobby.handle(session, msg, time.monotonic()), (ws, session, msg.id))
+            self.deliver(self.lobby.handle(session, msg, self.clock.now()), (ws, session, msg.id))
             if isinstance(msg, Analyse):
                 self.reviews.wake()
         except Exception:
@@ -581,7 +580,7 @@ class GameServer:
             self._reply_error(ws, ErrorCode.NOT_READY, "send hello first", msg.id)
             return None
         try:
-            client, out = self.lobby.hello(msg, time.monotonic(), _address(ws))
+            client, out = self.lobby.hello(msg, self.clock.now(), _address(ws))
         except Refusal as refusal:
             self._reply_error(ws, refusal.code, refusal.message, msg.id, refusal.suggestion)
             return None
@@ -761,7 +760,7 @@ class GameServer:
             if claims:
                 text = "the server cannot store your name's claim now (its disk is full or read-only); try later"
                 self.outgoing.add_frame([ws], encode(Error(code=ErrorCode.UNAVAILABLE, message=text, id=request_id)))
-                self.deliver(self.lobby.disconnect(session, time.monotonic()))
+                self.deliver(self.lobby.disconnect(session, self.clock.now()))
                 self.connections.pop(session, None)
                 self.spawn(self.close_connection(ws, 1000, "name claim not stored"))
                 return
@@ -819,7 +818,7 @@ class GameServer:
         finally:
             self._ai_release(turn.room, exhibition)
         await self._pace(turn, loop.time() - started)
-        self.deliver(self.lobby.ai_moved(turn.room, turn.seat, turn.seq, text, info, time.monotonic()))
+        self.deliver(self.lobby.ai_moved(turn.room, turn.seat, turn.seq, text, info, self.clock.now()))
 
     def _exhibition(self, code: str) -> bool:
         """True for a room where only AIs play (nobody's opponent waits for its moves)."""
@@ -880,44 +879,26 @@ class GameServer:
 
     def _start_clock(self, effect: StartClock) -> None:
         """Start (or restart) the tick clock of a live room."""
-        old = self.clocks.pop(effect.room, None)
-        if old is not None:
-            old.cancel()
-        self.clocks[effect.room] = task = asyncio.get_running_loop().create_task(self._clock(effect))
-        task.add_done_callback(self._task_done)
+        self.timers.start_ticks(effect.room, effect.delay_ms / 1000, effect.tick_ms / 1000)
 
-    async def _clock(self, effect: StartClock) -> None:
-        """Tick a live game on schedule: tick k fires at start + k*tick, so slow ticks do not drift."""
-        loop = asyncio.get_running_loop()
-        start = loop.time() + effect.delay_ms / 1000
-        k = 0
+    def _tick(self, code: str, now: float) -> bool:
+        """A live room's tick is due: the room plays it; True while its game goes on ticking."""
         try:
-            while True:
-                due = start + k * effect.tick_ms / 1000
-                await asyncio.sleep(max(0.0, due - loop.time()))
-                self.metrics.tick_late((loop.time() - due) * 1000)
-                self.deliver(self.lobby.tick(effect.room, time.monotonic()))
-                room = self.lobby.rooms.get(effect.room)
-                if room is None or room.status != "playing":
-                    return
-                k += 1
-        finally:
-            if self.clocks.get(effect.room) is asyncio.current_task():
-                del self.clocks[effect.room]
+            self.deliver(self.lobby.tick(code, now))
+        except Exception:
+            log.exception("bug while ticking room %s", code)
+            return False
+        room = self.lobby.rooms.get(code)
+        return room is not None and room.status == "playing"
 
     def _arm_flag(self, effect: ArmFlag) -> None:
         """Look at a clocked room's flag when its mover's time runs out (replacing the previous look)."""
-        old = self.flags.pop(effect.room, None)
-        if old is not None:
-            old.cancel()
-        loop = asyncio.get_running_loop()
-        self.flags[effect.room] = loop.call_later(effect.delay_ms / 1000, self._flag, effect.room)
+        self.timers.arm_flag(effect.room, effect.delay_ms / 1000)
 
-    def _flag(self, code: str) -> None:
+    def _flag(self, code: str, now: float) -> None:
         """A flag timer fired: the lobby decides (the game ends on time, or the timer is armed again)."""
-        self.flags.pop(code, None)
         try:
-            self.deliver(self.lobby.flag(code, time.monotonic()))
+            self.deliver(self.lobby.flag(code, now))
         except Exception:
             log.exception("bug while looking at the flag of room %s", code)
 
@@ -944,7 +925,7 @@ class GameServer:
         purged_at = float("-inf")
         while True:
             await asyncio.sleep(SWEEP_INTERVAL_S)
-            self.deliver(self.lobby.sweep(time.monotonic()))
+            self.deliver(self.lobby.sweep(self.clock.now()))
             now = time.monotonic()
             for address in [a for a, until in self.penalized.items() if until <= now]:
                 del self.penalized[address]

@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import secrets
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -580,7 +579,7 @@ class ClusterNode:
         client = self.lobby.clients.get(session)
         if client is None:
             return
-        out = self.lobby.reattach(session, time.monotonic()) if client.rooms else Outbox()
+        out = self.lobby.reattach(session, self.server.clock.now()) if client.rooms else Outbox()
         self.lobby.presence.push(client.name, out)  # this node's lobby watchers see the arrival
         self.server.deliver(out)
 
@@ -593,7 +592,7 @@ class ClusterNode:
         current: object = self.server.connections.get(session)
         if current is remote:
             del self.server.connections[session]
-            self.server.deliver(self.lobby.disconnect(session, time.monotonic()))
+            self.server.deliver(self.lobby.disconnect(session, self.server.clock.now()))
 
     def _resync(self, edge: str) -> None:
         """An edge lost Redis for a while (frames to it may be lost): its sessions get fresh snapshots."""
@@ -790,12 +789,7 @@ class ClusterNode:
         log.warning("room %s let go: %s", code, why)
         self.epochs.pop(code, None)
         self.lobby.drop_room(code)
-        clock = self.server.clocks.pop(code, None)
-        if clock is not None:
-            clock.cancel()
-        flag = self.server.flags.pop(code, None)
-        if flag is not None:
-            flag.cancel()
+        self.server.timers.forget(code)
 
     async def _beat(self) -> None:
         """Renew this node's key (with its counts) and its leases; read who is alive."""
@@ -932,7 +926,7 @@ class ClusterNode:
                 await self.leases.release(code)
                 return
             skipped = len(self.lobby.directory.skipped)
-            out = self.lobby.restore([stored], time.monotonic())
+            out = self.lobby.restore([stored], self.server.clock.now())
             if len(self.lobby.directory.skipped) > skipped:
                 log.error("room %s cannot be restored: %s", code, self.lobby.directory.skipped[-1][1])
                 self.tours.room_lost(code)
@@ -961,7 +955,7 @@ class ClusterNode:
             session = seat.holder.session
             ws = self.server.connections.get(session)
             if ws is not None and not isinstance(ws, Relay):
-                self.server.deliver(self.lobby.reattach(session, time.monotonic()))
+                self.server.deliver(self.lobby.reattach(session, self.server.clock.now()))
                 continue
             edge = await self.redis.get(self.keys.where(session))
             edge_id = edge.decode() if isinstance(edge, bytes) else edge
@@ -971,7 +965,7 @@ class ClusterNode:
             if client is None:
                 continue
             self._attach(session, edge_id, _identity(client))
-            self.server.deliver(self.lobby.reattach(session, time.monotonic()))
+            self.server.deliver(self.lobby.reattach(session, self.server.clock.now()))
 
 
 def _tag(node: str) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol import ErrorCode, ProtocolError, decode
@@ -278,7 +277,7 @@ class Tours:
             await self.directory.put(tid, self.host.summary(t))
             log.info("took tournament %s over (epoch %d)", tid, claimed[0])
             await self._gather(tid)
-            self.node.server.deliver(self.host.sweep(time.monotonic()))
+            self.node.server.deliver(self.host.sweep(self.node.server.clock.now()))
         finally:
             self.claiming.discard(tid)
 

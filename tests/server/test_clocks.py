@@ -1,9 +1,10 @@
-"""Clocks over real websockets: flags by timer, increments, passes, moretime, takebacks, aborts and bad options."""
+"""Clocks over real websockets: flags by timer, increments, passes, moretime, takebacks, aborts and bad options.
+
+The server runs on a manual clock (tests/manual_clock.py): time passes only when a test advances it, so every
+figure below is exact and no test sleeps."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -17,20 +18,22 @@ from gamenight.protocol.messages import (
     ListGames,
     MakeMove,
     MoreTime,
+    Sync,
     Takeback,
     TakebackDecline,
 )
 from gamenight.server.app import GameServer, ServerConfig
+from tests.manual_clock import ManualClock
 from tests.peer import Peer, seat_pair
 
-FLAG_MARGIN_S = 1.5  # a loaded 2-core machine may run the timer late; the bound is a behaviour, not a speed
 PASS_LINE = ["d3", "c3", "e6", "d2", "d1", "e1", "b2", "c1"]  # 8x8 Othello: after white's c1, black has no move
 
 
 @pytest.fixture
 async def clock_server(tmp_path) -> AsyncIterator[GameServer]:
-    """A server on a real SQLite file, pinging clocked players often (so lag estimates come quickly)."""
-    server = GameServer(ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db"), lag_probe_s=0.2))
+    """A server on a real SQLite file and a manual clock (`server.clock.advance(s)` moves the game's time)."""
+    config = ServerConfig(port=0, ai_workers=1, db=str(tmp_path / "games.db"), lag_probe_s=0.2)
+    server = GameServer(config, clock=ManualClock())
     await server.start()
     try:
         yield server
@@ -63,16 +66,18 @@ async def _play(peers: dict[int, Peer], code: str, state, moves: list[str]):
     return state
 
 
-async def test_a_player_who_never_moves_loses_on_time_by_the_timer(pair):
-    """At clock_s 2 the silent mover loses on time within 2 s + margin, with no message sent; the replay says so."""
+async def test_a_player_who_never_moves_loses_on_time_by_the_timer(clock_server, pair):
+    """At clock_s 2 the silent mover loses on time when 2 s have passed, not a moment before, with no message sent;
+    the replay says so."""
     alice, bob = pair
-    _, first = await seat_pair(alice, bob, "othello", {"clock_s": 2})
-    started = time.monotonic()
+    code, first = await seat_pair(alice, bob, "othello", {"clock_s": 2})
     assert first.clock is not None and first.clock.running == 0 and first.clock.remaining_ms == (2000, 2000)
+    clock_server.clock.advance(1.999)
+    still = await alice.request(Sync, room=code, seq=first.seq)
+    assert still.status == "playing" and still.clock.remaining_ms[0] == 1
+    clock_server.clock.advance(0.001)
     final = await alice.wait(lambda m: m.type == "state" and m.status == "finished")
-    late = time.monotonic() - started
-    assert late <= 2 + FLAG_MARGIN_S  # as the player sees it
-    assert final.clock.at_ms - first.clock.at_ms >= 2000  # and never before the time was up (server's clock)
+    assert final.clock.at_ms - first.clock.at_ms == 2000  # the flag fell exactly when the time was up
     assert final.result.reason == "time" and final.result.winner == 1 and final.result.loser == 0
     assert final.clock.running is None and final.clock.remaining_ms[0] == 0
     games = await alice.request(ListGames)
@@ -96,7 +101,7 @@ async def test_increment_is_added_and_a_pass_costs_nothing(pair):
         assert state.clock.remaining_ms[seat] > 60000  # every move took far less than the 5 s it earned
 
 
-async def test_a_pass_costs_nothing(pair):
+async def test_a_pass_costs_nothing(clock_server, pair):
     """When black has no move after c1, white keeps the move and black's clock neither runs nor changes."""
     alice, bob = pair
     code, state = await seat_pair(alice, bob, "othello", {"clock_s": 60})
@@ -105,7 +110,7 @@ async def test_a_pass_costs_nothing(pair):
     state = await _play({0: alice, 1: bob}, code, state, PASS_LINE[-1:])
     assert state.view["passed"] == 0 and state.to_move == [1] and state.clock.running == 1
     assert state.clock.remaining_ms[0] == black
-    await asyncio.sleep(0.3)
+    clock_server.clock.advance(0.3)  # white thinks; black's clock stands still
     state = await _play({0: alice, 1: bob}, code, state, [(await bob.at(code, state.seq)).legal[0]])
     assert state.clock.remaining_ms[0] == black and state.clock.running == 0
 
@@ -133,17 +138,18 @@ async def test_moretime_refused_without_a_clock_and_in_correspondence(pair):
     assert reply.type == "error" and reply.code == "not_allowed"
 
 
-async def test_takeback_accepted_restores_board_and_clocks_exactly(pair):
+async def test_takeback_accepted_restores_board_and_clocks_exactly(clock_server, pair):
     """Accepted: the asker's move and the reply are undone; board, moves and both clocks equal the earlier state."""
     alice, bob = pair
     code, state = await seat_pair(alice, bob, "connect4", {"clock_s": 60, "increment_s": 2})
     peers = {0: alice, 1: bob}
     state = await _play(peers, code, state, ["d", "d"])
     earlier = state  # alice to move
-    await asyncio.sleep(0.2)
+    clock_server.clock.advance(0.2)
     state = await _play(peers, code, state, ["c"])
-    await asyncio.sleep(0.2)
+    clock_server.clock.advance(0.2)
     state = await _play(peers, code, state, ["e"])
+    assert state.clock.remaining_ms != earlier.clock.remaining_ms  # both moves cost time (and earned 2 s)
     await alice.send(Takeback(room=code))
     offer = await bob.expect("event", kind="takeback")
     assert offer.data == {"seat": 0, "action": "offer"}
@@ -298,6 +304,7 @@ async def test_a_dropped_mover_keeps_losing_time_under_wait(clock_server):
     await alice.close()
     left = await bob.expect("event", kind="left")
     assert left.data == {"seat": 0, "connection": "lost"}
+    clock_server.clock.advance(2.0)
     final = await bob.wait(lambda m: m.type == "state" and m.room == code and m.status == "finished")
     assert final.result.reason == "time" and final.result.winner == 1
     await bob.close()
