@@ -534,11 +534,13 @@ class SqlStore(ABC):
         return [StoredRating(*row) for row in rows]
 
     def tournaments(self, limit: int = 200) -> list[dict[str, Any]]:
-        """The latest tournaments' stored states, oldest first (StoreError if they cannot be read)."""
+        """Every unfinished tournament and the latest `limit` finished ones, oldest first (StoreError if they cannot
+        be read): a restart brings back every tournament still to be played, however many finished since."""
         with self._session() as db:
             rows = db.execute(
-                "SELECT data FROM (SELECT data, created_at, id FROM tournaments ORDER BY created_at DESC, id DESC"
-                " LIMIT ?) AS latest ORDER BY created_at, id",
+                "SELECT data FROM (SELECT data, created_at, id FROM tournaments WHERE NOT finished"
+                " UNION ALL SELECT data, created_at, id FROM (SELECT data, created_at, id FROM tournaments"
+                " WHERE finished ORDER BY created_at DESC, id DESC LIMIT ?) AS done) AS kept ORDER BY created_at, id",
                 (limit,),
             ).fetchall()
         return tournament_states(rows)

@@ -225,7 +225,17 @@ def test_tournaments_are_rewritten_in_place_and_listed_oldest_first(store: Store
     store.write([TournamentSaved("T2", {"id": "T2", "round": 1})])
     store.write([TournamentSaved("T1", {"id": "T1", "round": 2}, finished=True)])
     assert store.tournaments() == [{"id": "T1", "round": 2}, {"id": "T2", "round": 1}]
-    assert store.tournaments(limit=1) == [{"id": "T2", "round": 1}]
+    assert store.tournaments(limit=1) == [{"id": "T1", "round": 2}, {"id": "T2", "round": 1}]  # T2 runs still
+    assert store.tournaments(limit=0) == [{"id": "T2", "round": 1}]
+
+
+def test_every_unfinished_tournament_comes_back_however_many_finished_after_it(store: StoreBackend) -> None:
+    """After a restart an old tournament still running loads even when more than `limit` tournaments finished
+    after it (only the newest 200 loaded: a flood of finished ones pushed a running tournament out for good)."""
+    store.write([TournamentSaved("OLD", {"id": "OLD"})])
+    store.write([TournamentSaved(f"F{n:03}", {"id": f"F{n:03}"}, finished=True) for n in range(250)])
+    loaded = [t["id"] for t in store.tournaments()]
+    assert loaded[0] == "OLD" and len(loaded) == 201 and loaded[-1] == "F249"
 
 
 def test_history_lists_filters_and_hides_private_games(store: StoreBackend) -> None:
