@@ -30,6 +30,7 @@ from gamenight.protocol.vocab import (
     RoomSummary,
     SeatSummary,
     TournamentOffer,
+    TournamentStatus,
     apply_changes,
 )
 
@@ -672,7 +673,7 @@ class TournamentInfo(Message):
     tournament: str
     game: str
     kind: str
-    status: str  # waiting, running, finished, cancelled
+    status: TournamentStatus
     host: str
     rated: bool
     entries: list[str]

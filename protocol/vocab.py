@@ -25,6 +25,15 @@ class RoomStatus(StrEnum):
     CLOSED = "closed"  # gone (only ever seen in the last `room` push about it)
 
 
+class TournamentStatus(StrEnum):
+    """Where a tournament is in its life; the server's transition table is in `server/tournament_host.py`."""
+
+    WAITING = "waiting"  # entries and invitations; it starts at its time once every invitation is answered
+    RUNNING = "running"  # its games are played
+    FINISHED = "finished"  # every game played (a round robin) or its time is up (an arena): final standings
+    CANCELLED = "cancelled"  # called off by its host, or fewer than two entrants accepted
+
+
 class Role(StrEnum):
     """How a member is in a room."""
 

@@ -35,9 +35,9 @@ from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, enco
 from gamenight.protocol.codec import request_id_of
 from gamenight.protocol.messages import Analyse, Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
 from gamenight.server.admission import LobbyLimits
-from gamenight.server.ai_queue import AiQueue, Waiter
 from gamenight.server.bucket import Bucket
 from gamenight.server.directory import UNAVAILABLE_TEXT
+from gamenight.server.fair_queue import AiQueue, Waiter
 from gamenight.server.fanout import Fanout, Frames, Held, Split, split
 from gamenight.server.games import REGISTRY, bots
 from gamenight.server.guard import FrameLimits, GuardedConnection, SharedBudget, refusal
@@ -826,7 +826,7 @@ class GameServer:
         return room is not None and all(seat.ai is not None for seat in room.seats)
 
     async def _ai_slot(self, code: str, exhibition: bool) -> None:
-        """Wait for a worker, in the fair queue's order (server/ai_queue.py)."""
+        """Wait for a worker, in the fair queue's order (server/fair_queue.py)."""
         waiter = self.ai_queue.enter(code, exhibition)
         if waiter is None:
             return

@@ -52,7 +52,7 @@ from gamenight.protocol.messages import (
     TournamentInfo,
     Tournaments,
 )
-from gamenight.protocol.vocab import ChallengeEnd, Result, Role, RoomStatus, TournamentOffer
+from gamenight.protocol.vocab import ChallengeEnd, Result, Role, RoomStatus, TournamentOffer, TournamentStatus
 from gamenight.server.challenges import Challenge
 from gamenight.server.directory import validated
 from gamenight.server.outbox import AiSpec, Outbox, Refusal, Send
@@ -76,7 +76,14 @@ AI_ARENA_GAMES = 200  # ... and plays at most this many games
 MAX_START_IN_S = 24 * 3600
 LISTED = 50
 HOST_PREFIX = "tournament:"  # the host session of a tournament's rooms (no client has it)
-OVER = ("finished", "cancelled")  # the statuses of a tournament that will not change any more
+TRANSITIONS: dict[TournamentStatus, frozenset[TournamentStatus]] = {
+    TournamentStatus.WAITING: frozenset({TournamentStatus.RUNNING, TournamentStatus.CANCELLED}),
+    TournamentStatus.RUNNING: frozenset({TournamentStatus.FINISHED, TournamentStatus.CANCELLED}),
+    TournamentStatus.FINISHED: frozenset(),
+    TournamentStatus.CANCELLED: frozenset(),
+}
+"""The statuses a tournament may move to from each (`Tournament.move_to` refuses any other move: a bug)."""
+OVER = frozenset(status for status, after in TRANSITIONS.items() if not after)  # statuses that never change again
 
 
 @dataclass(slots=True)
@@ -111,7 +118,7 @@ class Tournament:
     entries: list[str] = field(default_factory=list)
     ai: dict[str, dict[str, Any]] = field(default_factory=dict)  # entrant -> {"level": n} or {"bot": name}
     left: list[str] = field(default_factory=list)
-    status: str = "waiting"
+    status: TournamentStatus = TournamentStatus.WAITING
     starts_at: float = 0.0  # wall-clock seconds
     ends_at: float | None = None  # arena
     rounds: int = 1
@@ -121,6 +128,12 @@ class Tournament:
     created: float = 0.0  # wall-clock seconds (a cluster's listing orders every node's tournaments by it)
     invited: dict[str, str] = field(default_factory=dict)  # person -> the id of their invitation, not yet answered
     dropped: list[str] = field(default_factory=list)  # people invited who declined or did not answer in time
+
+    def move_to(self, status: TournamentStatus) -> None:
+        """Move to `status`, as the transition table allows (any other move is a bug: ValueError)."""
+        if status not in TRANSITIONS[self.status]:
+            raise ValueError(f"tournament {self.id}: no move from {self.status} to {status}")
+        self.status = status
 
     def plain(self) -> dict[str, Any]:
         """The stored form."""
@@ -162,7 +175,7 @@ class Tournament:
             [str(e) for e in raw["entries"]],
             {str(k): dict(v) for k, v in raw["ai"].items()},
             [str(e) for e in raw["left"]],
-            str(raw["status"]),
+            TournamentStatus(str(raw["status"])),
             float(raw["starts_at"]),
             None if raw["ends_at"] is None else float(raw["ends_at"]),
             int(raw["rounds"]),
@@ -401,7 +414,7 @@ class TournamentHost:
         """The client enters the tournament (answering the invitation it has, if any)."""
         t = self._tournament(msg.tournament)
         self._require_claimed(client, "play in a tournament")
-        if t.status in OVER or (t.kind == "round_robin" and t.status != "waiting"):
+        if t.status in OVER or (t.kind == "round_robin" and t.status != TournamentStatus.WAITING):
             raise Refusal(ErrorCode.NOT_ALLOWED, "this tournament takes no more players")
         if client.name in t.entries and client.name not in t.left:
             raise Refusal(ErrorCode.NOT_ALLOWED, "you are in this tournament already")
@@ -435,7 +448,7 @@ class TournamentHost:
             raise Refusal(ErrorCode.NOT_ALLOWED, "only its host can cancel a tournament")
         if t.status in OVER:
             raise Refusal(ErrorCode.NOT_ALLOWED, f"the tournament is {t.status} already")
-        t.status = "cancelled"
+        t.move_to(TournamentStatus.CANCELLED)
         out = Outbox()
         for challenge_id in list(t.invited.values()):
             challenge = self.lobby.challenges.pending.get(challenge_id)
@@ -515,11 +528,11 @@ class TournamentHost:
             if t.status in OVER:
                 continue
             before = t.status, len(t.games), len(t.left), len(t.invited)
-            if t.status == "waiting":
+            if t.status == TournamentStatus.WAITING:
                 self._unanswerable(t)
                 if wall >= t.starts_at and not t.invited:
                     self._start(t, wall)
-            if t.status == "running":
+            if t.status == TournamentStatus.RUNNING:
                 self._lost_rooms(t)
                 if t.kind == "round_robin":
                     self._absent(t, now)
@@ -527,7 +540,7 @@ class TournamentHost:
                     self._pair(t)
                 out.extend(self._launch(t, now))
                 if self._over(t, wall):
-                    t.status = "finished"
+                    t.move_to(TournamentStatus.FINISHED)
             if (t.status, len(t.games), len(t.left), len(t.invited)) != before:
                 out.extend(self._changed(t))
         return out
@@ -578,9 +591,9 @@ class TournamentHost:
         people who did not accept their invitations leave fewer than two entrants."""
         players = [e for e in t.entries if e not in t.left]
         if t.dropped and len(players) < 2:
-            t.status = "cancelled"
+            t.move_to(TournamentStatus.CANCELLED)
             return
-        t.status = "running"
+        t.move_to(TournamentStatus.RUNNING)
         if t.kind == "arena":
             t.ends_at = wall + t.duration_s
             for p in players:

@@ -1,8 +1,8 @@
-"""The AI workers' fair queue on its own (server/ai_queue.py): no event loop, no pool, no sockets."""
+"""The AI workers' fair queue on its own (server/fair_queue.py): no event loop, no pool, no sockets."""
 
 from __future__ import annotations
 
-from gamenight.server.ai_queue import AiQueue
+from gamenight.server.fair_queue import AiQueue
 
 
 def test_a_free_worker_is_taken_at_once_and_a_busy_pool_queues_the_turn():
