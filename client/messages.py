@@ -128,6 +128,18 @@ class MoveChosen(Message):
         self.text = text
 
 
+class Premove(Message):
+    """A move picked (typed or clicked) while the opponent is to move: queued for your next turn."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class Ring(Message):
+    """Ring the terminal bell (unless the player asked for quiet): your clock is low."""
+
+
 class SendChat(Message):
     """Say something in the room."""
 

@@ -89,6 +89,7 @@ class Changes:
     tournaments: bool = False  # the tournament list or a tournament's state arrived
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
+    bell: bool = False  # worth a sound: your move after the opponent's, a challenge to you, a tournament game
 
     def merge(self, later: Changes) -> None:
         """Add what a later message changed (the messages of one `batch`): flags add up, lists join, the later
@@ -104,6 +105,12 @@ class Changes:
                 setattr(self, spec.name, theirs)
         if ticks:
             self.tick, self.board = None, True
+
+
+def your_move_came(room: RoomSession, waited: bool) -> bool:
+    """True when it became your move because someone else moved (not at a game's start, not in a live game)."""
+    state = room.state
+    return waited and room.my_turn and not room.live and state is not None and bool(state.moves)
 
 
 @dataclass(slots=True)
@@ -267,6 +274,7 @@ class ClientState:
                 self.room.host, changes.room = True, True
         changes.players, changes.challenges = change.players, change.challenges
         changes.offered, changes.offers_gone = change.offered, change.gone
+        changes.bell = changes.bell or change.offered is not None
         changes.notices.extend(Notice(text, timeout=6) for text in change.notices)
         if isinstance(message, Error):
             changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
@@ -315,6 +323,7 @@ class ClientState:
         if msg.tournament is not None:
             text = f"Your game in tournament {msg.tournament} starts: room {msg.room}"
             changes.notices.append(Notice(text, timeout=6))
+            changes.bell = True
 
     def _reopened(self, room: RoomSession, status: RoomStatus, changes: Changes) -> None:
         """The first state of a seat the resumed session held on launch: an unfinished game opens again; a finished
@@ -337,11 +346,12 @@ class ClientState:
             self._reopened(room, msg.status, changes)
             if self.room is None:
                 return
-        replayed, before = room.syncing, room.status
+        replayed, before, waited = room.syncing, room.status, not room.my_turn
         if room.description is None:
             room.description = self.lobby.games.get(msg.game)
         room.apply_state(msg)
         changes.board = changes.room = True
+        changes.bell = changes.bell or your_move_came(room, waited)
         self._notes(msg.room, msg.seq, msg.events, changes)
         if replayed and msg.status == RoomStatus.FINISHED and before in (RoomStatus.PLAYING, RoomStatus.PAUSED):
             # The game ended while we were away: the state after a sync is its only news of the end.
@@ -352,8 +362,10 @@ class ClientState:
         room = self.room
         if room is None or room.code != msg.room or room.state is None:
             return
+        waited = not room.my_turn
         if room.apply_moved(msg):
             changes.board = changes.room = True
+            changes.bell = changes.bell or your_move_came(room, waited)
             self._notes(msg.room, msg.seq, msg.events, changes)
         else:
             self._resync(room, msg.seq, changes)

@@ -12,6 +12,7 @@ import time
 
 from rich.table import Table
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import Static
 
 from gamenight.protocol.vocab import Clock
@@ -55,6 +56,9 @@ def clock_table(clock: Clock, labels: list[str], elapsed_ms: float, flagged: int
 class ClockView(Static):
     """The clocks of the room shown; hidden for games without a clock."""
 
+    class LowTime(Message):
+        """Your own clock, running, went under 10 s (told once per state's clock)."""
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.clock: Clock | None = None
@@ -63,6 +67,7 @@ class ClockView(Static):
         self.mine: int | None = None
         self.received = 0.0
         self.shown: Table | None = None  # the table drawn last
+        self.low_told: Clock | None = None  # the clock whose low time for you was told (`LowTime`)
 
     def on_mount(self) -> None:
         """Redraw every 100 ms while a clock runs."""
@@ -89,3 +94,13 @@ class ClockView(Static):
         elapsed = (time.monotonic() - self.received) * 1000
         self.shown = clock_table(self.clock, self.labels, elapsed, self.flagged, self.mine)
         self.update(self.shown)
+        if self.low_told is not self.clock and self._low_for_me(self.clock, elapsed):
+            self.low_told = self.clock
+            self.post_message(self.LowTime())
+
+    def _low_for_me(self, clock: Clock, elapsed_ms: float) -> bool:
+        """Your own clock runs and has less than 10 s left (a correspondence clock is never low)."""
+        mine = self.mine
+        if mine is None or clock.running != mine or clock.days_per_move > 0:
+            return False
+        return 0 < clock.left_ms(mine, elapsed_ms) < LOW_MS

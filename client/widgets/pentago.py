@@ -9,8 +9,9 @@ goes back. A square whose bare placement is legal already makes five, so it is s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -85,6 +86,20 @@ def parse_move(text: str | None) -> tuple[tuple[int, int], int | None, bool] | N
     if words[1] not in QUADRANTS or words[2] not in (CW, CCW):
         return None
     return cell, QUADRANTS.index(words[1]), words[2] == CW
+
+
+MOVE_FORM = "a square, a quadrant (tl, tr, bl, br) and a direction (cw, ccw), e.g. c3 tr cw"
+
+
+def move_syntax(text: str, view: Mapping[str, Any]) -> str | None:
+    """Why a typed text is no Pentago move: not a square, or a quadrant or direction missing or unknown; None if
+    it has the move's form (a square is not said taken: a turn of a quadrant may free it again)."""
+    words = text.split()
+    if not words or parse_cell(words[0]) is None:
+        return f"{text} is not a square (a1 to f6); a move is {MOVE_FORM}"
+    if parse_move(text) is None:
+        return f"{text} is not a move; a move is {MOVE_FORM}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +203,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
         "pentago-board--label",
         "pentago-board--marker",
         "pentago-board--marker-on",
+        "pentago-board--premove",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1, 0)", "Up", show=False),
@@ -425,6 +441,9 @@ class PentagoBoard(StyledBoard, can_focus=True):
             return "cursor"
         if (row, col) in marked:
             return "placed"
+        premove = parse_move(self.position.premove)
+        if premove is not None and premove[0] == (row, col):
+            return "premove"
         if cell_name(row, col) in fives:
             return "five"
         quadrant = quadrant_of(row, col)
@@ -451,5 +470,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
         self.refresh()
 
 
-BOARD = BoardSpec(PentagoBoard, chips=((" ● ", "#0b0b0b", "#8c2f26"), (" ● ", "#f4f4f4", "#8c2f26")))
+BOARD = BoardSpec(
+    PentagoBoard, chips=((" ● ", "#0b0b0b", "#8c2f26"), (" ● ", "#f4f4f4", "#8c2f26")), syntax=move_syntax
+)
 """Pentago's entry in the board registry: black and white marbles on the red board."""
