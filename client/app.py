@@ -81,6 +81,7 @@ from gamenight.protocol.messages import (
     Message,
     MoreTime,
     Players,
+    Profile,
     Rematch,
     RemoveAi,
     Resign,
@@ -214,7 +215,9 @@ class GameNightApp(App[None]):
             self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
         if self.connection is not None:  # offline, the state's own requests (a sync, list_players) wait
             for request in changes.requests:
-                self._send(request)
+                sent = self._send(request)
+                if isinstance(request, Profile):  # a player of my room: their rating (ClientState._ask_ratings)
+                    self.model.asked_seat_card(sent, request.name)
         if changes.closed:
             self._back_to_lobby()
         if changes.entered is not None:
@@ -352,9 +355,9 @@ class GameNightApp(App[None]):
             screen.post_message(ui.ModelChanged(changes))
 
     # -- what the screens ask for ------------------------------------------------------------------------------
-    def on_quick_game(self, _: ui.QuickGame) -> None:
-        """New game against the AI: default Othello, you as black, AI level 3 as white."""
-        self._start(self._create_room(quick_game_plan()))
+    def on_quick_game(self, event: ui.QuickGame) -> None:
+        """New game against the AI: the quick menu's choice (by default Othello, you as black, AI level 3)."""
+        self._start(self._create_room(event.plan or quick_game_plan()))
 
     def on_create_room(self, event: ui.CreateRoom) -> None:
         """Create a room from a plan, then sit down (or watch) and seat its AIs."""

@@ -30,7 +30,11 @@ class ModelChanged(Message, bubble=False):
 
 
 class QuickGame(Message):
-    """Start the fast path: Othello against the AI, now."""
+    """Start a game against the AI now: the quick menu's plan (Othello against AI level 3 without one)."""
+
+    def __init__(self, plan: RoomPlan | None = None) -> None:
+        super().__init__()
+        self.plan = plan
 
 
 class CreateRoom(Message):

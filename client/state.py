@@ -164,6 +164,7 @@ class ClientState:
         self.presence = Presence()
         self.ratings = Ratings()
         self.tournaments = TournamentView()
+        self.seat_cards: dict[int, str] = {}  # request id -> the player of my room whose card (rating) it asks
 
     # -- the reducer ------------------------------------------------------------------------------------
     def apply(self, message: Message, *, quiet: bool = False, resumed: bool = False) -> Changes:
@@ -215,6 +216,8 @@ class ClientState:
             case TournamentInfo():
                 self.tournaments.known[message.tournament] = message
                 changes.tournaments = True
+            case PlayerCard() | Error() if message.id is not None and message.id in self.seat_cards:
+                self._seat_card(message, changes)
             case Leaders() | PlayerCard():
                 self._rated_reply(message, changes)
             case Error() if self.ratings.waiting(message.id):
@@ -294,6 +297,7 @@ class ClientState:
         room.summary = summary
         changes.room = True
         changes.board = changes.board or room.state is None
+        self._ask_ratings(room, changes)
 
     def _joined(self, msg: Joined, changes: Changes) -> None:
         """You sat down or started watching (or the server told you your seat again)."""
@@ -316,6 +320,7 @@ class ClientState:
         room = RoomSession(msg.room, msg.role, msg.seat, host=host, description=self.lobby.games.get(game))
         room.summary = summary
         self.room = room
+        self._ask_ratings(room, changes)
         if msg.tournament is None and msg.id is None and msg.role == Role.PLAYER and self.resumed:
             room.reopening = True  # its state, which follows, says whether the game is still on (`_reopened`)
             return
@@ -399,7 +404,9 @@ class ClientState:
             return
         text = describe_event(msg, room)
         if text:
-            room.log.append(LogLine(text, "bold" if msg.kind == EventKind.GAME_OVER else ""))
+            spectator = msg.kind == EventKind.CHAT and msg.data.get("seat") is None
+            style = "bold" if msg.kind == EventKind.GAME_OVER else "dim" if msg.data.get("earlier") else ""
+            room.log.append(LogLine(text, style, spectator))
             changes.log = True
         if msg.kind == EventKind.PASS and text:
             changes.notices.append(Notice(text, timeout=4))
@@ -455,6 +462,30 @@ class ClientState:
         else:
             self.ratings.card_asked, self.ratings.card_request = request, request_id
             self.ratings.card, self.ratings.card_error = None, None
+
+    def _ask_ratings(self, room: RoomSession, changes: Changes) -> None:
+        """A rated room's players: ask for the card of each one not asked for yet (their ratings in the panel)."""
+        for name in room.unasked_ratings():
+            room.ratings_asked.add(name)
+            changes.requests.append(Profile(name=name))
+
+    def asked_seat_card(self, request_id: int | None, name: str) -> None:
+        """The card of a player of my room was asked for (`_ask_ratings`); its reply gives their rating."""
+        if request_id is not None:
+            self.seat_cards[request_id] = name
+
+    def _seat_card(self, reply: PlayerCard | Error, changes: Changes) -> None:
+        """The card of a player of my room: their rating in the room's pool ("unrated" for a player with no rated
+        game, whose card the server refuses), never a notice."""
+        name = self.seat_cards.pop(reply.id or 0)
+        room = self.room
+        if room is None or name not in room.ratings_asked:
+            return  # asked in a room since left
+        pool = room.rating_pool()
+        ratings = reply.ratings if isinstance(reply, PlayerCard) else []
+        rating = next((r for r in ratings if r.pool == pool), None)
+        room.ratings[name] = rating_text(rating.rating, rating.provisional) if rating is not None else "unrated"
+        changes.room = True
 
     def _rated_reply(self, message: Leaders | PlayerCard | Error, changes: Changes) -> None:
         """The reply to a leaderboard or profile request (a reply to an older request is dropped)."""

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
+from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static, TabbedContent, TabPane
 
 from gamenight.client.messages import (
     Abort,
@@ -41,12 +41,12 @@ from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, ConfirmScreen, GameOverScreen, HelpScreen
 from gamenight.client.screens.ratings import ShowPlayerCard
-from gamenight.client.state import ClientState
+from gamenight.client.state import ClientState, rating_changes_text
 from gamenight.client.typed import Reading, Syntax, premove_due, read_move, read_premove
 from gamenight.client.widgets import board_spec
 from gamenight.client.widgets.board import Position, apply_delta, show_position
 from gamenight.client.widgets.clock import ClockView
-from gamenight.client.widgets.panel import ai_text, moves_heading, moves_text, players_text, ticks_text
+from gamenight.client.widgets.panel import ai_text, moves_heading, moves_text, players_text, terms_text, ticks_text
 from gamenight.protocol.messages import Tick
 from gamenight.protocol.vocab import Result, RoomStatus, SeatKind
 
@@ -101,12 +101,17 @@ class GameScreen(GameNightScreen):
             with Vertical(id="side"):
                 yield Static(id="status")
                 yield Static(id="players")
+                yield Static(id="terms")
                 yield ClockView(id="clocks")
                 yield Static(id="ai-info")
                 yield Label("Moves", classes="side-heading", id="moves-heading")
                 with VerticalScroll(id="moves-box"):
                     yield Static(id="moves")
-                yield RichLog(id="log", wrap=True, markup=False, min_width=20)
+                with TabbedContent(id="log-tabs"):  # the room's events and its players' chat; spectators' chat apart
+                    with TabPane("Room", id="room-tab"):
+                        yield RichLog(id="log", wrap=True, markup=False, min_width=20)
+                    with TabPane("Spectators", id="spectators-tab"):
+                        yield RichLog(id="spectator-log", wrap=True, markup=False, min_width=20)
                 yield Input(placeholder="chat: press t, type, Enter", id="chat", compact=True, max_length=300)
                 with Horizontal(id="controls"):
                     yield Button("+AI", id="add_ai", compact=True)
@@ -163,6 +168,7 @@ class GameScreen(GameNightScreen):
         self.query_one("#status", Static).update(plain(status_text(session), style="bold"))
         players = self.query_one("#players", Static)
         players.update(players_text(session, players.content_size.width or None))
+        self.query_one("#terms", Static).update(terms_text(session))
         self._show_clocks()
         self.query_one("#ai-info", Static).update(ai_text(session))
         self.query_one("#moves-heading", Label).update(moves_heading(session))
@@ -215,18 +221,22 @@ class GameScreen(GameNightScreen):
             self.shown_seq = tick.seq
 
     def show_log(self) -> None:
-        """Add the session's new log lines (events and chat) to the room's log."""
+        """Add the session's new log lines to the room's log (events and players' chat) or, said by a spectator, to
+        the Spectators tab."""
         lines = self.session.log[self.logged :]
-        log = self.query_one("#log", RichLog)
+        log, spectators = self.query_one("#log", RichLog), self.query_one("#spectator-log", RichLog)
         for line in lines:
-            log.write(plain(line.text, style=line.style))
+            (spectators if line.spectator else log).write(plain(line.text, style=line.style))
         self.logged += len(lines)
 
     def show_game_over(self, result: Result) -> None:
         """The result dialog, with a rematch button for players."""
         session = self.session
+        detail = describe_result(result, session)
+        if result.ratings:
+            detail += "\n" + rating_changes_text(result)
         self.app.push_screen(
-            GameOverScreen(headline(result, session), describe_result(result, session), session.playing),
+            GameOverScreen(headline(result, session), detail, session.playing),
             self._after_game_over,
         )
 

@@ -73,15 +73,20 @@ def why_not_yours(position: Position) -> str:
     return "It is not your move"
 
 
-# Glyph rows of one disc or marble, by cell size (width, height); the first size that fits is used.
-CELL_SIZES: tuple[tuple[int, int], ...] = ((7, 3), (5, 2), (4, 2), (3, 1))
+# Glyph rows of one disc or marble, by cell size (width, height); the first size that fits is used, so a board
+# grows with the terminal (11x5 cells for an 8x8 board from about 130x48).
+CELL_SIZES: tuple[tuple[int, int], ...] = ((11, 5), (9, 4), (7, 3), (5, 2), (4, 2), (3, 1))
 DISC: dict[tuple[int, int], tuple[str, ...]] = {
+    (11, 5): ("    ▄▄▄    ", "  ▟█████▙  ", " █████████ ", "  ▜█████▛  ", "    ▀▀▀    "),
+    (9, 4): ("  ▗▄▄▄▖  ", " ▟█████▙ ", " ▜█████▛ ", "  ▝▀▀▀▘  "),
     (7, 3): ("  ▄▄▄  ", " █████ ", "  ▀▀▀  "),
     (5, 2): (" ▄▄▄ ", " ▀▀▀ "),
     (4, 2): (" ▄▄ ", " ▀▀ "),
     (3, 1): (" ● ",),
 }
 DOT: dict[tuple[int, int], tuple[str, ...]] = {
+    (11, 5): (" " * 11, " " * 11, "     ●     ", " " * 11, " " * 11),
+    (9, 4): (" " * 9, "    ▄    ", "    ▀    ", " " * 9),
     (7, 3): ("       ", "   ●   ", "       "),
     (5, 2): ("  ▄  ", "  ▀  "),
     (4, 2): (" ▗▖ ", " ▝▘ "),

@@ -204,6 +204,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
         "pentago-board--marker",
         "pentago-board--marker-on",
         "pentago-board--premove",
+        "pentago-board--turned",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1, 0)", "Up", show=False),
@@ -352,7 +353,8 @@ class PentagoBoard(StyledBoard, can_focus=True):
 
     # -- drawing -----------------------------------------------------------------------------------
     def shown(self) -> tuple[list[str], set[tuple[int, int]], int | None]:
-        """The rows to draw (with the pending move previewed), the cells to mark, and the turning quadrant."""
+        """The rows to draw (with the pending move previewed), the cells to mark, and the turning quadrant (the
+        previewed turn's, else the one the last move turned)."""
         rows = self.rows
         marked: set[tuple[int, int]] = set()
         if self.chosen is not None:
@@ -368,10 +370,18 @@ class PentagoBoard(StyledBoard, can_focus=True):
                 self.quadrant,
             )
         last = parse_move(self.position.last_move)
-        if last is not None:
-            (row, col), quadrant, clockwise = last
-            marked.add(turned_cell(row, col, quadrant, clockwise) if quadrant is not None else (row, col))
-        return rows, marked, None
+        if last is None:
+            return rows, marked, None
+        (row, col), quadrant, clockwise = last
+        marked.add(turned_cell(row, col, quadrant, clockwise) if quadrant is not None else (row, col))
+        return rows, marked, quadrant  # the quadrant the last move turned
+
+    def last_turn(self) -> tuple[int, str] | None:
+        """(quadrant, direction) of the last move's turn, or None (no move yet, or a bare winning placement)."""
+        last = parse_move(self.position.last_move)
+        if last is None or last[1] is None:
+            return None
+        return last[1], CW if last[2] else CCW
 
     def render_line(self, y: int) -> Strip:
         """One line: a marker bar, the file letters, a slice of a row of cells, a gap, or the hint."""
@@ -412,8 +422,11 @@ class PentagoBoard(StyledBoard, can_focus=True):
         return segments
 
     def _marker(self, quadrant: int, direction: str, base: Style) -> Segment:
-        """One clickable turn marker, lit when it is the previewed turn."""
-        lit = self.chosen is not None and (quadrant, direction) == (self.quadrant, self.direction)
+        """One clickable turn marker, lit when it is the previewed turn, or (nothing chosen) the last move's turn."""
+        if self.chosen is not None:
+            lit = (quadrant, direction) == (self.quadrant, self.direction)
+        else:
+            lit = self.last_turn() == (quadrant, direction)
         return Segment(f" {ARROWS[direction]} ", self._surface("marker-on" if lit else "marker"))
 
     def _cells(self, layout: PentagoLayout, row: int, line: int, base: Style) -> list[Segment]:
@@ -448,7 +461,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
             return "five"
         quadrant = quadrant_of(row, col)
         if quadrant == turning:
-            return "turning"
+            return "turning" if self.chosen is not None else "turned"
         return "quadrant" if quadrant in (0, 3) else "quadrant-alt"
 
     def _hint(self) -> str:
