@@ -41,22 +41,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("url", nargs="?", type=server_url, help="a friend's server, e.g. ws://friend.example:8765")
     parser.add_argument("--name", help="the name other players see (default: the one you gave last time)")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help='no terminal bell (your move, a challenge, low time); "sound": false in the config file does the same',
+    )
     return parser.parse_args(argv)
 
 
-def launch(url: str | None, name: str | None, run_app: RunApp, server: LocalServer | None = None) -> int:
+def launch(
+    url: str | None, name: str | None, run_app: RunApp, server: LocalServer | None = None, quiet: bool = False
+) -> int:
     """Run the app against `url`, or against a private server started for the session and stopped after.
 
     The resume token is kept per server: under the URL for a friend's server, under "local" for the
     private one (whose port changes each run but whose database, and so your seats, stay).
     """
     if url is not None:
-        return run_app(url, name, session_key=url)
+        return run_app(url, name, session_key=url, quiet=quiet)
     server = server or LocalServer(log_path=log_dir() / "server.log")
     try:
         print("gamenight: starting a private server…", file=sys.stderr, flush=True)
         local_url = server.start()
-        return run_app(local_url, name, session_key=LOCAL_SERVER)
+        return run_app(local_url, name, session_key=LOCAL_SERVER, quiet=quiet)
     finally:
         server.stop()
 
@@ -70,7 +77,7 @@ def main(argv: list[str] | None = None, run_app: RunApp | None = None) -> int:
 
         run_app = run_textual
     try:
-        return launch(args.url, name or None, run_app)
+        return launch(args.url, name or None, run_app, quiet=args.quiet)
     except LocalServerError as exc:
         print(f"gamenight: could not start a private server: {exc}", file=sys.stderr)
         return 1

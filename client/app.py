@@ -27,7 +27,7 @@ from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from gamenight.client import messages as ui
-from gamenight.client.config import remember_name, remember_token, saved_token
+from gamenight.client.config import remember_name, remember_token, saved_token, sound_on
 from gamenight.client.connection import REPLACED, NotConnected
 from gamenight.client.link import Connect, ConnectionChanged, ServerLink, ServerMessage, open_connection
 from gamenight.client.model import DEFAULT_AI_LEVEL, RoomPlan, quick_game_plan
@@ -84,6 +84,7 @@ from gamenight.protocol.messages import (
     Message,
     MoreTime,
     Players,
+    Profile,
     Rematch,
     RemoveAi,
     Resign,
@@ -115,9 +116,11 @@ class GameNightApp(App[None]):
         save_name: bool = True,
         session_key: str | None = None,
         connect: Connect = open_connection,
+        quiet: bool = False,
     ) -> None:
         super().__init__()
         self.url = url
+        self.sound = not quiet and sound_on()  # the terminal bell on your move, a challenge, low time, ...
         self.save_name = save_name
         self.session_key = session_key  # where the resume token is saved ("local", or the URL); None: nowhere
         self.connect = connect
@@ -210,11 +213,15 @@ class GameNightApp(App[None]):
         if changes.welcomed:
             self.welcomed = True
             self._ask_reviews_again()
+        if changes.bell:
+            self.ring()
         for notice in changes.notices:
             self.notify(notice.text, title=notice.title, severity=notice.severity, timeout=notice.timeout)
         if self.connection is not None:  # offline, the state's own requests (a sync, list_players) wait
             for request in changes.requests:
-                self._send(request)
+                sent = self._send(request)
+                if isinstance(request, Profile):  # a player of my room: their rating (ClientState._ask_ratings)
+                    self.model.asked_seat_card(sent, request.name)
         if changes.closed:
             self._back_to_lobby()
         if changes.entered is not None:
@@ -233,6 +240,15 @@ class GameNightApp(App[None]):
         if changes.name_taken is not None:
             taken = self.model.name
             await self.push_screen(NameScreen(taken, changes.name_taken or None), self._renamed)
+
+    def ring(self) -> None:
+        """The terminal bell, unless the player asked for quiet (`--quiet`, or `"sound": false` in the config)."""
+        if self.sound:
+            self.bell()
+
+    def on_ring(self, _: ui.Ring) -> None:
+        """A screen asks for the bell (your clock's low time)."""
+        self.ring()
 
     def _close_offer(self, challenge: str) -> None:
         """An offer to me ended: close its dialog (at once, or when the screens above it close)."""
@@ -343,9 +359,9 @@ class GameNightApp(App[None]):
             screen.post_message(ui.ModelChanged(changes))
 
     # -- what the screens ask for ------------------------------------------------------------------------------
-    def on_quick_game(self, _: ui.QuickGame) -> None:
-        """New game against the AI: default Othello, you as black, AI level 3 as white."""
-        self._start(self._create_room(quick_game_plan()))
+    def on_quick_game(self, event: ui.QuickGame) -> None:
+        """New game against the AI: the quick menu's choice (by default Othello, you as black, AI level 3)."""
+        self._start(self._create_room(event.plan or quick_game_plan()))
 
     def on_create_room(self, event: ui.CreateRoom) -> None:
         """Create a room from a plan, then sit down (or watch) and seat its AIs."""

@@ -22,6 +22,8 @@ import platformdirs
 CONFIG_ENV = "GAMENIGHT_CONFIG_DIR"
 CONFIG_FILE = "config.json"
 CHALLENGES = "challenges"  # false: this player takes no challenges (the hello's `accepts` stays empty)
+SOUND = "sound"  # false: no terminal bell (as `gamenight --quiet`)
+QUICK = "quick"  # the quick menu's last choice: {"game", "level", "preset"}
 MAX_NAME = 24  # the server cuts names to this length too
 TOKENS = "tokens"
 KEY = "key"
@@ -87,6 +89,24 @@ def identity_key() -> str:
 def takes_challenges() -> bool:
     """Whether this player takes challenges (config `"challenges": false` turns them off; on by default)."""
     return load_config().get(CHALLENGES, True) is not False
+
+
+def sound_on() -> bool:
+    """Whether the client rings the terminal bell (config `"sound": false` turns it off; on by default)."""
+    return load_config().get(SOUND, True) is not False
+
+
+def saved_quick() -> dict[str, Any]:
+    """The quick menu's last choice as saved (empty if none)."""
+    quick = load_config().get(QUICK)
+    return dict(quick) if isinstance(quick, dict) else {}
+
+
+def remember_quick(choice: dict[str, Any]) -> None:
+    """Save the quick menu's choice for next time."""
+    data = load_config()
+    data[QUICK] = choice
+    save_config(data)
 
 
 def saved_token(server: str) -> str | None:

@@ -30,7 +30,11 @@ class ModelChanged(Message, bubble=False):
 
 
 class QuickGame(Message):
-    """Start the fast path: Othello against the AI, now."""
+    """Start a game against the AI now: the quick menu's plan (Othello against AI level 3 without one)."""
+
+    def __init__(self, plan: RoomPlan | None = None) -> None:
+        super().__init__()
+        self.plan = plan
 
 
 class CreateRoom(Message):
@@ -135,6 +139,18 @@ class MoveChosen(Message):
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
+
+
+class Premove(Message):
+    """A move picked (typed or clicked) while the opponent is to move: queued for your next turn."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class Ring(Message):
+    """Ring the terminal bell (unless the player asked for quiet): your clock is low."""
 
 
 class SendChat(Message):

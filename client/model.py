@@ -186,10 +186,12 @@ def quick_game_plan() -> RoomPlan:
 
 @dataclass(frozen=True, slots=True)
 class LogLine:
-    """One line of a room's log: an event told for people, or a chat line."""
+    """One line of a room's log: an event told for people, or a chat line (`spectator`: said by a spectator, shown
+    in the game screen's own Spectators tab)."""
 
     text: str
     style: str = ""
+    spectator: bool = False
 
 
 class RoomSession:
@@ -215,6 +217,8 @@ class RoomSession:
         self.countdown_ms: int | None = None  # the wait before a live game's next tick, when it is starting
         self.takeback_offer: int | None = None  # the seat whose takeback offer waits for an answer
         self.reopening = False  # a seat handed back on launch: the game screen opens only if its state is unfinished
+        self.ratings: dict[str, str] = {}  # a rated room's players' ratings in its game ("1500?"), from their cards
+        self.ratings_asked: set[str] = set()  # the players whose cards were asked for (once a room)
         self.log: list[LogLine] = []
         self._events_seen: set[tuple[int, str, str]] = set()
 
@@ -315,9 +319,12 @@ class RoomSession:
         return True
 
     def apply_event(self, event: Event) -> bool:
-        """Remember what an event tells (the AI's search figures); False for a replay of one already seen."""
-        key = (event.seq, str(event.kind), repr(sorted(event.data.items())))
-        if self.syncing and key in self._events_seen:
+        """Remember what an event tells (the AI's search figures); False for a replay of one already seen, or an
+        earlier chat line (the room's backlog sent on a join) already shown."""
+        data = {k: v for k, v in event.data.items() if k != "earlier"}
+        earlier = event.data.get("earlier")  # an earlier chat line's key is the seq it was said at
+        key = (earlier if isinstance(earlier, int) else event.seq, str(event.kind), repr(sorted(data.items())))
+        if (self.syncing or "earlier" in event.data) and key in self._events_seen:
             return False
         self._events_seen.add(key)
         if event.kind == EventKind.TAKEBACK:
@@ -372,6 +379,18 @@ class RoomSession:
     def rated(self) -> bool:
         """True when the room's games are rated (its summary's `rated` option)."""
         return self.summary is not None and self.summary.options.get("rated") is True
+
+    def rating_pool(self) -> str:
+        """The pool the room's games are rated in: the game, or "<game>-ffa" with more than two seats (Tron 3-4)."""
+        seats = self.summary.seats if self.summary is not None else ()
+        return f"{self.game}-ffa" if len(seats) > 2 else self.game
+
+    def unasked_ratings(self) -> list[str]:
+        """The seated players of a rated room whose cards (and so ratings) were not asked for yet."""
+        if not self.rated or self.summary is None:
+            return []
+        names = [seat.name or seat.who() for seat in self.summary.seats if not seat.open]
+        return [name for name in names if name and name not in self.ratings_asked]
 
     def can_take_back(self) -> bool:
         """True when a takeback key makes sense: accepting the opponent's offer, or asking after a move of yours

@@ -93,6 +93,7 @@ class Changes:
     tournaments: bool = False  # the tournament list or a tournament's state arrived
     notices: list[Notice] = field(default_factory=list)
     requests: list[Message] = field(default_factory=list)  # to send, e.g. a sync after missed ticks
+    bell: bool = False  # worth a sound: your move after the opponent's, a challenge to you, a tournament game
 
     def merge(self, later: Changes) -> None:
         """Add what a later message changed (the messages of one `batch`): flags add up, lists join, the later
@@ -108,6 +109,12 @@ class Changes:
                 setattr(self, spec.name, theirs)
         if ticks:
             self.tick, self.board = None, True
+
+
+def your_move_came(room: RoomSession, waited: bool) -> bool:
+    """True when it became your move because someone else moved (not at a game's start, not in a live game)."""
+    state = room.state
+    return waited and room.my_turn and not room.live and state is not None and bool(state.moves)
 
 
 @dataclass(slots=True)
@@ -161,6 +168,7 @@ class ClientState:
         self.presence = Presence()
         self.ratings = Ratings()
         self.tournaments = TournamentView()
+        self.seat_cards: dict[int, str] = {}  # request id -> the player of my room whose card (rating) it asks
 
     # -- the reducer ------------------------------------------------------------------------------------
     def apply(self, message: Message, *, quiet: bool = False, resumed: bool = False) -> Changes:
@@ -214,6 +222,8 @@ class ClientState:
             case TournamentInfo():
                 self.tournaments.known[message.tournament] = message
                 changes.tournaments = True
+            case PlayerCard() | Error() if message.id is not None and message.id in self.seat_cards:
+                self._seat_card(message, changes)
             case Leaders() | PlayerCard():
                 self._rated_reply(message, changes)
             case Error() if self.ratings.waiting(message.id):
@@ -273,6 +283,7 @@ class ClientState:
                 self.room.host, changes.room = True, True
         changes.players, changes.challenges = change.players, change.challenges
         changes.offered, changes.offers_gone = change.offered, change.gone
+        changes.bell = changes.bell or change.offered is not None
         changes.notices.extend(Notice(text, timeout=6) for text in change.notices)
         if isinstance(message, Error):
             changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
@@ -292,6 +303,7 @@ class ClientState:
         room.summary = summary
         changes.room = True
         changes.board = changes.board or room.state is None
+        self._ask_ratings(room, changes)
 
     def _joined(self, msg: Joined, changes: Changes) -> None:
         """You sat down or started watching (or the server told you your seat again)."""
@@ -314,6 +326,7 @@ class ClientState:
         room = RoomSession(msg.room, msg.role, msg.seat, host=host, description=self.lobby.games.get(game))
         room.summary = summary
         self.room = room
+        self._ask_ratings(room, changes)
         if msg.tournament is None and msg.id is None and msg.role == Role.PLAYER and self.resumed:
             room.reopening = True  # its state, which follows, says whether the game is still on (`_reopened`)
             return
@@ -321,6 +334,7 @@ class ClientState:
         if msg.tournament is not None:
             text = f"Your game in tournament {msg.tournament} starts: room {msg.room}"
             changes.notices.append(Notice(text, timeout=6))
+            changes.bell = True
 
     def _reopened(self, room: RoomSession, status: RoomStatus, changes: Changes) -> None:
         """The first state of a seat the resumed session held on launch: an unfinished game opens again; a finished
@@ -343,11 +357,12 @@ class ClientState:
             self._reopened(room, msg.status, changes)
             if self.room is None:
                 return
-        replayed, before = room.syncing, room.status
+        replayed, before, waited = room.syncing, room.status, not room.my_turn
         if room.description is None:
             room.description = self.lobby.games.get(msg.game)
         room.apply_state(msg)
         changes.board = changes.room = True
+        changes.bell = changes.bell or your_move_came(room, waited)
         self._notes(msg.room, msg.seq, msg.events, changes)
         if replayed and msg.status == RoomStatus.FINISHED and before in (RoomStatus.PLAYING, RoomStatus.PAUSED):
             # The game ended while we were away: the state after a sync is its only news of the end.
@@ -358,8 +373,10 @@ class ClientState:
         room = self.room
         if room is None or room.code != msg.room or room.state is None:
             return
+        waited = not room.my_turn
         if room.apply_moved(msg):
             changes.board = changes.room = True
+            changes.bell = changes.bell or your_move_came(room, waited)
             self._notes(msg.room, msg.seq, msg.events, changes)
         else:
             self._resync(room, msg.seq, changes)
@@ -393,7 +410,9 @@ class ClientState:
             return
         text = describe_event(msg, room)
         if text:
-            room.log.append(LogLine(text, "bold" if msg.kind == EventKind.GAME_OVER else ""))
+            spectator = msg.kind == EventKind.CHAT and msg.data.get("seat") is None
+            style = "bold" if msg.kind == EventKind.GAME_OVER else "dim" if msg.data.get("earlier") else ""
+            room.log.append(LogLine(text, style, spectator))
             changes.log = True
         if msg.kind == EventKind.PASS and text:
             changes.notices.append(Notice(text, timeout=4))
@@ -449,6 +468,30 @@ class ClientState:
         else:
             self.ratings.card_asked, self.ratings.card_request = request, request_id
             self.ratings.card, self.ratings.card_error = None, None
+
+    def _ask_ratings(self, room: RoomSession, changes: Changes) -> None:
+        """A rated room's players: ask for the card of each one not asked for yet (their ratings in the panel)."""
+        for name in room.unasked_ratings():
+            room.ratings_asked.add(name)
+            changes.requests.append(Profile(name=name))
+
+    def asked_seat_card(self, request_id: int | None, name: str) -> None:
+        """The card of a player of my room was asked for (`_ask_ratings`); its reply gives their rating."""
+        if request_id is not None:
+            self.seat_cards[request_id] = name
+
+    def _seat_card(self, reply: PlayerCard | Error, changes: Changes) -> None:
+        """The card of a player of my room: their rating in the room's pool ("unrated" for a player with no rated
+        game, whose card the server refuses), never a notice."""
+        name = self.seat_cards.pop(reply.id or 0)
+        room = self.room
+        if room is None or name not in room.ratings_asked:
+            return  # asked in a room since left
+        pool = room.rating_pool()
+        ratings = reply.ratings if isinstance(reply, PlayerCard) else []
+        rating = next((r for r in ratings if r.pool == pool), None)
+        room.ratings[name] = rating_text(rating.rating, rating.provisional) if rating is not None else "unrated"
+        changes.room = True
 
     def _rated_reply(self, message: Leaders | PlayerCard | Error, changes: Changes) -> None:
         """The reply to a leaderboard or profile request (a reply to an older request is dropped)."""

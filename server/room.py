@@ -22,6 +22,7 @@ legal) and each refusal is a `Refusal` with a stable code; a refused request nev
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -80,6 +81,7 @@ TRANSITIONS: dict[RoomStatus, frozenset[RoomStatus]] = {
 """The status changes a room may make (the table in the module's docstring)."""
 RUNNING = frozenset({PL, PA})
 """Statuses of a game under way."""
+CHAT_BACKLOG = 30  # the room's latest chat lines a joiner gets after its state (`event chat` marked `earlier`)
 
 
 @dataclass(slots=True)
@@ -182,6 +184,7 @@ class Room:
         self.rater: Rater | None = None  # set by the lobby; rates the games of a room with option `rated`
         self.tournament_of: TournamentOf = _no_tournament  # set by the lobby
         self.started_with: list[tuple[Member | None, AiSpec | None]] = []  # who sat where when the game began
+        self.chat_backlog: deque[dict[str, Any]] = deque(maxlen=CHAT_BACKLOG)  # the latest chat lines' data
 
     @property
     def tournament(self) -> str | None:
@@ -316,11 +319,13 @@ class Room:
         out.records.append(seat.record(self.code))
 
     def _welcome_member(self, session: str, seat: int | None, role: Role, request_id: int | None) -> Outbox:
-        """Reply to a join: which seat, then the full state if a game exists."""
+        """Reply to a join: which seat, then the full state if a game exists, then the room's latest chat lines."""
         out = Outbox()
         out.send({session}, Joined(room=self.code, role=role, seat=seat, id=request_id, game=self.game.name))
         if self.state is not None:
             out.send({session}, self.snapshot(viewer=session))
+        for data in self.chat_backlog:  # what was said before this member came (or came back), at the current seq
+            out.send({session}, Event(room=self.code, kind=EventKind.CHAT, seq=self.seq, data=data))
         return out
 
     def leave(self, session: str) -> Outbox:
@@ -703,7 +708,9 @@ class Room:
         if not self.is_member(session):
             raise Refusal(ErrorCode.NOT_IN_ROOM, f"you are not in room {self.code}")
         seat = self.seat_of(session)
-        return self.event(EventKind.CHAT, {"name": name, "seat": seat.index if seat else None, "text": text})
+        data = {"name": name, "seat": seat.index if seat else None, "text": text}
+        self.chat_backlog.append({**data, "earlier": self.seq})  # the seq it was said at: a client's dedup key
+        return self.event(EventKind.CHAT, data)
 
     def close(self) -> None:
         """The lobby closed the room: its last summary says so."""

@@ -24,7 +24,7 @@ from textual.widgets import Button, Label, Select, Static
 
 from gamenight.client.plain import plain
 from gamenight.client.presence import Offer, player_label
-from gamenight.client.screens.create import FormScreen, option_value, option_widget
+from gamenight.client.screens.create import FormScreen, apply_preset, option_rows, option_value
 from gamenight.protocol.vocab import GameDescription, PlayerInfo
 
 RANDOM_SEAT = -1
@@ -92,16 +92,7 @@ class ChallengeScreen(FormScreen[ChallengePlan]):
         async with self._building:
             container = self.query_one("#options", Vertical)
             await container.remove_children()
-            rows = [
-                Horizontal(
-                    Label(plain(spec.title), classes="form-label"),
-                    option_widget(spec),
-                    Static(plain(spec.help), classes="form-help"),
-                    classes="form-row",
-                )
-                for spec in self.game.options
-            ]
-            await container.mount_all(rows)
+            await container.mount_all(option_rows(self.game))
             self._seats()
 
     def _seats(self) -> None:
@@ -150,8 +141,10 @@ class ChallengeScreen(FormScreen[ChallengePlan]):
 
     @on(Select.Changed, "#options Select")
     def _option_changed(self, event: Select.Changed) -> None:
-        """An option may change the number of seats."""
+        """An option may change the number of seats; a time-control preset fills the clock fields."""
         event.stop()
+        if event.select.id == "preset":
+            apply_preset(self, event.value)
         self._seats()
 
 

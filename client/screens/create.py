@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Collapsible, Input, Label, Select, Static, Switch
 
 from gamenight.client.model import (
     AI,
@@ -44,6 +44,69 @@ TIME_PRESETS: tuple[tuple[str, dict[str, int]], ...] = (
 )
 """The create form's time-control presets ("minutes + seconds per move"), filling the room's clock options."""
 PRESET_OPTIONS = frozenset(TIME_PRESETS[0][1])
+ADVANCED = frozenset({"ai_ms", "ai_pace_ms", "seed"})
+"""Options that tune the server rather than the game (the AI's milliseconds and pace, an arena's random seed):
+under the forms' collapsed "Advanced" rows, as is a turn-based game's `countdown_ms` (it only delays a live game)."""
+
+
+def advanced(spec: OptionSpec, game: GameDescription) -> bool:
+    """True for an option the forms keep under "Advanced"."""
+    return spec.name in ADVANCED or (spec.name == "countdown_ms" and not game.simultaneous)
+
+
+def clocked(game: GameDescription) -> bool:
+    """True when the game has the clock options the time-control presets fill."""
+    return {spec.name for spec in game.options} >= PRESET_OPTIONS
+
+
+def preset_row(field_id: str = "preset", help_text: str = "fills the clock fields below") -> Horizontal:
+    """The time-control presets: "minutes + seconds added per move"."""
+    presets = Select(
+        [(name, index) for index, (name, _) in enumerate(TIME_PRESETS)],
+        value=0,
+        allow_blank=False,
+        id=field_id,
+        compact=True,
+    )
+    return Horizontal(
+        Label("Time control", classes="form-label"),
+        presets,
+        Static(f"minutes + seconds added per move; {help_text}", classes="form-help"),
+        classes="form-row",
+    )
+
+
+def option_row(spec: OptionSpec) -> Horizontal:
+    """One option's row: its title, field and help (with its bounds)."""
+    help_text = spec.help + (f" ({spec.minimum}-{spec.maximum})" if spec.minimum is not None else "")
+    return Horizontal(
+        Label(plain(spec.title), classes="form-label"),
+        option_widget(spec),
+        Static(plain(help_text), classes="form-help"),
+        classes="form-row",
+    )
+
+
+def option_rows(game: GameDescription) -> list[Widget]:
+    """A game's option rows: the time-control presets (games with a clock), the options a player sets, and the
+    server's internals in a collapsed "Advanced" section."""
+    rows: list[Widget] = [preset_row()] if clocked(game) else []
+    rows += [option_row(spec) for spec in game.options if not advanced(spec, game)]
+    inner = [option_row(spec) for spec in game.options if advanced(spec, game)]
+    if inner:
+        rows.append(Collapsible(*inner, title="Advanced", collapsed=True, classes="advanced"))
+    return rows
+
+
+def apply_preset(screen: Widget, index: object) -> bool:
+    """Fill the clock fields of `screen` from preset `index` (they stay editable); False for no preset."""
+    if not isinstance(index, int) or not 0 <= index < len(TIME_PRESETS):
+        return False
+    for name, value in TIME_PRESETS[index][1].items():
+        for field in screen.query(f"#opt-{name}").results(Input):
+            if field.value != str(value):
+                field.value = str(value)
+    return True
 
 
 def seat_choices(game: GameDescription) -> list[tuple[Text, str]]:
@@ -185,35 +248,8 @@ class CreateRoomScreen(FormScreen[RoomPlan]):
         """One row per option of the chosen game: its title, field, help."""
         container = self.query_one("#options", Vertical)
         await container.remove_children()
-        rows = []
-        if {spec.name for spec in self.game.options} >= PRESET_OPTIONS:
-            self._preset = 0
-            presets = Select(
-                [(name, index) for index, (name, _) in enumerate(TIME_PRESETS)],
-                value=0,
-                allow_blank=False,
-                id="preset",
-                compact=True,
-            )
-            rows.append(
-                Horizontal(
-                    Label("Time control", classes="form-label"),
-                    presets,
-                    Static("minutes + seconds added per move; fills the clock fields below", classes="form-help"),
-                    classes="form-row",
-                )
-            )
-        for spec in self.game.options:
-            help_text = spec.help + (f" ({spec.minimum}-{spec.maximum})" if spec.minimum is not None else "")
-            rows.append(
-                Horizontal(
-                    Label(plain(spec.title), classes="form-label"),
-                    option_widget(spec),
-                    Static(plain(help_text), classes="form-help"),
-                    classes="form-row",
-                )
-            )
-        await container.mount_all(rows)
+        self._preset = 0
+        await container.mount_all(option_rows(self.game))
 
     async def _build_seats(self) -> None:
         """One selector per seat; the count follows the options (a "players" option, say)."""
@@ -278,13 +314,8 @@ class CreateRoomScreen(FormScreen[RoomPlan]):
     def _preset_chosen(self, event: Select.Changed) -> None:
         """A time-control preset fills the clock fields (which stay editable)."""
         event.stop()
-        if not isinstance(event.value, int) or not 0 <= event.value < len(TIME_PRESETS) or event.value == self._preset:
-            return
-        self._preset = event.value
-        for name, value in TIME_PRESETS[event.value][1].items():
-            for field in self.query(f"#opt-{name}").results(Input):
-                if field.value != str(value):
-                    field.value = str(value)
+        if event.value != self._preset and apply_preset(self, event.value):
+            self._preset = int(str(event.value))
 
     @on(Select.Changed, "#options Select")
     @on(Input.Changed, "#options Input")

@@ -8,14 +8,16 @@ Spectators get the same screen without move input.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static
+from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static, TabbedContent, TabPane
 
 from gamenight.client.messages import (
     Abort,
@@ -23,11 +25,14 @@ from gamenight.client.messages import (
     LeaveRoom,
     ModelChanged,
     MoreTime,
+    MoveChosen,
     OpenInvite,
     OpenReview,
+    Premove,
     Rematch,
     RemoveAi,
     Resign,
+    Ring,
     SendChat,
     Takeback,
     TakebackDecline,
@@ -38,11 +43,12 @@ from gamenight.client.review import REVIEWED_GAMES
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.dialogs import LOBBY, REMATCH, REVIEW, ConfirmScreen, GameOverScreen, HelpScreen
 from gamenight.client.screens.ratings import ShowPlayerCard
-from gamenight.client.state import ClientState
+from gamenight.client.state import ClientState, rating_changes_text
+from gamenight.client.typed import Reading, Syntax, premove_due, read_move, read_premove
 from gamenight.client.widgets import board_spec
 from gamenight.client.widgets.board import Position, apply_delta, show_position
 from gamenight.client.widgets.clock import ClockView
-from gamenight.client.widgets.panel import ai_text, moves_heading, moves_text, players_text, ticks_text
+from gamenight.client.widgets.panel import ai_text, moves_heading, moves_text, players_text, terms_text, ticks_text
 from gamenight.protocol.messages import Tick
 from gamenight.protocol.vocab import Result, RoomStatus, SeatKind
 
@@ -60,6 +66,7 @@ class GameScreen(GameNightScreen):
         Binding("f1", "help", "Help"),
         Binding("question_mark", "help", show=False),
         Binding("t", "chat", "Chat"),
+        Binding("slash", "type_move", "Type a move", key_display="/"),
         Binding("plus", "add_ai", "Add AI", key_display="+"),
         Binding("minus", "remove_ai", "Remove AI", key_display="-"),
         Binding("i", "invite", "Invite"),
@@ -71,7 +78,7 @@ class GameScreen(GameNightScreen):
         Binding("z", "abort", "Abort"),
         Binding("b", "leave", "Lobby"),
         Binding("p", "player_card", "Player cards"),
-        Binding("escape", "focus_board", show=False),
+        Binding("escape", "escape", show=False),
     ]
 
     def __init__(self, model: ClientState, session: RoomSession) -> None:
@@ -81,21 +88,32 @@ class GameScreen(GameNightScreen):
         self.shown_seq: int | None = None  # the seq of the position the board shows (a state's or a tick's)
         self.logged = 0  # how many of the session's log lines the log shows
         self.card_turn = -1  # which seated player's card the `i` key showed last
+        self.premove: str | None = None  # the move queued for my next turn (client/typed.py)
+        self.low_time_rung = 0  # the game (`RoomSession.games_started`) whose low time rang the bell
 
     def compose(self) -> ComposeResult:
         """Header, board area, side panel (status, players, AI, moves, log, chat, controls), footer."""
         yield Header()
         with Horizontal(id="game-body"):
-            yield Container(id="board-area")
+            with Vertical(id="board-column"):
+                yield Container(id="board-area")
+                with Horizontal(id="move-row"):
+                    yield Input(placeholder="/ type a move", id="move-line", compact=True, max_length=40)
+                    yield Static(id="move-hint")
             with Vertical(id="side"):
                 yield Static(id="status")
                 yield Static(id="players")
+                yield Static(id="terms")
                 yield ClockView(id="clocks")
                 yield Static(id="ai-info")
                 yield Label("Moves", classes="side-heading", id="moves-heading")
                 with VerticalScroll(id="moves-box"):
                     yield Static(id="moves")
-                yield RichLog(id="log", wrap=True, markup=False, min_width=20)
+                with TabbedContent(id="log-tabs"):  # the room's events and its players' chat; spectators' chat apart
+                    with TabPane("Room", id="room-tab"):
+                        yield RichLog(id="log", wrap=True, markup=False, min_width=20)
+                    with TabPane("Spectators", id="spectators-tab"):
+                        yield RichLog(id="spectator-log", wrap=True, markup=False, min_width=20)
                 yield Input(placeholder="chat: press t, type, Enter", id="chat", compact=True, max_length=300)
                 with Horizontal(id="controls"):
                     yield Button("+AI", id="add_ai", compact=True)
@@ -135,6 +153,7 @@ class GameScreen(GameNightScreen):
         """Redraw everything from the session: board, texts, controls, title."""
         session = self.session
         await self._ensure_board()
+        self._premove_due()
         # A live board may have drawn ticks past this state: it is shown again only once a newer state came.
         if self.board is not None and session.state is not None and session.state.seq >= (self.shown_seq or 0):
             show_position(self.board, self._position())
@@ -151,6 +170,7 @@ class GameScreen(GameNightScreen):
         self.query_one("#status", Static).update(plain(status_text(session), style="bold"))
         players = self.query_one("#players", Static)
         players.update(players_text(session, players.content_size.width or None))
+        self.query_one("#terms", Static).update(terms_text(session))
         self._show_clocks()
         self.query_one("#ai-info", Static).update(ai_text(session))
         self.query_one("#moves-heading", Label).update(moves_heading(session))
@@ -159,6 +179,7 @@ class GameScreen(GameNightScreen):
         self.query_one("#moves-box", VerticalScroll).scroll_end(animate=False)
         for control in CONTROLS:
             self.query_one(f"#{control}", Button).display = bool(self.check_action(control, ()))
+        self.query_one("#move-row", Horizontal).display = self._typing()
         self.refresh_bindings()
 
     def _show_clocks(self) -> None:
@@ -190,6 +211,7 @@ class GameScreen(GameNightScreen):
             seat=session.seat if session.playing else None,
             status=state.status,
             countdown_ms=session.countdown_ms,
+            premove=self.premove,
         )
 
     def show_tick(self, tick: Tick) -> None:
@@ -201,19 +223,23 @@ class GameScreen(GameNightScreen):
             self.shown_seq = tick.seq
 
     def show_log(self) -> None:
-        """Add the session's new log lines (events and chat) to the room's log."""
+        """Add the session's new log lines to the room's log (events and players' chat) or, said by a spectator, to
+        the Spectators tab."""
         lines = self.session.log[self.logged :]
-        log = self.query_one("#log", RichLog)
+        log, spectators = self.query_one("#log", RichLog), self.query_one("#spectator-log", RichLog)
         for line in lines:
-            log.write(plain(line.text, style=line.style))
+            (spectators if line.spectator else log).write(plain(line.text, style=line.style))
         self.logged += len(lines)
 
     def show_game_over(self, result: Result) -> None:
         """The result dialog, with a rematch button for players and a review button for reviewed games."""
         session = self.session
         reviewed = session.game in REVIEWED_GAMES
+        detail = describe_result(result, session)
+        if result.ratings:
+            detail += "\n" + rating_changes_text(result)
         self.app.push_screen(
-            GameOverScreen(headline(result, session), describe_result(result, session), session.playing, reviewed),
+            GameOverScreen(headline(result, session), detail, session.playing, reviewed),
             self._after_game_over,
         )
 
@@ -225,6 +251,134 @@ class GameScreen(GameNightScreen):
             self.post_message(LeaveRoom())
         elif choice == REVIEW:
             self.post_message(OpenReview(room=self.session.code))
+
+    def on_clock_view_low_time(self, event: ClockView.LowTime) -> None:
+        """Your clock went under 10 s: the bell, once a game."""
+        event.stop()
+        if self.session.playing and self.low_time_rung != self.session.games_started:
+            self.low_time_rung = self.session.games_started
+            self.post_message(Ring())
+
+    # -- typed moves and the premove (client/typed.py) -----------------------------------------------------------
+    def _typing(self) -> bool:
+        """Moves may be typed: you hold a seat in a running turn-based game."""
+        session = self.session
+        return session.playing and session.status == RoomStatus.PLAYING and not session.live
+
+    def _syntax(self) -> Syntax | None:
+        """The game's check of a typed move's form."""
+        return board_spec(self.session.game).syntax if self.session.game else None
+
+    def _view(self) -> Mapping[str, Any]:
+        """The view of the state shown."""
+        return self.session.state.view if self.session.state is not None else {}
+
+    def _reading(self, text: str) -> Reading:
+        """What the move line's text means: a move now on your turn, else a premove."""
+        session = self.session
+        if session.my_turn and session.state is not None:
+            legal = [str(m) for m in session.state.legal]
+            return read_move(text, legal, self._view(), self._syntax())
+        return read_premove(text, self._view(), self._syntax())
+
+    @on(Input.Changed, "#move-line")
+    def _move_typed(self, event: Input.Changed) -> None:
+        """Say what the text typed so far would play, its completions, or what is wrong with it (with nothing
+        typed, the premove if there is one)."""
+        if not event.value.strip():
+            self._hint(self._premove_line())
+            return
+        reading = self._reading(event.value)
+        if self.session.my_turn or reading.problem is not None or reading.move is None:
+            self._hint(plain(reading.hint()))
+        else:
+            self._hint(plain(f"Enter queues {reading.move} as your premove"))
+
+    @on(Input.Submitted, "#move-line")
+    def _move_entered(self, event: Input.Submitted) -> None:
+        """Play the typed move (or queue it on the opponent's turn); a text that is no move is never sent."""
+        event.stop()
+        if not self._typing():
+            return
+        reading = self._reading(event.value)
+        if reading.move is None:
+            text = reading.problem or (
+                f"{reading.text} could be {len(reading.candidates)} moves" if reading.text else ""
+            )
+            if text:
+                self.notify(text, severity="warning", timeout=3)
+            return
+        event.input.value = ""
+        if self.session.my_turn:
+            self.post_message(MoveChosen(reading.move))
+        else:
+            self._queue(reading.move)
+
+    def on_premove(self, event: Premove) -> None:
+        """A board clicked on the opponent's turn: queue that move."""
+        event.stop()
+        if self._typing() and not self.session.my_turn:
+            self._queue(event.text)
+
+    def _queue(self, move: str) -> None:
+        """Keep `move` for your next turn (it replaces an earlier premove) and show it."""
+        self.premove = move
+        self._hint(self._premove_line())
+        self._redraw_board()
+
+    def _premove_line(self) -> Text:
+        """The premove, under the move line (empty without one)."""
+        if self.premove is None:
+            return Text("")
+        return Text.assemble("Premove ", (self.premove, "bold"), " · sent on your turn if legal · Esc cancels")
+
+    def _cancel_premove(self, note: str | None) -> None:
+        """Forget the premove, saying why (Esc: cancelled; your turn: dropped)."""
+        self.premove = None
+        self._hint(Text(""))
+        if note:
+            self.notify(note, timeout=3)
+        self._redraw_board()
+
+    def _premove_due(self) -> None:
+        """On a new state: your turn sends the premove if it is legal (else drops it, saying why); a game that no
+        longer runs drops it."""
+        premove = self.premove
+        session = self.session
+        if premove is None:
+            return
+        if not self._typing():
+            self.premove = None
+        elif session.my_turn and session.state is not None:
+            self.premove = None
+            due = premove_due(premove, [str(m) for m in session.state.legal], self._view())
+            if due.move is not None:
+                self._hint(Text(""))
+                self.post_message(MoveChosen(due.move))
+            else:
+                self._hint(plain(due.problem or ""))
+                self.notify(due.problem or "", severity="warning", timeout=4)
+
+    def _hint(self, text: Text) -> None:
+        """The line under the move line."""
+        self.query_one("#move-hint", Static).update(text)
+
+    def _redraw_board(self) -> None:
+        """Show the state's position again (the premove changed)."""
+        if self.board is not None and self.session.state is not None and not self.session.live:
+            show_position(self.board, self._position())
+
+    def action_type_move(self) -> None:
+        """Put the cursor in the move line."""
+        if self._typing():
+            self.query_one("#move-line", Input).focus()
+
+    def action_escape(self) -> None:
+        """Esc cancels the premove, and goes back from the chat or move line to the board."""
+        if self.premove is not None:
+            self._cancel_premove("Premove cancelled")
+        self.query_one("#move-line", Input).value = ""
+        self.action_focus_board()
 
     # -- input ------------------------------------------------------------------------------------------------
     @on(Input.Submitted, "#chat")

@@ -16,6 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Header, Label, Static
 
+from gamenight.client.config import remember_quick
 from gamenight.client.messages import (
     Challenge,
     CreateRoom,
@@ -36,6 +37,7 @@ from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.challenge import ChallengePlan, ChallengeScreen
 from gamenight.client.screens.create import CreateRoomScreen
 from gamenight.client.screens.dialogs import HelpScreen, RoomCodeScreen
+from gamenight.client.screens.quick import QuickChoice, QuickMenuScreen, last_quick
 from gamenight.client.screens.ratings import PlayerNameScreen, ShowLeaderboard, ShowPlayerCard
 from gamenight.client.screens.tournaments import ShowTournaments
 from gamenight.protocol.vocab import Role, RoomStatus
@@ -56,8 +58,11 @@ EMPTY_TEXT = "No rooms yet. Press [b]n[/b] for a game against the AI, or [b]c[/b
 class LobbyScreen(GameNightScreen):
     """The rooms of the server, updated as they open, fill, start and close."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it per instance)
+    """Under 110 columns the online list goes under the rooms (class "-narrow", gamenight.tcss)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "new_game", "New vs AI"),
+        Binding("n", "new_game", "Quick game vs AI"),
         Binding("c", "create", "Create"),
         Binding("j", "join", "Join", key_display="enter/j"),
         Binding("s", "spectate", "Watch"),
@@ -95,12 +100,12 @@ class LobbyScreen(GameNightScreen):
                 yield Static(NO_PLAYERS_TEXT, id="no-players")
                 yield Static(id="pending")
         with Horizontal(id="lobby-buttons"):
-            yield Button("New vs AI (n)", variant="primary", id="new_game", compact=True)
+            yield Button("Quick (n)", variant="primary", id="new_game", compact=True)
             yield Button("Create (c)", id="create", compact=True)
             yield Button("Join (j)", id="join", compact=True)
             yield Button("Watch (s)", id="spectate", compact=True)
-            yield Button("Code (o)", id="code", compact=True)
-            yield Button("History (h)", id="history", compact=True)
+            yield Button("Code (o)", id="code", compact=True, classes="wide-only")
+            yield Button("History (h)", id="history", compact=True, classes="wide-only")
             yield Button("Challenge (p)", id="challenge", compact=True)
         yield Footer()
 
@@ -146,7 +151,7 @@ class LobbyScreen(GameNightScreen):
         else:  # a finished room (its players may still ask for a rematch) is listed, but not open
             finished = sum(1 for s in lobby.rooms.values() if s.status == RoomStatus.FINISHED)
             intro.append(f"{len(lobby.rooms) - finished} room(s) open" + (f", {finished} finished" if finished else ""))
-        intro.append(f"{online}. Press ").append("n", style="bold").append(" to play Othello against the AI right now.")
+        intro.append(f"{online}. Press ").append("n", style="bold").append(" to play against the AI right now.")
         self.query_one("#lobby-intro", Static).update(intro)
         table = self.query_one("#rooms", DataTable)
         selected = self.selected_room()
@@ -208,8 +213,19 @@ class LobbyScreen(GameNightScreen):
 
     # -- actions ------------------------------------------------------------------------------------------
     def action_new_game(self) -> None:
-        """The fast path: Othello against the AI, now."""
-        self.post_message(QuickGame())
+        """The quick menu: a game against the AI in three choices (the last ones offered again)."""
+        games = list(self.model.lobby.games.values())
+        if not games:
+            self.notify("Not connected to a server yet", severity="warning")
+            return
+        self.app.push_screen(QuickMenuScreen(games, last_quick()), self._quick_chosen)
+
+    def _quick_chosen(self, choice: QuickChoice | None) -> None:
+        """Remember the quick menu's choice and start that game."""
+        if choice is None:
+            return
+        remember_quick({"game": choice.game, "level": choice.level, "preset": choice.preset})
+        self.post_message(QuickGame(choice.plan(self.model.lobby.games.get(choice.game))))
 
     def action_create(self) -> None:
         """Open the create-room form."""

@@ -21,6 +21,7 @@ from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Sel
 from gamenight.client.messages import JoinRoom, ModelChanged
 from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
+from gamenight.client.screens.create import TIME_PRESETS, clocked, preset_row
 from gamenight.client.screens.dialogs import ConfirmScreen
 from gamenight.client.state import ClientState
 from gamenight.protocol.messages import (
@@ -219,6 +220,7 @@ class CreateTournamentScreen(ModalScreen[CreateTournament | None]):
             with Horizontal(classes="form-row"):
                 yield Label("Starts in (s)", classes="form-label")
                 yield Input("0", id="t-start", type="integer")
+            yield preset_row("t-time", "each game's clock (games without one ignore it)")
             with Horizontal(classes="form-row"):
                 yield Label("Rated", classes="form-label")
                 yield Switch(value=False, id="t-rated")
@@ -233,9 +235,16 @@ class CreateTournamentScreen(ModalScreen[CreateTournament | None]):
         players = [me if n.lower() == "me" else n for n in names]
         kind = str(self.query_one("#t-kind", Select).value)
         minutes = int(self.query_one("#t-minutes", Input).value or 0)
+        game = str(self.query_one("#t-game", Select).value)
+        preset = self.query_one("#t-time", Select).value
+        description = self.model.lobby.games.get(game)
+        options: dict[str, Any] = {}
+        if description is not None and clocked(description) and isinstance(preset, int):
+            options = {name: value for name, value in TIME_PRESETS[preset][1].items() if value}
         return CreateTournament(
-            game=str(self.query_one("#t-game", Select).value),
+            game=game,
             kind=kind,
+            options=options,
             rated=self.query_one("#t-rated", Switch).value,
             players=players,
             duration_s=minutes * 60 if kind == "arena" else 0,

@@ -23,6 +23,7 @@ from textual.widgets import Input, Static
 
 from gamenight.client.messages import MoveChosen
 from gamenight.client.replay import Fold
+from gamenight.client.typed import Syntax
 from gamenight.protocol.vocab import RoomStatus
 
 
@@ -43,7 +44,7 @@ class StyledBoard(Widget):
 
 @dataclass(frozen=True)
 class Position:
-    """What a board draws: the game's view, the legal moves, and whether you may move now."""
+    """What a board draws: the game's view, the legal moves, whether you may move now, and your premove."""
 
     view: Mapping[str, Any] = field(default_factory=dict)
     legal: tuple[str, ...] = ()
@@ -52,6 +53,7 @@ class Position:
     seat: int | None = None
     status: RoomStatus = RoomStatus.PLAYING
     countdown_ms: int | None = None  # a live game about to (re)start: the wait before its next tick
+    premove: str | None = None  # the move queued for your next turn (client/typed.py), drawn on the board
 
 
 def in_play(position: Position) -> bool:
@@ -71,15 +73,20 @@ def why_not_yours(position: Position) -> str:
     return "It is not your move"
 
 
-# Glyph rows of one disc or marble, by cell size (width, height); the first size that fits is used.
-CELL_SIZES: tuple[tuple[int, int], ...] = ((7, 3), (5, 2), (4, 2), (3, 1))
+# Glyph rows of one disc or marble, by cell size (width, height); the first size that fits is used, so a board
+# grows with the terminal (11x5 cells for an 8x8 board from about 130x48).
+CELL_SIZES: tuple[tuple[int, int], ...] = ((11, 5), (9, 4), (7, 3), (5, 2), (4, 2), (3, 1))
 DISC: dict[tuple[int, int], tuple[str, ...]] = {
+    (11, 5): ("    ▄▄▄    ", "  ▟█████▙  ", " █████████ ", "  ▜█████▛  ", "    ▀▀▀    "),
+    (9, 4): ("  ▗▄▄▄▖  ", " ▟█████▙ ", " ▜█████▛ ", "  ▝▀▀▀▘  "),
     (7, 3): ("  ▄▄▄  ", " █████ ", "  ▀▀▀  "),
     (5, 2): (" ▄▄▄ ", " ▀▀▀ "),
     (4, 2): (" ▄▄ ", " ▀▀ "),
     (3, 1): (" ● ",),
 }
 DOT: dict[tuple[int, int], tuple[str, ...]] = {
+    (11, 5): (" " * 11, " " * 11, "     ●     ", " " * 11, " " * 11),
+    (9, 4): (" " * 9, "    ▄    ", "    ▀    ", " " * 9),
     (7, 3): ("       ", "   ●   ", "       "),
     (5, 2): ("  ▄  ", "  ▀  "),
     (4, 2): (" ▗▖ ", " ▝▘ "),
@@ -178,11 +185,13 @@ Chip = tuple[str, str, str]
 @dataclass(frozen=True, slots=True)
 class BoardSpec:
     """What the client knows of one game's board: the widget that draws it, each seat's chip (its colour on
-    that board), and for a live game the fold that applies tick deltas to a view (for replays)."""
+    that board), for a live game the fold that applies tick deltas to a view (for replays), and the check of a
+    typed move's form."""
 
     widget: type[Widget]
     chips: tuple[Chip, ...] = ()
     fold: Fold | None = None
+    syntax: Syntax | None = None  # why a typed move is no move of this game (client/typed.py); None: any text
 
 
 class Board(Protocol):

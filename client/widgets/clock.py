@@ -8,15 +8,20 @@ highlighted, a clock under 10 s turns red, and a seat that lost on time shows "f
 
 from __future__ import annotations
 
+import re
 import time
 
 from rich.table import Table
 from rich.text import Text
+from textual.message import Message
+from textual.renderables.digits import Digits
 from textual.widgets import Static
 
 from gamenight.protocol.vocab import Clock
 
 LOW_MS = 10_000  # under this, a clock turns red and shows tenths
+BIG_HEIGHT = 34  # a terminal this tall or taller draws the clocks in large digits
+BIG_READING = re.compile(r"[0-9:.]+")  # what large digits draw (not "flag", nor "2d 03h")
 REDRAW_S = 0.1
 DAY_MS = 86_400_000
 
@@ -34,26 +39,44 @@ def format_ms(ms: int, correspondence: bool = False) -> str:
     return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
 
 
-def clock_table(clock: Clock, labels: list[str], elapsed_ms: float, flagged: int | None, mine: int | None) -> Table:
-    """One row per seat: its label and its time now, the running one highlighted, low time red, a flag marked."""
+def clock_readings(clock: Clock, elapsed_ms: float, flagged: int | None) -> list[tuple[str, str]]:
+    """Each seat's (reading, style) now: the running one highlighted, low time red, a flag marked."""
+    correspondence = clock.days_per_move > 0
+    readings = []
+    for seat in range(len(clock.remaining_ms)):
+        left = clock.left_ms(seat, elapsed_ms)
+        style = "bold reverse" if seat == clock.running else ""
+        if left < LOW_MS and not correspondence:
+            style += " red"
+        readings.append(("flag" if seat == flagged else format_ms(left, correspondence), style.strip()))
+    return readings
+
+
+def clock_table(
+    clock: Clock, labels: list[str], elapsed_ms: float, flagged: int | None, mine: int | None, big: bool = False
+) -> Table:
+    """One row per seat: its label and its time now, the running one highlighted, low time red, a flag marked.
+    `big`: each label on its own line and the time under it in large digits, to read at a glance."""
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
     table.add_column(justify="right", no_wrap=True)
-    correspondence = clock.days_per_move > 0
-    for seat, label in enumerate(labels):
-        left = clock.left_ms(seat, elapsed_ms)
-        running = seat == clock.running
-        style = "bold reverse" if running else ""
-        if left < LOW_MS and not correspondence:
-            style += " red"
-        reading = "flag" if seat == flagged else format_ms(left, correspondence)
-        name = label + (" (you)" if seat == mine else "")
-        table.add_row(Text(name, style="bold" if running else ""), Text(f" {reading} ", style=style.strip()))
+    for seat, (label, (reading, style)) in enumerate(
+        zip(labels, clock_readings(clock, elapsed_ms, flagged), strict=False)
+    ):
+        name = Text(label + (" (you)" if seat == mine else ""), style="bold" if seat == clock.running else "")
+        if big and BIG_READING.fullmatch(reading):
+            table.add_row(name, "")
+            table.add_row(Text(""), Digits(reading, style=style))
+        else:
+            table.add_row(name, Text(f" {reading} ", style=style))
     return table
 
 
 class ClockView(Static):
     """The clocks of the room shown; hidden for games without a clock."""
+
+    class LowTime(Message):
+        """Your own clock, running, went under 10 s (told once per state's clock)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -63,6 +86,8 @@ class ClockView(Static):
         self.mine: int | None = None
         self.received = 0.0
         self.shown: Table | None = None  # the table drawn last
+        self.readings: list[str] = []  # each seat's time as drawn last, as text ("4:59", "flag")
+        self.low_told: Clock | None = None  # the clock whose low time for you was told (`LowTime`)
 
     def on_mount(self) -> None:
         """Redraw every 100 ms while a clock runs."""
@@ -87,5 +112,17 @@ class ClockView(Static):
         if self.clock is None:
             return
         elapsed = (time.monotonic() - self.received) * 1000
-        self.shown = clock_table(self.clock, self.labels, elapsed, self.flagged, self.mine)
+        self.readings = [reading for reading, _ in clock_readings(self.clock, elapsed, self.flagged)]
+        big = self.app.size.height >= BIG_HEIGHT
+        self.shown = clock_table(self.clock, self.labels, elapsed, self.flagged, self.mine, big)
         self.update(self.shown)
+        if self.low_told is not self.clock and self._low_for_me(self.clock, elapsed):
+            self.low_told = self.clock
+            self.post_message(self.LowTime())
+
+    def _low_for_me(self, clock: Clock, elapsed_ms: float) -> bool:
+        """Your own clock runs and has less than 10 s left (a correspondence clock is never low)."""
+        mine = self.mine
+        if mine is None or clock.running != mine or clock.days_per_move > 0:
+            return False
+        return 0 < clock.left_ms(mine, elapsed_ms) < LOW_MS

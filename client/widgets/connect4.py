@@ -20,7 +20,7 @@ from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from gamenight.client.messages import MoveChosen
+from gamenight.client.messages import MoveChosen, Premove
 from gamenight.client.widgets.board import (
     DISC,
     DOT,
@@ -50,6 +50,16 @@ def winning_cells(view: Mapping[str, Any]) -> set[tuple[int, int]]:
     return found
 
 
+def move_syntax(text: str, view: Mapping[str, Any]) -> str | None:
+    """Why a typed text is no Connect Four move (a column letter a-g), or a full column; None if it is one."""
+    if text not in COLUMNS or len(text) != 1:
+        return f"{text} is not a column: type a letter from a to {COLUMNS[-1]}"
+    board = view.get("board")
+    if isinstance(board, list) and board and str(board[0])[COLUMNS.index(text)] in DISC_CHARS:
+        return f"Column {text} is full"
+    return None
+
+
 class Connect4Board(StyledBoard, can_focus=True):
     """A Connect Four position you can play on with keys or the mouse; posts `MoveChosen("d")`."""
 
@@ -63,6 +73,7 @@ class Connect4Board(StyledBoard, can_focus=True):
         "connect4-board--last",
         "connect4-board--win",
         "connect4-board--label",
+        "connect4-board--premove",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left,h", "cursor(-1)", "Left", show=False),
@@ -133,9 +144,12 @@ class Connect4Board(StyledBoard, can_focus=True):
             self._choose(col)
 
     def _choose(self, col: int) -> None:
-        """Post the move if the column is open now, else say why not."""
+        """Post the move if the column is open now, queue it as a premove while the opponent is to move, else say
+        why not."""
         letter = COLUMNS[col]
-        if not self.position.can_move:
+        if not self.position.can_move and in_play(self.position):
+            self.post_message(Premove(letter))
+        elif not self.position.can_move:
             self.notify(why_not_yours(self.position), severity="warning", timeout=2)
         elif letter not in self.position.legal:
             self.notify(f"Column {letter} is full", severity="warning", timeout=2)
@@ -168,12 +182,15 @@ class Connect4Board(StyledBoard, can_focus=True):
         return Strip([Segment(" " * grid.left, base), Segment(letters, self._surface("label"))])
 
     def _marker_line(self, grid: Grid, base: Style) -> Strip:
-        """A drop marker over the cursor's column while you may move and the board has the focus."""
+        """A drop marker over the cursor's column while you may move and the board has the focus, and one over
+        your premove's column."""
         segments = [Segment(" " * grid.left, base)]
         show = self.has_focus and self.position.can_move
         for col in range(grid.cols):
             if show and col == self.cursor:
                 segments.append(Segment(MARKER.center(grid.cell_w), self._surface("cursor")))
+            elif COLUMNS[col] == self.position.premove:
+                segments.append(Segment(MARKER.center(grid.cell_w), self._surface("premove")))
             else:
                 segments.append(Segment(" " * grid.cell_w, base))
         return Strip(segments)
@@ -220,5 +237,7 @@ class Connect4Board(StyledBoard, can_focus=True):
         self.refresh()
 
 
-BOARD = BoardSpec(Connect4Board, chips=((" ● ", "#e8342c", "#1f4fa3"), (" ● ", "#f7d23a", "#1f4fa3")))
+BOARD = BoardSpec(
+    Connect4Board, chips=((" ● ", "#e8342c", "#1f4fa3"), (" ● ", "#f7d23a", "#1f4fa3")), syntax=move_syntax
+)
 """Connect Four in the client's board registry: red and yellow discs on the blue frame."""

@@ -2,12 +2,14 @@
 
 Drawn with the Line API: each board row is `cell_h` lines, each cell `cell_w` columns, the largest
 size that fits the widget (6x6 to 10x10 boards, from an 80x24 terminal up). A cursor moves with the
-arrows or hjkl and Enter plays; a click on a square plays it at once.
+arrows or hjkl and Enter plays; a click on a square plays it at once (on the opponent's turn, queues it as
+your premove, drawn in its own colour until it is played or cancelled).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -17,7 +19,7 @@ from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from gamenight.client.messages import MoveChosen
+from gamenight.client.messages import MoveChosen, Premove
 from gamenight.client.widgets.board import (
     BLANK,
     DISC,
@@ -50,6 +52,19 @@ def parse_square(name: str) -> tuple[int, int] | None:
     return int(name[1:]) - 1, FILES.index(name[0])
 
 
+def move_syntax(text: str, view: Mapping[str, Any]) -> str | None:
+    """Why a typed text is no Othello move on this board (a square off the board, or one a disc holds), or None."""
+    board = view.get("board")
+    rows = [str(r) for r in board] if isinstance(board, list) else []
+    n = len(rows)
+    square = parse_square(text)
+    if square is None or not (0 <= square[0] < n and 0 <= square[1] < n) or " " in text.strip():
+        return f"{text} is not a square of this board (a1 to {FILES[max(0, n - 1)]}{n})"
+    if rows[square[0]][square[1]] in DISC_CHARS:
+        return f"{text} is taken"
+    return None
+
+
 MOVE_ACTIONS = frozenset({"play"})  # the keys that make a move (hidden while you do not play here)
 
 
@@ -67,6 +82,7 @@ class OthelloBoard(StyledBoard, can_focus=True):
         "othello-board--last",
         "othello-board--flipped",
         "othello-board--label",
+        "othello-board--premove",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1, 0)", "Up", show=False),
@@ -136,9 +152,11 @@ class OthelloBoard(StyledBoard, can_focus=True):
             self._choose(*cell)
 
     def _choose(self, row: int, col: int) -> None:
-        """Post the move if it is legal now, else say why not."""
+        """Post the move if it is legal now, queue it as a premove while the opponent is to move, else say why not."""
         name = square_name(row, col)
-        if not self.position.can_move:
+        if not self.position.can_move and in_play(self.position):
+            self.post_message(Premove(name))
+        elif not self.position.can_move:
             self.notify(why_not_yours(self.position), severity="warning", timeout=2)
         elif name not in self.position.legal:
             self.notify(f"{name} is not a legal move", severity="warning", timeout=2)
@@ -183,9 +201,11 @@ class OthelloBoard(StyledBoard, can_focus=True):
         return Segment(BLANK[grid.size][line], style)
 
     def _background(self, row: int, col: int, name: str) -> str:
-        """Which background a square gets: cursor, last move, flipped, or the board's checker."""
+        """Which background a square gets: cursor, premove, last move, flipped, or the board's checker."""
         if self.has_focus and (row, col) == self.cursor:
             return "cursor"
+        if name == self.position.premove:
+            return "premove"
         if name == self.position.last_move:
             return "last"
         if name in self.position.view.get("flipped", ()):
@@ -201,5 +221,7 @@ class OthelloBoard(StyledBoard, can_focus=True):
         self.refresh()
 
 
-BOARD = BoardSpec(OthelloBoard, chips=((" ● ", "#0b0b0b", "#2e7d46"), (" ● ", "#f4f4f4", "#2e7d46")))
+BOARD = BoardSpec(
+    OthelloBoard, chips=((" ● ", "#0b0b0b", "#2e7d46"), (" ● ", "#f4f4f4", "#2e7d46")), syntax=move_syntax
+)
 """Othello's entry in the board registry: black and white discs on the green board."""

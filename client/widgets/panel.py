@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
@@ -48,7 +51,7 @@ def players_text(session: RoomSession, width: int | None = None) -> Table | Text
     rows = [
         (
             chip,
-            seat_text(seat, seat.seat == mine, _crashed(alive, seat.seat), room),
+            seat_text(seat, seat.seat == mine, _crashed(alive, seat.seat), room, session.ratings.get(seat_name(seat))),
             score,
             TURN_MARK if seat.seat in to_move and len(to_move) == 1 else "",
         )
@@ -57,12 +60,43 @@ def players_text(session: RoomSession, width: int | None = None) -> Table | Text
     return seats_table(rows)
 
 
-def seat_text(seat: SeatSummary, mine: bool, crashed: bool = False, width: int | None = None) -> Text:
-    """A seat's label and occupant ("black: ann (you)"), with a second line when its player dropped. In `width`
-    cells, a name too long is cut ("black: maximilia… (you)"): the marks after it always show."""
+def time_control(options: Mapping[str, Any]) -> str:
+    """A room's time control as players say it: "5+3", "30s+0", "1 day a move", or "no clock"."""
+    days = options.get("days_per_move") or 0
+    clock_s = options.get("clock_s") or 0
+    if isinstance(days, int) and days > 0:
+        return f"{days} day{'s' if days > 1 else ''} a move"
+    if not isinstance(clock_s, int) or clock_s <= 0:
+        return "no clock"
+    increment = options.get("increment_s") or 0
+    base = f"{clock_s // 60}" if clock_s % 60 == 0 else f"{clock_s}s"
+    return f"{base}+{increment}"
+
+
+def terms_text(session: RoomSession) -> Text:
+    """The room's terms over the clocks: its time control and whether it is rated ("5+3 · Rated")."""
+    if session.summary is None:
+        return Text("")
+    control = time_control(session.summary.options)
+    return Text.assemble((control[:1].upper() + control[1:], "bold"), " · ", ("Rated" if session.rated else "Casual"))
+
+
+def seat_name(seat: SeatSummary) -> str:
+    """The name a seat's player card goes by: the player's, or "AI level 3"."""
+    return seat.name or seat.who()
+
+
+def seat_text(
+    seat: SeatSummary, mine: bool, crashed: bool = False, width: int | None = None, rating: str | None = None
+) -> Text:
+    """A seat's label and occupant ("black: ann (you)"), and in a rated room the player's rating ("ann 1512"),
+    with a second line when its player dropped. In `width` cells, a name too long is cut ("black: maximilia…
+    (you)"): the marks after it always show."""
     text = Text()
     text.append(f"{seat.label}: ", style="bold")
-    marks = Text(" (you)" if mine else "", style="bold")
+    marks = Text()
+    marks.append(f" {rating}" if rating else "", style="cyan")
+    marks.append(" (you)" if mine else "", style="bold")
     if crashed:
         marks.append(" ✖", style="bold")
     who = Text(seat.who(), style="dim italic" if seat.open else "")

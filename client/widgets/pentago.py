@@ -9,8 +9,9 @@ goes back. A square whose bare placement is legal already makes five, so it is s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -85,6 +86,20 @@ def parse_move(text: str | None) -> tuple[tuple[int, int], int | None, bool] | N
     if words[1] not in QUADRANTS or words[2] not in (CW, CCW):
         return None
     return cell, QUADRANTS.index(words[1]), words[2] == CW
+
+
+MOVE_FORM = "a square, a quadrant (tl, tr, bl, br) and a direction (cw, ccw), e.g. c3 tr cw"
+
+
+def move_syntax(text: str, view: Mapping[str, Any]) -> str | None:
+    """Why a typed text is no Pentago move: not a square, or a quadrant or direction missing or unknown; None if
+    it has the move's form (a square is not said taken: a turn of a quadrant may free it again)."""
+    words = text.split()
+    if not words or parse_cell(words[0]) is None:
+        return f"{text} is not a square (a1 to f6); a move is {MOVE_FORM}"
+    if parse_move(text) is None:
+        return f"{text} is not a move; a move is {MOVE_FORM}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +203,8 @@ class PentagoBoard(StyledBoard, can_focus=True):
         "pentago-board--label",
         "pentago-board--marker",
         "pentago-board--marker-on",
+        "pentago-board--premove",
+        "pentago-board--turned",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1, 0)", "Up", show=False),
@@ -336,7 +353,8 @@ class PentagoBoard(StyledBoard, can_focus=True):
 
     # -- drawing -----------------------------------------------------------------------------------
     def shown(self) -> tuple[list[str], set[tuple[int, int]], int | None]:
-        """The rows to draw (with the pending move previewed), the cells to mark, and the turning quadrant."""
+        """The rows to draw (with the pending move previewed), the cells to mark, and the turning quadrant (the
+        previewed turn's, else the one the last move turned)."""
         rows = self.rows
         marked: set[tuple[int, int]] = set()
         if self.chosen is not None:
@@ -352,10 +370,18 @@ class PentagoBoard(StyledBoard, can_focus=True):
                 self.quadrant,
             )
         last = parse_move(self.position.last_move)
-        if last is not None:
-            (row, col), quadrant, clockwise = last
-            marked.add(turned_cell(row, col, quadrant, clockwise) if quadrant is not None else (row, col))
-        return rows, marked, None
+        if last is None:
+            return rows, marked, None
+        (row, col), quadrant, clockwise = last
+        marked.add(turned_cell(row, col, quadrant, clockwise) if quadrant is not None else (row, col))
+        return rows, marked, quadrant  # the quadrant the last move turned
+
+    def last_turn(self) -> tuple[int, str] | None:
+        """(quadrant, direction) of the last move's turn, or None (no move yet, or a bare winning placement)."""
+        last = parse_move(self.position.last_move)
+        if last is None or last[1] is None:
+            return None
+        return last[1], CW if last[2] else CCW
 
     def render_line(self, y: int) -> Strip:
         """One line: a marker bar, the file letters, a slice of a row of cells, a gap, or the hint."""
@@ -396,8 +422,11 @@ class PentagoBoard(StyledBoard, can_focus=True):
         return segments
 
     def _marker(self, quadrant: int, direction: str, base: Style) -> Segment:
-        """One clickable turn marker, lit when it is the previewed turn."""
-        lit = self.chosen is not None and (quadrant, direction) == (self.quadrant, self.direction)
+        """One clickable turn marker, lit when it is the previewed turn, or (nothing chosen) the last move's turn."""
+        if self.chosen is not None:
+            lit = (quadrant, direction) == (self.quadrant, self.direction)
+        else:
+            lit = self.last_turn() == (quadrant, direction)
         return Segment(f" {ARROWS[direction]} ", self._surface("marker-on" if lit else "marker"))
 
     def _cells(self, layout: PentagoLayout, row: int, line: int, base: Style) -> list[Segment]:
@@ -425,11 +454,14 @@ class PentagoBoard(StyledBoard, can_focus=True):
             return "cursor"
         if (row, col) in marked:
             return "placed"
+        premove = parse_move(self.position.premove)
+        if premove is not None and premove[0] == (row, col):
+            return "premove"
         if cell_name(row, col) in fives:
             return "five"
         quadrant = quadrant_of(row, col)
         if quadrant == turning:
-            return "turning"
+            return "turning" if self.chosen is not None else "turned"
         return "quadrant" if quadrant in (0, 3) else "quadrant-alt"
 
     def _hint(self) -> str:
@@ -451,5 +483,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
         self.refresh()
 
 
-BOARD = BoardSpec(PentagoBoard, chips=((" ● ", "#0b0b0b", "#8c2f26"), (" ● ", "#f4f4f4", "#8c2f26")))
+BOARD = BoardSpec(
+    PentagoBoard, chips=((" ● ", "#0b0b0b", "#8c2f26"), (" ● ", "#f4f4f4", "#8c2f26")), syntax=move_syntax
+)
 """Pentago's entry in the board registry: black and white marbles on the red board."""

@@ -23,14 +23,15 @@ from tests.peer import Peer
 
 
 def _clock_text(app, kind: type = GameScreen) -> str:
-    """What the clock widget of the screen of `kind` shows now, as plain text."""
+    """What the clock widget of the screen of `kind` shows now, as plain text (the times as text too: a tall
+    terminal draws them in large digits)."""
     from rich.console import Console
 
     screen = next(s for s in app.screen_stack if isinstance(s, kind))
     view = screen.query_one(ClockView)
     console = Console(width=40, record=True)
     console.print(view.shown or "")
-    return console.export_text()
+    return console.export_text() + " ".join(view.readings)
 
 
 def test_clock_readings():

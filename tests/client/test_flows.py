@@ -72,7 +72,7 @@ async def test_quick_game_sends_create_join_and_ai_then_plays_with_seq():
     app = fake_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "my first move")
         flow = [m for m in server.sent if not isinstance(m, LobbyWatch | ListRooms | ListPlayers)]  # the lobby's own
         assert [type(m).__name__ for m in flow] == ["CreateRoom", "Join", "AddAi"]
@@ -96,7 +96,7 @@ async def test_resign_then_game_over_in_the_games_words_then_back_to_the_lobby()
     app = fake_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game")
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the resign question")
@@ -127,7 +127,7 @@ async def test_a_finished_game_reads_its_reason_from_the_game_else_the_word():
         app = fake_app(server)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda app=app: app.model.lobby.games, "the welcome")
-            await pilot.press("n")
+            await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
             await wait_for(pilot, lambda app=app: app.model.room is not None and app.model.room.state, "the game")
             server.push(
                 wire(
@@ -338,7 +338,7 @@ async def test_help_and_small_terminal():
     app = fake_app(FakeConnection(othello_server, on_connect=[welcome()]))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.state is not None, "the game")
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)

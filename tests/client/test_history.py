@@ -95,7 +95,7 @@ async def test_history_game_filter_and_my_resigned_game(make_app):
     app = make_app("ann")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
         await pilot.press("enter")
         await wait_for(

@@ -80,7 +80,7 @@ async def test_move_keys_are_offered_only_to_players_of_a_running_game(make_app,
     app = make_app("ann")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         board = await mounted(app, pilot, OthelloBoard)
         game = app.screen
         await wait_for(pilot, lambda: board.position.can_move, "ann's first move")
@@ -121,7 +121,7 @@ async def test_question_mark_opens_the_help(make_app) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help over the lobby")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen is app.lobby_screen, "the lobby again")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await mounted(app, pilot, OthelloBoard)
         game = app.screen
         await pilot.press("question_mark")

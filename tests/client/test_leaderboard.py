@@ -105,7 +105,7 @@ async def test_player_card_from_the_lobby_and_from_the_seats(make_app, url):
         assert "no rated game" in str(app.screen.query_one("#card-recent", Static).render())
         await pilot.press("escape")
 
-        await pilot.press("n")  # a quick game: Othello against AI level 3
+        await pilot.press("n", "enter")  # a quick game: Othello against AI level 3
         await wait_for(pilot, lambda: isinstance(app.screen, GameScreen), "the game screen")
         await wait_for(
             pilot, lambda: app.screen.session.summary and len(app.screen.session.summary.seats) == 2, "seats"

@@ -98,7 +98,7 @@ async def test_the_lobby_watches_while_shown_and_stops_in_a_room():
         await wait_for(pilot, lambda: server.sent_of(LobbyWatch), "the subscription")
         assert [w.on for w in server.sent_of(LobbyWatch)] == [True]
         assert server.sent_of(ListRooms)[-1].offset == 0
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None, "the room")
         await wait_for(pilot, lambda: len(server.sent_of(LobbyWatch)) == 2, "the pushes turned off")
         assert server.sent_of(LobbyWatch)[-1].on is False

@@ -86,7 +86,7 @@ async def test_new_game_against_the_ai_in_two_keys(make_app):
     app = make_app("ann")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
         summary = app.model.room.summary
         assert summary is not None and summary.seats[1].kind == "ai"

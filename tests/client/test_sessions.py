@@ -26,7 +26,7 @@ async def test_reopening_gamenight_puts_you_back_in_your_seat(tmp_path):
         app = GameNightApp(server.url, "ann", save_name=False, session_key=LOCAL_SERVER)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-            await pilot.press("n")
+            await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
             await wait_for(
                 pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI"
             )

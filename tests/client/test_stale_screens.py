@@ -81,7 +81,7 @@ async def test_relaunching_after_a_finished_game_opens_the_lobby(url) -> None:
     app = GameNightApp(url, "ann", save_name=False, session_key="test-server")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
         code = app.model.room.code
         await pilot.press("x")
@@ -143,7 +143,7 @@ async def test_you_is_never_cut_from_the_side_panel_at_120_columns(make_app) -> 
     app = make_app("maximilian_92")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
         players = app.screen.query_one("#players", Static)
         await wait_for(pilot, lambda: len(lines_of(players)) == 2, "both seats drawn")
@@ -221,7 +221,7 @@ async def test_the_rematch_notice_shows_only_while_it_waits_for_someone(make_app
     app = make_app("ann")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # the quick menu opens on Play: Enter starts the game
         await wait_for(pilot, lambda: app.model.room is not None and app.model.room.my_turn, "the game against the AI")
         room = app.model.room
         await pilot.press("x", "y")
