@@ -30,12 +30,14 @@ from gamenight.server.records import (
     ClockSaved,
     GameFinished,
     GameStarted,
+    Moderated,
     MoveRecorded,
     MovesUndone,
     NameClaimed,
     Record,
     RoomClosed,
     RoomSaved,
+    Sanction,
     SeatRated,
     SeatSaved,
     StoredRating,
@@ -46,7 +48,7 @@ from gamenight.server.records import (
 
 RECENT_RATED = 10  # rated games a profile lists
 
-# The tables of the current schema (SQLite's 10, PostgreSQL's 3), in the column order upgrades leave them in. The
+# The tables of the current schema (SQLite's 11, PostgreSQL's 4), in the column order upgrades leave them in. The
 # {names} are the dialect's types (`Dialect.types`). JSON values are TEXT in both: written and read whole, never
 # queried inside (game_players is the index by player), and TEXT gives them back byte for byte.
 SCHEMA = """
@@ -164,6 +166,26 @@ CREATE TABLE analyses (
     game_id {bigint} PRIMARY KEY REFERENCES games(id),
     data TEXT NOT NULL,
     created_at {real} NOT NULL
+);
+CREATE TABLE admins (
+    name_key TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    added_at {real} NOT NULL
+);
+CREATE TABLE sanctions (
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    until {real} NOT NULL,
+    PRIMARY KEY (kind, target)
+);
+CREATE TABLE audit (
+    id {id},
+    at {real} NOT NULL,
+    admin TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    details TEXT NOT NULL
 );
 """
 
@@ -382,6 +404,8 @@ class SqlStore(ABC):
                 db.execute("UPDATE rooms SET closed = TRUE, closed_at = ? WHERE code = ?", (now, record.code))
                 for table in ("moves", "clocks", "seats"):
                     db.execute(f"DELETE FROM {table} WHERE room = ?", (record.code,))
+            case Moderated():
+                self._write_moderated(db, record)
 
     @staticmethod
     def _write_room(db: Session, record: RoomSaved, now: float) -> None:
@@ -455,6 +479,24 @@ class SqlStore(ABC):
                 (game_id, r.seat, r.player, r.pool, r.before[0], r.after[0], r.before[1], r.after[1], r.outcome),
             )
 
+    @staticmethod
+    def _write_moderated(db: Session, record: Moderated) -> None:
+        """An admin's action in the audit log, and the ban or mute it sets or lifts (server/moderation.py)."""
+        db.execute(
+            "INSERT INTO audit (at, admin, action, target, reason, details) VALUES (?, ?, ?, ?, ?, ?)",
+            (record.at, record.admin, record.action, record.target, record.reason, json.dumps(record.details)),
+        )
+        if record.kind is None or record.key is None:
+            return
+        if record.until is None:
+            db.execute("DELETE FROM sanctions WHERE kind = ? AND target = ?", (record.kind, record.key))
+            return
+        db.execute(
+            "INSERT INTO sanctions (kind, target, until) VALUES (?, ?, ?)"
+            " ON CONFLICT (kind, target) DO UPDATE SET until = excluded.until",
+            (record.kind, record.key, record.until),
+        )
+
     def purge_closed(self, before: float) -> int:
         """Delete the rows of rooms closed before `before` (a time.time()); their finished games stay."""
         with self._session(transaction=True) as db:
@@ -526,6 +568,44 @@ class SqlStore(ABC):
                 "SELECT name_key, name, key_hash, bot FROM names ORDER BY claimed_at, name_key"
             ).fetchall()
         return [NameClaimed(str(key), str(name), str(key_hash), bool(bot)) for key, name, key_hash, bot in rows]
+
+    def admins(self) -> list[tuple[str, str]]:
+        """The server's admins as (name key, name), by name key (StoreError if they cannot be read)."""
+        with self._session() as db:
+            rows = db.execute("SELECT name_key, name FROM admins ORDER BY name_key").fetchall()
+        return [(str(key), str(name)) for key, name in rows]
+
+    def set_admin(self, name_key: str, name: str, admin: bool) -> bool:
+        """Make `name_key` an admin (shown as `name`), or no longer one; False if nothing changed."""
+        with self._session(transaction=True) as db:
+            if not admin:
+                return db.execute("DELETE FROM admins WHERE name_key = ?", (name_key,)).rowcount > 0
+            return (
+                db.execute(
+                    "INSERT INTO admins (name_key, name, added_at) VALUES (?, ?, ?) ON CONFLICT (name_key) DO NOTHING",
+                    (name_key, name, time.time()),
+                ).rowcount
+                > 0
+            )
+
+    def sanctions(self, now: float) -> list[Sanction]:
+        """The bans and mutes still running at `now` (wall-clock seconds), for the lobby to load at start-up."""
+        with self._session() as db:
+            rows = db.execute(
+                "SELECT kind, target, until FROM sanctions WHERE until > ? ORDER BY kind, target", (now,)
+            ).fetchall()
+        return [Sanction(str(kind), str(key), float(until)) for kind, key, until in rows]
+
+    def audit(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest `limit` admin actions, oldest first: when, who, what, on whom, why, and the details."""
+        with self._session() as db:
+            rows = db.execute(
+                "SELECT id, at, admin, action, target, reason, details FROM"
+                " (SELECT * FROM audit ORDER BY id DESC LIMIT ?) AS latest ORDER BY id",
+                (limit,),
+            ).fetchall()
+        keys = ("id", "at", "admin", "action", "target", "reason")
+        return [dict(zip(keys, row[:6], strict=True), details=json.loads(row[6])) for row in rows]
 
     def ratings(self) -> list[StoredRating]:
         """Every stored rating, for the rating book to load at start-up (StoreError if they cannot be read)."""

@@ -24,11 +24,13 @@ from gamenight.server.records import (
     Fenced,
     GameFinished,
     GameStarted,
+    Moderated,
     MoveRecorded,
     MovesUndone,
     NameClaimed,
     RoomClosed,
     RoomSaved,
+    Sanction,
     SeatRated,
     SeatSaved,
     StoreBackend,
@@ -178,6 +180,30 @@ def test_names_keep_their_first_claim_and_become_bots_for_good(store: StoreBacke
         ("ann", "Ann", "k1", False),
         ("robo", "Robo", "k2", True),
     }
+
+
+def test_admins_sanctions_and_the_audit_log_read_back(store: StoreBackend) -> None:
+    """The operator's admins, the bans and mutes an admin sets or lifts, and every action in the audit log read back
+    alike on both backends (moderation, issue 37); a sanction that has ended is not loaded."""
+    assert store.set_admin("b0ss", "Boss", True) and not store.set_admin("b0ss", "Boss", True)
+    assert store.set_admin("ann", "ann", True) and store.set_admin("ann", "ann", False)
+    assert store.admins() == [("b0ss", "Boss")]
+    store.write([Moderated(100.0, "Boss", "ban", "eve", "spam", {"duration_s": 60}, "name", "eve", 160.0)])
+    store.write([Moderated(101.0, "Boss", "ban_address", "10.0.0.9", "flood", {}, "address", "10.0.0.9", 500.0)])
+    store.write([Moderated(102.0, "Boss", "mute", "bob", "rude", {}, "mute", "bob", 140.0)])
+    store.write([Moderated(103.0, "Boss", "unmute", "bob", "sorry", {}, "mute", "bob", None)])
+    store.write([Moderated(104.0, "Boss", "kick", "eve", "again", {"sessions": 1})])
+    assert store.sanctions(150.0) == [Sanction("address", "10.0.0.9", 500.0), Sanction("name", "eve", 160.0)]
+    assert store.sanctions(200.0) == [Sanction("address", "10.0.0.9", 500.0)]
+    log = store.audit()
+    assert [(e["at"], e["admin"], e["action"], e["target"], e["reason"]) for e in log] == [
+        (100.0, "Boss", "ban", "eve", "spam"),
+        (101.0, "Boss", "ban_address", "10.0.0.9", "flood"),
+        (102.0, "Boss", "mute", "bob", "rude"),
+        (103.0, "Boss", "unmute", "bob", "sorry"),
+        (104.0, "Boss", "kick", "eve", "again"),
+    ]
+    assert log[0]["details"] == {"duration_s": 60} and [e["action"] for e in store.audit(limit=2)] == ["unmute", "kick"]
 
 
 def rated(seat: int, player: str, before: float, after: float, outcome: str) -> SeatRated:
@@ -587,7 +613,7 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
 ) -> None:
     """A new PostgreSQL database, and ones of schema 1 and 2 upgraded, get exactly the same version, tables, columns,
     types, defaults and indexes, those of the earlier store (tests/data/store_pg_v2.sql) with the review's table
-    added (migration 2): nodes of either release share one."""
+    (migration 2) and moderation's (migration 3) added: nodes of either release share one."""
     import psycopg
 
     script = OLD_PG.read_text()
@@ -601,7 +627,8 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
         for target in (pg_url, reference, upgraded):
             open_store(target).close()
         assert schema(pg_url) == schema(reference) == schema(upgraded)
-        assert [row for row in schema(reference)[1] if row[0] != "analyses"] == before[1] and before[0] == [(2,)]
+        added = {"analyses", "admins", "sanctions", "audit"}  # migrations 2 (game review) and 3 (moderation)
+        assert [row for row in schema(reference)[1] if row[0] not in added] == before[1] and before[0] == [(2,)]
     finally:
         pg_server.drop_database(reference)
         pg_server.drop_database(upgraded)
