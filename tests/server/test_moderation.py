@@ -276,3 +276,27 @@ def test_a_ban_ends_at_its_time_and_one_not_stored_is_lifted() -> None:
     assert isinstance(record, ModeratedRecord)
     moderation.lost(record)
     moderation.admit(eve, "10.0.0.2")
+
+
+async def test_an_action_that_cannot_be_logged_is_not_done(tmp_path: Path, server_process, capsys) -> None:
+    """With the disk refusing writes, an admin's ban is answered `unavailable` and nothing of it happens: the player
+    stays connected and, once writes work again, says hello again freely; the audit log is empty."""
+    from tests.server.test_faults import _allow_writes, _stop_writes
+
+    db = tmp_path / "games.db"  # the server_process fixture's database
+    claim(db, "boss", BOSS_KEY)
+    assert main(["--db", str(db), "admin", "add", "boss"]) == 0
+    proc = server_process()
+    assert proc.proc is not None
+    boss = await Peer.connect(proc.url, "boss", key=BOSS_KEY)
+    eve = await Peer.connect(proc.url, "eve")
+    _stop_writes(proc.proc.pid)
+    refused = await boss.request(Moderate, action="ban", target="eve", reason="spam", duration_s=600)
+    assert refused.type == "error" and refused.code == "unavailable"
+    assert (await eve.request(ListRooms)).type == "rooms"  # still connected, never told of a ban
+    _allow_writes(proc.proc.pid)
+    again = await Peer.connect(proc.url, "eve")
+    assert again.welcome.name == "eve"  # no ban refuses the name
+    for peer in (boss, eve, again):
+        await peer.close()
+    assert audit_lines(db, capsys) == []
