@@ -371,7 +371,8 @@ class Decline(Message):
 class Moderate(Message):
     """Admins only (a claimed name the server's operator listed): act on a player, an address, a room or a
     tournament, saying why. `action` is kick, mute, unmute, ban, unban (a name), ban_address, unban_address (an
-    address), close_room (with `room`) or cancel_tournament (with `tournament`); a mute or ban lasts `duration_s`."""
+    address), close_room (with `room`), cancel_tournament (with `tournament`) or void (a player's rated games that
+    finished between `since` and `until`, wall-clock seconds); a mute or ban lasts `duration_s`."""
 
     type: ClassVar[str] = "moderate"
     action: str
@@ -380,6 +381,8 @@ class Moderate(Message):
     room: str | None = None
     tournament: str | None = None
     duration_s: int | None = None
+    since: float | None = None
+    until: float | None = None
 
 
 # -- server to client ----------------------------------------------------------------------------

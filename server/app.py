@@ -48,6 +48,7 @@ from gamenight.server.metrics import Metrics
 from gamenight.server.outbox import ArmFlag, Disconnect, Send
 from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.records import (
+    VOID,
     AnalysisSaved,
     GameFinished,
     Moderated,
@@ -657,6 +658,8 @@ class GameServer:
         """
         plan = self._spectators(out) if self.config.spectator_batch_ms and out.sends else None
         frames, stored = self._frames(out.sends) if plan is None else self._split_frames(out.sends, plan)
+        if any(isinstance(record, Moderated) and record.action == VOID for record in out.records):
+            stored = partial(self._ratings_reloaded, stored)  # an admin voided rated games: the store changed them
         self.node.publish_changes()  # queued on the bus before these frames: a new room is routable first
         if out.records:
             self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester, exc), stored)
@@ -798,6 +801,13 @@ class GameServer:
                 return
             error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
             self.outgoing.add_frame([ws], encode(error))
+
+    def _ratings_reloaded(self, then: Callable[[], Frames] | None) -> Frames:
+        """Once an admin's void is stored: the rating book takes every rating from the store again (the void changed
+        them there, server/sqlstore.py `_void`), before the admin is told; then what the decision held back."""
+        if self.store is not None:
+            self.lobby.ratings.revert(list(self.lobby.ratings.standings), self.store.ratings())
+        return then() if then is not None else []
 
     def _unrate(self, keys: list[tuple[str, str]]) -> None:
         """A rated game's record is not on disk: its players' ratings in memory go back to the stored ones."""

@@ -7,7 +7,8 @@ reads it again every few seconds (server/app.py), so `admin add` / `remove` reac
 
 An admin's `moderate` request kicks a player (their connections are closed, they may come back), mutes a name's
 chat, bans a name or an address for a time (refused at hello with `banned` and when it ends; their connections
-are closed), lifts a mute or ban, closes a room or cancels a tournament, always with a reason. Each action is a
+are closed), lifts a mute or ban, closes a room, cancels a tournament or voids a player's rated games in a time
+window (the store undoes them: server/sqlstore.py `_void`), always with a reason. Each action is a
 `Moderated` record in the outbox: the audit log's entry (and the ban or mute it sets) is stored before any frame
 of the decision is written, so the admin's `moderated` reply never tells of an action that is not on disk.
 
@@ -26,8 +27,8 @@ from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import Chat, Error, Hello, Moderate, Moderated
 from gamenight.server.directory import RoomDirectory
 from gamenight.server.outbox import Disconnect, Outbox, Refusal
+from gamenight.server.records import VOID, Sanction
 from gamenight.server.records import Moderated as ModeratedRecord
-from gamenight.server.records import Sanction
 from gamenight.server.sessions import Client, Sessions, hash_token
 from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
 
@@ -68,6 +69,7 @@ class Moderation:
             "unban_address": lambda admin, msg, reason: self._sanction(admin, msg, reason, ADDRESS, False),
             "close_room": self._close_room,
             "cancel_tournament": self._cancel_tournament,
+            VOID: self._void,
         }
 
     # -- what the store holds ------------------------------------------------------------------------------------------
@@ -176,6 +178,17 @@ class Moderation:
         tournament = msg.tournament or ""
         cancelled = self.cancel_tournament(tournament, None, admin.session, self.clock())
         return self._logged(admin, msg, reason, tournament, {}).extend(cancelled)
+
+    def _void(self, admin: Client, msg: Moderate, reason: str) -> Outbox:
+        """Void a player's rated games that finished in [since, until]: the store undoes them in the transaction
+        of the audit record (server/sqlstore.py `_void`), and the server reloads the ratings once it is stored."""
+        if not msg.target.strip():
+            raise Refusal(ErrorCode.BAD_OPTIONS, "name the player (target)")
+        since, until = msg.since, msg.until
+        if since is None or until is None or not since <= until:
+            raise Refusal(ErrorCode.BAD_OPTIONS, "void needs since <= until (wall-clock seconds)")
+        name = clean_name(msg.target)
+        return self._logged(admin, msg, reason, name, {"player": name_key(name), "since": since, "until": until})
 
     # -- helpers -------------------------------------------------------------------------------------------------------
     def _logged(

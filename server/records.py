@@ -187,6 +187,9 @@ class RoomClosed:
     code: str
 
 
+VOID = "void"  # the moderation action that voids a player's rated games in a window (its details: player, since, until)
+
+
 @dataclass(frozen=True, slots=True)
 class Moderated:
     """An admin's action (server/moderation.py), for the audit log; a ban or mute also sets (or lifts, `until`

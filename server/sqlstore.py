@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gamenight.server.records import (
+    VOID,
     AnalysisSaved,
     ClockSaved,
     GameFinished,
@@ -177,6 +178,10 @@ CREATE TABLE sanctions (
     target TEXT NOT NULL,
     until {real} NOT NULL,
     PRIMARY KEY (kind, target)
+);
+CREATE TABLE voided_games (
+    game_id {bigint} PRIMARY KEY REFERENCES games(id),
+    voided_at {real} NOT NULL
 );
 CREATE TABLE audit (
     id {id},
@@ -479,12 +484,16 @@ class SqlStore(ABC):
                 (game_id, r.seat, r.player, r.pool, r.before[0], r.after[0], r.before[1], r.after[1], r.outcome),
             )
 
-    @staticmethod
-    def _write_moderated(db: Session, record: Moderated) -> None:
-        """An admin's action in the audit log, and the ban or mute it sets or lifts (server/moderation.py)."""
+    def _write_moderated(self, db: Session, record: Moderated) -> None:
+        """An admin's action in the audit log, and the ban or mute it sets or lifts, or the rated games it voids
+        (server/moderation.py)."""
+        details = record.details
+        if record.action == VOID:
+            player, since, until = str(details["player"]), float(details["since"]), float(details["until"])
+            details = {**details, "games": self._void(db, player, since, until, record.at)}
         db.execute(
             "INSERT INTO audit (at, admin, action, target, reason, details) VALUES (?, ?, ?, ?, ?, ?)",
-            (record.at, record.admin, record.action, record.target, record.reason, json.dumps(record.details)),
+            (record.at, record.admin, record.action, record.target, record.reason, json.dumps(details)),
         )
         if record.kind is None or record.key is None:
             return
@@ -496,6 +505,38 @@ class SqlStore(ABC):
             " ON CONFLICT (kind, target) DO UPDATE SET until = excluded.until",
             (record.kind, record.key, record.until),
         )
+
+    @staticmethod
+    def _void(db: Session, player: str, since: float, until: float, at: float) -> int:
+        """Void `player`'s rated games that finished in [since, until] (not voided before); returns how many.
+
+        Each game stops counting for everyone in it: it leaves their game counts, and its rating change is undone
+        for the voided player and refunded to each opponent who lost points (lichess's refund: an opponent who
+        gained points from the game keeps them). RD and volatility stay as they are; later games are not replayed.
+        """
+        games = [
+            int(game_id)
+            for (game_id,) in db.execute(
+                "SELECT rc.game_id FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id"
+                " WHERE rc.player = ? AND g.finished_at >= ? AND g.finished_at <= ?"
+                " AND rc.game_id NOT IN (SELECT game_id FROM voided_games) ORDER BY rc.game_id",
+                (player, since, until),
+            ).fetchall()
+        ]
+        for game_id in games:
+            seats = db.execute(
+                "SELECT player, pool, before, after, outcome FROM rating_changes WHERE game_id = ?", (game_id,)
+            ).fetchall()
+            for who, pool, before, after, outcome in seats:
+                refund = before - after if who == player or after < before else 0.0
+                win, draw, loss = (int(outcome == o) for o in ("win", "draw", "loss"))
+                db.execute(
+                    "UPDATE ratings SET rating = rating + ?, games = games - 1, wins = wins - ?, draws = draws - ?,"
+                    " losses = losses - ? WHERE player = ? AND pool = ?",
+                    (refund, win, draw, loss, who, pool),
+                )
+            db.execute("INSERT INTO voided_games (game_id, voided_at) VALUES (?, ?)", (game_id, at))
+        return len(games)
 
     def purge_closed(self, before: float) -> int:
         """Delete the rows of rooms closed before `before` (a time.time()); their finished games stay."""
@@ -652,6 +693,7 @@ class SqlStore(ABC):
             recent = db.execute(
                 "SELECT rc.game_id, rc.pool, rc.seat, rc.before, rc.after, rc.outcome, g.players, g.finished_at"
                 " FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id WHERE rc.player = ?"
+                " AND rc.game_id NOT IN (SELECT game_id FROM voided_games)"
                 + where
                 + f" ORDER BY rc.game_id DESC LIMIT {RECENT_RATED}",
                 args,
@@ -662,7 +704,8 @@ class SqlStore(ABC):
                 else db.execute(
                     "SELECT rc.pool, rc.outcome, COUNT(*) FROM rating_changes AS rc"
                     " JOIN games AS g ON g.id = rc.game_id"
-                    f" WHERE rc.player = ? AND NOT {PRIVATE_SEEN_BY} GROUP BY rc.pool, rc.outcome",
+                    f" WHERE rc.player = ? AND NOT {PRIVATE_SEEN_BY}"
+                    " AND rc.game_id NOT IN (SELECT game_id FROM voided_games) GROUP BY rc.pool, rc.outcome",
                     [player, viewer],
                 ).fetchall()
             )

@@ -183,7 +183,8 @@ MIGRATIONS: dict[int, str] = {
     );
     """,
     # Moderation (issue 37, server/moderation.py): the server's admins by name key (set by `gamenight-server admin`),
-    # the bans and mutes running (by kind and name key or address, until a wall-clock time), and the audit log.
+    # the bans and mutes running (by kind and name key or address, until a wall-clock time), the rated games an
+    # admin voided, and the audit log.
     10: """
     CREATE TABLE admins (
         name_key TEXT PRIMARY KEY,
@@ -195,6 +196,10 @@ MIGRATIONS: dict[int, str] = {
         target TEXT NOT NULL,
         until REAL NOT NULL,
         PRIMARY KEY (kind, target)
+    );
+    CREATE TABLE voided_games (
+        game_id INTEGER PRIMARY KEY REFERENCES games(id),
+        voided_at REAL NOT NULL
     );
     CREATE TABLE audit (
         id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -64,10 +64,11 @@ PG_MIGRATIONS: dict[int, str] = {
     # SQLite's migration 9: each finished game's analysis (game review, issue 36).
     2: "CREATE TABLE analyses (game_id BIGINT PRIMARY KEY REFERENCES games(id), data TEXT NOT NULL,"
     " created_at DOUBLE PRECISION NOT NULL)",
-    # SQLite's migration 10: the admins, the bans and mutes, and the audit log (moderation, issue 37).
+    # SQLite's migration 10: the admins, the bans and mutes, the voided games and the audit log (moderation, issue 37).
     3: "CREATE TABLE admins (name_key TEXT PRIMARY KEY, name TEXT NOT NULL, added_at DOUBLE PRECISION NOT NULL);"
     " CREATE TABLE sanctions (kind TEXT NOT NULL, target TEXT NOT NULL, until DOUBLE PRECISION NOT NULL,"
     " PRIMARY KEY (kind, target));"
+    " CREATE TABLE voided_games (game_id BIGINT PRIMARY KEY REFERENCES games(id), voided_at DOUBLE PRECISION NOT NULL);"
     " CREATE TABLE audit (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at DOUBLE PRECISION NOT NULL,"
     " admin TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL, reason TEXT NOT NULL, details TEXT NOT NULL)",
 }

@@ -68,9 +68,15 @@ async def servers(db: Path) -> AsyncIterator[Callable[[], Awaitable[GameServer]]
 
 
 @pytest.fixture
-async def mod_url(servers: Callable[[], Awaitable[GameServer]]) -> str:
-    """The URL of a server on the admin's database."""
-    return f"ws://127.0.0.1:{(await servers()).port}"
+async def mod_server(servers: Callable[[], Awaitable[GameServer]]) -> GameServer:
+    """A server on the admin's database."""
+    return await servers()
+
+
+@pytest.fixture
+def mod_url(mod_server: GameServer) -> str:
+    """The URL of the server on the admin's database."""
+    return f"ws://127.0.0.1:{mod_server.port}"
 
 
 @pytest.fixture
@@ -300,3 +306,41 @@ async def test_an_action_that_cannot_be_logged_is_not_done(tmp_path: Path, serve
     for peer in (boss, eve, again):
         await peer.close()
     assert audit_lines(db, capsys) == []
+
+
+async def test_voiding_a_players_rated_games_gives_back_what_their_victim_lost(
+    people: Peers, mod_server: GameServer, mod_url: str, db: Path
+) -> None:
+    """An admin voids a player's rated games in a time window: the game's rating change is undone for that player
+    and refunded to the opponent who lost points, in the store and in the running server's ratings (the next game
+    starts from them), and the audit log says how many games were voided."""
+    from tests.server.test_ratings import alice_resigns, claimed_pair, rated_game
+
+    boss = await people("boss", key=BOSS_KEY)
+    since = time.time() - 1
+    alice, bob = await claimed_pair(mod_url)
+    code = await rated_game(alice, bob)
+    _, over = await alice_resigns(alice, bob, code)
+    changes = {c["name"]: c for c in over.data["ratings"]}
+    assert changes["bob"]["after"] > changes["bob"]["before"] and changes["alice"]["after"] < changes["alice"]["before"]
+    book = mod_server.lobby.ratings.standings
+    assert book[(name_key("bob"), "connect4")].games == 1
+    done = await boss.request(Moderate, action="void", target="Bob", reason="engine", since=since, until=time.time())
+    assert done.type == "moderated" and done.target == "Bob"
+    for name in ("alice", "bob"):
+        standing = book[(name_key(name), "connect4")]
+        assert standing.rating.rating == pytest.approx(changes[name]["before"], abs=0.01) and standing.games == 0
+    store = Store(str(db))
+    assert {(r.name, round(r.rating, 2), r.games) for r in store.ratings()} == {
+        ("alice", changes["alice"]["before"], 0),
+        ("bob", changes["bob"]["before"], 0),
+    }
+    (entry,) = store.audit()
+    store.close()
+    assert (
+        entry["action"] == "void" and entry["details"]["games"] == 1 and entry["details"]["player"] == name_key("bob")
+    )
+    bad = await boss.request(Moderate, action="void", target="bob", reason="x", since=2.0, until=1.0)
+    assert bad.type == "error" and bad.code == "bad_options"
+    for peer in (alice, bob):
+        await peer.close()

@@ -132,7 +132,13 @@ def test_a_file_written_before_the_shared_sql_store_opens_unchanged_and_reads_ba
     store.close()
     db = sqlite3.connect(path)
     schema = db.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall()
-    added = {"analyses", "admins", "sanctions", "audit"}  # migrations 9 (game review) and 10 (moderation)
+    added = {
+        "analyses",
+        "admins",
+        "sanctions",
+        "voided_games",
+        "audit",
+    }  # migrations 9 (game review) and 10 (moderation)
     assert [row for row in schema if row[2] not in added] == written
     assert [row[1] for row in schema if row[2] == "analyses"] == ["analyses"]
     assert {row[2] for row in schema if row[0] == "table"} - {row[2] for row in written} == added

@@ -211,6 +211,41 @@ def rated(seat: int, player: str, before: float, after: float, outcome: str) -> 
     return SeatRated(seat, player, "othello", player, "human", (before, 350, 0.06), (after, 300, 0.06), outcome, 1.0)
 
 
+def test_voiding_a_players_games_undoes_their_changes_and_refunds_their_victims(target: str, store) -> None:
+    """An admin's void of a player's rated games in a window: each game leaves everyone's counts and the profile,
+    the player's own change is undone, an opponent who lost points gets them back and one who gained keeps them;
+    games outside the window, and games voided already, are left alone; the audit log says how many."""
+    store.write(
+        [
+            finished(
+                "R1", ["ann", "che"], ratings=(rated(0, "ann", 1500, 1450, "loss"), rated(1, "che", 1500, 1550, "win"))
+            )
+        ]
+    )
+    store.write(
+        [
+            finished(
+                "R2", ["bo", "che"], ratings=(rated(0, "bo", 1500, 1520, "win"), rated(1, "che", 1550, 1530, "loss"))
+            )
+        ]
+    )
+    store.write(
+        [
+            finished(
+                "R3", ["ann", "che"], ratings=(rated(0, "ann", 1450, 1440, "loss"), rated(1, "che", 1530, 1540, "win"))
+            )
+        ]
+    )
+    raw(target, "UPDATE games SET finished_at = 100 + id")  # games 1, 2, 3 finished at 101, 102, 103
+    void = {"player": "che", "since": 100.0, "until": 102.5}
+    store.write([Moderated(200.0, "Boss", "void", "che", "cheat engine", void)])
+    store.write([Moderated(201.0, "Boss", "void", "che", "again", void)])  # voided already: nothing more
+    ratings = {(r.player, r.rating, r.games, r.wins, r.losses) for r in store.ratings()}
+    assert ratings == {("ann", 1490.0, 1, 0, 1), ("bo", 1520.0, 0, 0, 0), ("che", 1510.0, 1, 1, 0)}
+    assert [g["game_id"] for g in store.profile("che")[1]] == [3]
+    assert [e["details"]["games"] for e in store.audit()] == [2, 0]
+
+
 def test_ratings_leaderboard_and_profile(store: StoreBackend) -> None:
     """Rated games update each record; the leaderboard pages by rating; a profile hides others' private games."""
     store.write(
@@ -627,7 +662,13 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
         for target in (pg_url, reference, upgraded):
             open_store(target).close()
         assert schema(pg_url) == schema(reference) == schema(upgraded)
-        added = {"analyses", "admins", "sanctions", "audit"}  # migrations 2 (game review) and 3 (moderation)
+        added = {
+            "analyses",
+            "admins",
+            "sanctions",
+            "voided_games",
+            "audit",
+        }  # migrations 2 (game review) and 3 (moderation)
         assert [row for row in schema(reference)[1] if row[0] not in added] == before[1] and before[0] == [(2,)]
     finally:
         pg_server.drop_database(reference)
