@@ -397,6 +397,8 @@ class GameNightApp(App[None]):
             target=event.target,
             room=event.room,
             duration_s=event.duration_s,
+            since=event.since,
+            until=event.until,
         )
         self._send(request)
 

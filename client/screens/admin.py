@@ -1,12 +1,14 @@
 """The admin dialog (moderation, issue 37): for the server's admins only, on a player or a room from the lobby.
 
-On a player it kicks, mutes or bans (for a chosen time), or lifts a mute or ban; on a room it closes it. Every action
+On a player it kicks, mutes or bans (for a chosen time), lifts a mute or ban, or voids their rated games of a chosen
+time back to now; on a room it closes it. Every action
 asks for a reason, which the server keeps in its audit log (docs/security.md, "Moderation"); the server's
 `moderated` reply, or its refusal, comes back as a toast.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -18,9 +20,16 @@ from textual.widgets import Button, Input, Label, Select
 
 from gamenight.client.plain import plain
 
-PLAYER_ACTIONS = (("Kick", "kick"), ("Mute chat", "mute"), ("Ban", "ban"), ("Unmute", "unmute"), ("Unban", "unban"))
+PLAYER_ACTIONS = (
+    ("Kick", "kick"),
+    ("Mute chat", "mute"),
+    ("Ban", "ban"),
+    ("Unmute", "unmute"),
+    ("Unban", "unban"),
+    ("Void rated games", "void"),
+)
 ROOM_ACTIONS = (("Close the room", "close_room"),)
-TIMED = frozenset({"mute", "ban"})  # the actions that last a chosen time
+TIMED = frozenset({"mute", "ban", "void"})  # the actions that take a time: how long, or (void) how far back
 DURATIONS = (
     ("10 minutes", 600),
     ("1 hour", 3600),
@@ -40,6 +49,8 @@ class AdminPlan:
     target: str = ""
     room: str | None = None
     duration_s: int | None = None
+    since: float | None = None  # void: the window of games, wall-clock seconds
+    until: float | None = None
 
 
 class AdminScreen(ModalScreen[AdminPlan | None]):
@@ -68,7 +79,7 @@ class AdminScreen(ModalScreen[AdminPlan | None]):
                     compact=True,
                 )
             with Horizontal(classes="form-row", id="duration-row"):
-                yield Label("For", classes="form-label")
+                yield Label("For", classes="form-label", id="duration-label")
                 yield Select(
                     [(plain(label), seconds) for label, seconds in DURATIONS],
                     value=DURATIONS[2][1],
@@ -94,8 +105,10 @@ class AdminScreen(ModalScreen[AdminPlan | None]):
             self._show_duration()
 
     def _show_duration(self) -> None:
-        """The duration row is shown for a mute or a ban."""
-        self.query_one("#duration-row").display = self.query_one("#action", Select).value in TIMED
+        """The duration row is shown for a mute or a ban ("For"), and for a void ("Last": the games of that time)."""
+        action = self.query_one("#action", Select).value
+        self.query_one("#duration-row").display = action in TIMED
+        self.query_one("#duration-label", Label).update("Last" if action == "void" else "For")
 
     def on_input_submitted(self) -> None:
         """Enter in the reason does it."""
@@ -118,6 +131,10 @@ class AdminScreen(ModalScreen[AdminPlan | None]):
         action = str(self.query_one("#action", Select).value)
         duration = self.query_one("#duration", Select).value
         seconds = duration if action in TIMED and isinstance(duration, int) else None
+        if action == "void" and seconds is not None:
+            now = time.time()
+            self.dismiss(AdminPlan(action, reason, self.target or "", since=now - seconds, until=now))
+            return
         self.dismiss(AdminPlan(action, reason, self.target or "", self.room, seconds))
 
     def action_cancel(self) -> None:

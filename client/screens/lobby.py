@@ -324,7 +324,9 @@ class LobbyScreen(GameNightScreen):
     def _admin_chosen(self, plan: AdminPlan | None) -> None:
         """The admin dialog closed: send the action (nothing if cancelled)."""
         if plan is not None:
-            self.post_message(Moderate(plan.action, plan.reason, plan.target, plan.room, plan.duration_s))
+            self.post_message(
+                Moderate(plan.action, plan.reason, plan.target, plan.room, plan.duration_s, plan.since, plan.until)
+            )
 
     def action_more_rooms(self) -> None:
         """Load the next page of rooms (the server lists more than the table holds)."""

@@ -12,7 +12,7 @@ from gamenight.client.app import GameNightApp
 from gamenight.client.config import identity_key
 from gamenight.client.connection import REFUSED
 from gamenight.client.screens.admin import AdminScreen
-from gamenight.protocol.messages import CreateRoom, ListRooms, Moderate
+from gamenight.protocol.messages import CreateRoom, Leaderboard, ListRooms, Moderate
 from gamenight.server.__main__ import main
 from tests.client.conftest import wait_for
 from tests.peer import Peer
@@ -160,3 +160,31 @@ async def test_a_kicked_player_sees_why_and_does_not_reconnect_by_itself(url, db
         assert app.connection is not None and app.connection.status.state == REFUSED
         assert app.connection.welcomes == welcomes and not app.connection.connected
     await boss.close()
+
+
+async def test_an_admin_voids_a_players_rated_games_of_the_last_day(url, db):
+    """From the TUI an admin voids a player's rated games of the last day: the leaderboard shows both players back
+    at the ratings they had before the game, with no game counted."""
+    from tests.server.test_ratings import alice_resigns, claimed_pair, rated_game
+
+    await make_admin(url, db, "boss")
+    alice, bob = await claimed_pair(url)
+    code = await rated_game(alice, bob)
+    _, over = await alice_resigns(alice, bob, code)
+    before = {c["name"]: c["before"] for c in over.data["ratings"]}
+    app = GameNightApp(url, "boss", save_name=False)
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await admin_dialog_on_player(app, pilot, "bob")
+        dialog.query_one("#action", Select).value = "void"
+        await wait_for(pilot, lambda: dialog.query_one("#duration-row").display, "how far back, shown for a void")
+        dialog.query_one("#reason", Input).value = "engine assistance"
+        dialog.query_one("#reason", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: noticed(app, "void bob: done"), "the admin told it is done")
+    board = await alice.request(Leaderboard, game="connect4")
+    assert {(e.name, e.rating, e.games) for e in board.entries} == {
+        ("alice", before["alice"], 0),
+        ("bob", before["bob"], 0),
+    }
+    for peer in (alice, bob):
+        await peer.close()
