@@ -58,8 +58,9 @@ class Moderation:
         self.cancel_tournament = cancel_tournament  # the tournament host's `call_off`
         self.clock = clock  # wall-clock seconds (bans and mutes outlive restarts)
         self.admins: dict[str, str] = {}  # name key -> name as the operator typed it
+        self.now = 0.0  # the lobby's (monotonic) time of the request being carried out
         self.sanctions: dict[tuple[str, str], float] = {}  # (kind, name key or address) -> until (wall clock)
-        self.actions: dict[str, Callable[[Client, Moderate, str], Outbox]] = {
+        self.actions: dict[str, Callable[[Client, Moderate, str], Outbox]] = {  # each with the admin, request, reason
             "kick": self._kick,
             "mute": lambda admin, msg, reason: self._sanction(admin, msg, reason, MUTE, True),
             "unmute": lambda admin, msg, reason: self._sanction(admin, msg, reason, MUTE, False),
@@ -135,6 +136,7 @@ class Moderation:
         reason = clean_text(msg.reason)[:MAX_REASON].strip()
         if not reason:
             raise Refusal(ErrorCode.BAD_OPTIONS, "say why (a reason is kept in the audit log)")
+        self.now = now
         return action(client, msg, reason)
 
     def _kick(self, admin: Client, msg: Moderate, reason: str) -> Outbox:
@@ -176,7 +178,7 @@ class Moderation:
     def _cancel_tournament(self, admin: Client, msg: Moderate, reason: str) -> Outbox:
         """Call a tournament off as its host could (`TournamentHost.call_off`)."""
         tournament = msg.tournament or ""
-        cancelled = self.cancel_tournament(tournament, None, admin.session, self.clock())
+        cancelled = self.cancel_tournament(tournament, None, admin.session, self.now)
         return self._logged(admin, msg, reason, tournament, {}).extend(cancelled)
 
     def _void(self, admin: Client, msg: Moderate, reason: str) -> Outbox:
