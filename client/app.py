@@ -82,6 +82,7 @@ from gamenight.protocol.messages import (
     LobbyWatch,
     MakeMove,
     Message,
+    Moderate,
     MoreTime,
     Players,
     Profile,
@@ -403,6 +404,19 @@ class GameNightApp(App[None]):
         """Challenge an online player; the reply (challenge_sent or a refusal) reaches the state."""
         request = ChallengeRequest(to=event.to, game=event.game, options=dict(event.options), seat=event.seat)
         self.model.presence.asking(self._send(request), Ask(event.to, event.game))
+
+    def on_moderate(self, event: ui.Moderate) -> None:
+        """An admin's action; its reply (`moderated`, once in the audit log, or a refusal) reaches the state."""
+        request = Moderate(
+            action=event.action,
+            reason=event.reason,
+            target=event.target,
+            room=event.room,
+            duration_s=event.duration_s,
+            since=event.since,
+            until=event.until,
+        )
+        self._send(request)
 
     def on_withdraw(self, event: ui.Withdraw) -> None:
         """Take back a challenge of mine (`decline` of my own challenge)."""

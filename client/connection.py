@@ -46,6 +46,7 @@ REPLACED = "replaced"
 CLOSED = "closed"
 NORMAL_CLOSURE = 1000
 TAKEN_OVER = "resumed on another connection"  # the server's close reason when a newer hello took the session
+ADMIN_CLOSE = 4000  # the server's close code when one of its admins kicked or banned us (the error before says why)
 
 
 class NotConnected(RuntimeError):
@@ -248,6 +249,9 @@ class Connection:
             detail = str(exc) or type(exc).__name__
             if _taken_over(exc):
                 self._set_status(ConnectionStatus(REPLACED, self.url, detail=TAKEN_OVER))
+            elif exc.rcvd is not None and exc.rcvd.code == ADMIN_CLOSE:  # kicked or banned: no reconnecting
+                text = f"an admin of the server closed the connection ({exc.rcvd.reason})"
+                self._set_status(ConnectionStatus(REFUSED, self.url, detail=text, code=exc.rcvd.reason))
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
             detail = str(exc) or type(exc).__name__
         except asyncio.CancelledError:

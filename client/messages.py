@@ -211,3 +211,21 @@ class Invite(Message):
 
 class LeaveRoom(Message):
     """Leave the room (already confirmed); the reply takes you back to the lobby."""
+
+
+class Moderate(Message):
+    """An admin's action (the admin dialog, client/screens/admin.py): sent as `moderate` with its reason."""
+
+    def __init__(
+        self,
+        action: str,
+        reason: str,
+        target: str = "",
+        room: str | None = None,
+        duration_s: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> None:
+        super().__init__()
+        self.action, self.reason, self.target, self.room, self.duration_s = action, reason, target, room, duration_s
+        self.since, self.until = since, until  # void: the window of games

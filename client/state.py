@@ -9,6 +9,7 @@ message sequence drives it in tests exactly as a server would.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Literal
@@ -35,6 +36,7 @@ from gamenight.protocol.messages import (
     ListPlayers,
     LobbyUpdate,
     Message,
+    Moderated,
     Moved,
     PlayerCard,
     Profile,
@@ -160,6 +162,7 @@ class ClientState:
     def __init__(self, name: str | None = None) -> None:
         self.name = name  # the player's name, as the lobby greets it and the history's "my games" asks
         self.session_id: str | None = None
+        self.admin = False  # the latest welcome says we are one of the server's admins (the TUI shows its tools)
         self.resumed = False  # the latest welcome continued the session of the token sent
         self.lobby = Lobby()
         self.room: RoomSession | None = None
@@ -226,6 +229,8 @@ class ClientState:
                 self._seat_card(message, changes)
             case Leaders() | PlayerCard():
                 self._rated_reply(message, changes)
+            case Moderated():
+                changes.notices.append(Notice(moderated_text(message), title="Admin", timeout=6))
             case Error() if self.ratings.waiting(message.id):
                 self._rated_reply(message, changes)
             case Error() if message.code == ErrorCode.NAME_TAKEN:
@@ -240,6 +245,7 @@ class ClientState:
     def _welcome(self, msg: Welcome, resumed: bool, changes: Changes) -> None:
         """A (re)connection was welcomed: fresh games and rooms; after a reconnect, get the room back."""
         previous, self.session_id = self.session_id, msg.session
+        self.admin = msg.admin
         if msg.name and msg.name != self.name:
             asked, self.name = self.name, msg.name
             why = f"the name {asked!r} belongs to someone else here" if asked else "the server chose it"
@@ -536,3 +542,11 @@ def rating_changes_text(result: Result) -> str:
         f"{c.name} {c.before:.0f} → {rating_text(c.after, c.provisional)} ({c.after - c.before:+.0f})"
         for c in result.ratings
     )
+
+
+def moderated_text(done: Moderated) -> str:
+    """The admin's confirmation of an action (it is in the server's audit log), e.g. "ban eve: done, until ..."."""
+    text = f"{done.action.replace('_', ' ')} {done.target}: done"
+    if done.until is not None:
+        text += f", until {time.strftime('%Y-%m-%d %H:%M', time.localtime(done.until))}"
+    return text

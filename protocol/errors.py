@@ -33,6 +33,9 @@ class ErrorCode(StrEnum):
     UNKNOWN_CHALLENGE = "unknown_challenge"  # no pending challenge with that id offered to you (accept, decline)
     UNKNOWN_GAME = "unknown_game"  # no finished game with that id
     UNAVAILABLE = "unavailable"  # the server cannot store this room's game now (a full or read-only disk)
+    BANNED = "banned"  # hello refused: the name or address is banned until `until` (moderation)
+    MUTED = "muted"  # chat refused: your name is muted by an admin for now (moderation)
+    KICKED = "kicked"  # an admin closed your connection (moderation); you may connect again
     INTERNAL_ERROR = "internal_error"  # a server bug; it is logged there, never described here
 
 

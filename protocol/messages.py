@@ -368,6 +368,24 @@ class Decline(Message):
     reason: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Moderate(Message):
+    """Admins only (a claimed name the server's operator listed): act on a player, an address, a room or a
+    tournament, saying why. `action` is kick, mute, unmute, ban, unban (a name), ban_address, unban_address (an
+    address), close_room (with `room`), cancel_tournament (with `tournament`) or void (a player's rated games that
+    finished between `since` and `until`, wall-clock seconds); a mute or ban lasts `duration_s`."""
+
+    type: ClassVar[str] = "moderate"
+    action: str
+    reason: str
+    target: str = ""  # a player's name, or an address for ban_address / unban_address
+    room: str | None = None
+    tournament: str | None = None
+    duration_s: int | None = None
+    since: float | None = None
+    until: float | None = None
+
+
 # -- server to client ----------------------------------------------------------------------------
 
 
@@ -387,6 +405,7 @@ class Welcome(Message):
     bot: bool = False  # true when you play as a bot
     counts: LobbyCounts | None = None  # the lobby's size: listed rooms by game and status, sessions online
     nodes: list[str] = field(default_factory=list)  # a cluster's nodes' addresses, to reconnect to (else empty)
+    admin: bool = False  # true when you are one of the server's admins (you may send `moderate`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -770,10 +789,22 @@ class ChallengeGone(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Moderated(Message):
+    """Reply to moderate, sent once the action is in the audit log on disk: what was done, to whom, and until when
+    (wall-clock seconds, for a mute or ban)."""
+
+    type: ClassVar[str] = "moderated"
+    action: str
+    target: str
+    until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Error(Message):
     """Something the client asked for was refused; `code` is stable, `message` is for a human.
 
-    `suggestion` comes with `name_taken`: a free name the hello could use instead.
+    `suggestion` comes with `name_taken`: a free name the hello could use instead; `until` with `banned` and
+    `muted`: when it ends (wall-clock seconds).
     """
 
     type: ClassVar[str] = "error"
@@ -782,6 +813,7 @@ class Error(Message):
     room: str | None = None
     suggestion: str | None = None
     retry_after_ms: int | None = field(default=None, metadata=omitted_when_empty())  # with `rate_limited`
+    until: float | None = field(default=None, metadata=omitted_when_empty())  # with `banned` and `muted`
 
 
 def fold(state: State, change: Moved | Tick) -> State:
@@ -863,6 +895,7 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     CancelTournament,
     ListTournaments,
     GetTournament,
+    Moderate,
 )
 SERVER_MESSAGES: tuple[type[Message], ...] = (
     Welcome,
@@ -891,6 +924,7 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     PlayerCard,
     TournamentInfo,
     Tournaments,
+    Moderated,
 )
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.type: cls for cls in CLIENT_MESSAGES + SERVER_MESSAGES}
 

@@ -5,6 +5,8 @@ gamenight-server ... --web PORT [--web-host H]  (also serve the client to browse
 gamenight-server --cluster redis://HOST:PORT [--node-id ID] [--public-url ws://...] --db PATH|URL  (a cluster node)
 gamenight-server export GAME_ID [--db PATH|URL]
 gamenight-server [--db PATH|URL] calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100]
+gamenight-server [--db PATH|URL] admin add|remove NAME / admin list  (the admins who may moderate, docs/security.md)
+gamenight-server [--db PATH|URL] audit [--limit N]  (the admins' actions, oldest first)
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import logging
 import signal
 import sys
+import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +32,7 @@ from gamenight.server.guard import FrameLimits
 from gamenight.server.records import StoreError
 from gamenight.server.review import ReviewLimits
 from gamenight.server.store import open_store, shown
+from gamenight.server.text import clean_name, name_key
 
 if TYPE_CHECKING:
     from gamenight.server.web import FrontDoor
@@ -56,6 +60,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     commands = parser.add_subparsers(dest="command")
     export = commands.add_parser("export", help="print a finished game in the replay format (docs/replay.md)")
     export.add_argument("game_id", type=int)
+    admin = commands.add_parser("admin", help="name the admins who may moderate (claimed names; docs/security.md)")
+    admin.add_argument("change", choices=["add", "remove", "list"])
+    admin.add_argument("name", nargs="?", help="a claimed name (for add and remove)")
+    audit = commands.add_parser("audit", help="list the admins' actions (who, what, on whom, why), oldest first")
+    audit.add_argument("--limit", type=int, default=100, help="the latest this many actions (default 100)")
     calibrate = commands.add_parser(
         "calibrate", help="play rated AI-vs-AI games in this process to seed the AI levels' ratings (server stopped)"
     )
@@ -322,6 +331,47 @@ def export_game(db: str, game_id: int) -> int:
     return 0
 
 
+def change_admins(db: str, change: str, name: str | None) -> int:
+    """`admin add|remove NAME` or `admin list`: edit or print the store's admins (a running server reads them again
+    within seconds). Only a claimed name can be added: its key is what proves an admin is who they say."""
+    store = open_store(db)
+    try:
+        if change == "list":
+            for _key, shown_name in store.admins():
+                print(shown_name)
+            return 0
+        if not name or not name.strip():
+            print(f"gamenight-server: admin {change} needs a NAME", file=sys.stderr)
+            return 2
+        key = name_key(clean_name(name))
+        claim = next((c for c in store.claimed_names() if c.name_key == key), None)
+        if change == "add" and claim is None:
+            print(
+                f"gamenight-server: nobody has claimed {name!r} here; connect with it (and a key) first",
+                file=sys.stderr,
+            )
+            return 1
+        changed = store.set_admin(key, claim.name if claim is not None else clean_name(name), change == "add")
+    finally:
+        store.close()
+    print(f"{name}: {'admin' if change == 'add' else 'not an admin'}{'' if changed else ' (already)'}")
+    return 0
+
+
+def print_audit(db: str, limit: int) -> int:
+    """`audit`: the latest admin actions, oldest first, one a line (UTC time, admin, action, target, reason)."""
+    store = open_store(db)
+    try:
+        entries = store.audit(max(1, limit))
+    finally:
+        store.close()
+    for entry in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(entry["at"]))
+        details = f" {json.dumps(entry['details'], sort_keys=True)}" if entry["details"] else ""
+        print(f"{when} {entry['admin']} {entry['action']} {entry['target']}: {entry['reason']}{details}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = parse_args(argv)
@@ -330,6 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "export":
             return export_game(db, args.game_id)
+        if args.command == "admin":
+            return change_admins(db, args.change, args.name)
+        if args.command == "audit":
+            return print_audit(db, args.limit)
         if args.command == "calibrate":
             from gamenight.server.calibrate import run  # the AI loads only for this command
 

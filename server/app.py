@@ -45,11 +45,13 @@ from gamenight.server.history_worker import Answer, HistoryWorker, WorkerLost, w
 from gamenight.server.hooks import LoneNode, NodeHooks
 from gamenight.server.lobby import Lobby
 from gamenight.server.metrics import Metrics
-from gamenight.server.outbox import ArmFlag, Send
+from gamenight.server.outbox import ArmFlag, Disconnect, Send
 from gamenight.server.outgoing import Batcher, Outgoing
 from gamenight.server.records import (
+    VOID,
     AnalysisSaved,
     GameFinished,
+    Moderated,
     NameClaimed,
     Record,
     StoreBackend,
@@ -68,6 +70,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("gamenight.server")
 
 SWEEP_INTERVAL_S = 1.0
+ADMINS_RELOAD_S = 5.0  # how often the admins' list is read again (`gamenight-server admin` edits it in the store)
+KICKED_CLOSE = 4000  # the close code of a connection an admin closed (kick or ban); the error before it says why
 HISTORY_TIMEOUT_S = 5.0  # a history request not answered by then gets `rate_limited`
 MAX_HISTORY_PENDING = 32  # history requests waiting for the history thread at once, server-wide
 MAX_HISTORY_PER_SESSION = 2  # ... and from one session
@@ -275,6 +279,8 @@ class GameServer:
             self.node = ClusterNode(self, self.config.cluster)
         if self.store is not None:
             self.lobby.sessions.load_claims(self.store.claimed_names())
+            self.lobby.moderation.load_admins(self.store.admins())
+            self.lobby.moderation.load_sanctions(self.store.sanctions(time.time()))
             self.lobby.ratings.load(self.store.ratings())
             if self.node.restores_rooms:  # a cluster's rooms are each restored by the node that claims it
                 for tournament in self.lobby.tournaments.load(self.store.tournaments()):
@@ -582,7 +588,7 @@ class GameServer:
         try:
             client, out = self.lobby.hello(msg, self.clock.now(), _address(ws))
         except Refusal as refusal:
-            self._reply_error(ws, refusal.code, refusal.message, msg.id, refusal.suggestion)
+            self._reply_error(ws, refusal.code, refusal.message, msg.id, refusal.suggestion, until=refusal.until)
             return None
         previous = self.connections.get(client.session)
         if previous is not None and previous is not ws:
@@ -601,9 +607,12 @@ class GameServer:
         request_id: int | None,
         suggestion: str | None = None,
         retry_after_ms: int | None = None,
+        until: float | None = None,
     ) -> None:
         """Send an error to one connection, after whatever was decided for it before (a closed one is skipped)."""
-        error = Error(code=code, message=text, id=request_id, suggestion=suggestion, retry_after_ms=retry_after_ms)
+        error = Error(
+            code=code, message=text, id=request_id, suggestion=suggestion, retry_after_ms=retry_after_ms, until=until
+        )
         self.outgoing.add_frame([ws], encode(error))
 
     def _penalize(self, ws: ServerConnection, _reason: str) -> None:
@@ -624,6 +633,13 @@ class GameServer:
         self.outgoing.flush()
         await ws.close(code, reason)
 
+    async def _disconnect(self, ws: ServerConnection, reason: str) -> None:
+        """An admin closed this connection: once the decision is stored (its error to the connection written),
+        close it; a decision that could not be stored closes nothing."""
+        self.outgoing.flush()
+        if self.outgoing.failure is None:
+            await ws.close(KICKED_CLOSE, reason)
+
     # -- carrying out decisions ---------------------------------------------------------------------------
     def deliver(self, out: Outbox, requester: tuple[ServerConnection, str, int | None] | None = None) -> None:
         """Queue the records and every message (encoded once per message) for the next flush; start the effects.
@@ -634,6 +650,8 @@ class GameServer:
         """
         plan = self._spectators(out) if self.config.spectator_batch_ms and out.sends else None
         frames, stored = self._frames(out.sends) if plan is None else self._split_frames(out.sends, plan)
+        if any(isinstance(record, Moderated) and record.action == VOID for record in out.records):
+            stored = partial(self._ratings_reloaded, stored)  # an admin voided rated games: the store changed them
         self.node.publish_changes()  # queued on the bus before these frames: a new room is routable first
         if out.records:
             self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester, exc), stored)
@@ -650,6 +668,8 @@ class GameServer:
                 self._start_clock(effect)
             elif isinstance(effect, ArmFlag):
                 self._arm_flag(effect)
+            elif isinstance(effect, Disconnect) and (ws := self.connections.get(effect.session)) is not None:
+                self.spawn(self._disconnect(ws, effect.reason))
 
     def _frames(self, sends: list[Send]) -> tuple[Frames, None]:
         """Nobody watches these rooms and nothing waits: every message to its connected recipients at once."""
@@ -750,7 +770,10 @@ class GameServer:
         rated = [(r.player, r.pool) for record in records if isinstance(record, GameFinished) for r in record.ratings]
         if rated:
             self._unrate(rated)
-        roomless = NameClaimed | TournamentSaved | AnalysisSaved  # an analysis not stored is made again when asked
+        actions = [record for record in records if isinstance(record, Moderated)]
+        for action in actions:
+            self.lobby.moderation.lost(action)
+        roomless = NameClaimed | TournamentSaved | AnalysisSaved | Moderated  # an analysis is made again when asked
         codes = list(dict.fromkeys(record.code for record in records if not isinstance(record, roomless)))
         spare = requester[1] if requester is not None else None
         for code in codes:
@@ -764,8 +787,19 @@ class GameServer:
                 self.connections.pop(session, None)
                 self.spawn(self.close_connection(ws, 1000, "name claim not stored"))
                 return
+            if actions and not codes:
+                text = "the server cannot store the audit log now (its disk is full or read-only); nothing was done"
+                self.outgoing.add_frame([ws], encode(Error(code=ErrorCode.UNAVAILABLE, message=text, id=request_id)))
+                return
             error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
             self.outgoing.add_frame([ws], encode(error))
+
+    def _ratings_reloaded(self, then: Callable[[], Frames] | None) -> Frames:
+        """Once an admin's void is stored: the rating book takes every rating from the store again (the void changed
+        them there, server/sqlstore.py `_void`), before the admin is told; then what the decision held back."""
+        if self.store is not None:
+            self.lobby.ratings.revert(list(self.lobby.ratings.standings), self.store.ratings())
+        return then() if then is not None else []
 
     def _unrate(self, keys: list[tuple[str, str]]) -> None:
         """A rated game's record is not on disk: its players' ratings in memory go back to the stored ones."""
@@ -922,11 +956,17 @@ class GameServer:
 
     async def _sweeper(self) -> None:
         """Periodically close rooms nobody has been in for the grace period, and purge long-closed rooms."""
-        purged_at = float("-inf")
+        purged_at = admins_at = float("-inf")
         while True:
             await asyncio.sleep(SWEEP_INTERVAL_S)
             self.deliver(self.lobby.sweep(self.clock.now()))
             now = time.monotonic()
+            if self.store is not None and now - admins_at >= ADMINS_RELOAD_S:
+                admins_at = now
+                try:
+                    self.lobby.moderation.load_admins(self.store.admins())
+                except StoreError as exc:
+                    log.warning("could not read the admins again: %s", exc)
             for address in [a for a, until in self.penalized.items() if until <= now]:
                 del self.penalized[address]
             if self.store is not None and time.monotonic() - purged_at >= PURGE_INTERVAL_S:

@@ -12,7 +12,8 @@ requests that touch a room. Each service is its own module, tested on its own:
 - `Listing` (server/listing.py): the rooms listed, the counts, the batched `lobby` pushes;
 - `Presence` and `Challenges` (server/presence.py, server/challenges.py): who is online, offers of games;
 - `HistoryService` (server/history_service.py): finished games, leaderboards, player cards;
-- `TournamentHost` (server/tournament_host.py): round robins and arenas.
+- `TournamentHost` (server/tournament_host.py): round robins and arenas;
+- `Moderation` (server/moderation.py): the operator's admins, bans, mutes and their audit log.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from gamenight.protocol.messages import (
     LobbyWatch,
     MakeMove,
     Message,
+    Moderate,
     Players,
     Profile,
     RemoveAi,
@@ -66,6 +68,7 @@ from gamenight.server.games import GAMES
 from gamenight.server.games.base import Game
 from gamenight.server.history_service import History, HistoryService
 from gamenight.server.listing import Listing
+from gamenight.server.moderation import Moderation
 from gamenight.server.presence import Presence
 from gamenight.server.rated import RatingBook
 from gamenight.server.records import GameFinished, StoredRoom
@@ -109,6 +112,7 @@ class Lobby:
         self.history = HistoryService(history, self.ratings)
         self.tournaments = TournamentHost(self)  # round robins and arenas (server/tournament_host.py)
         self.reviews = ReviewService(history)  # game review (issue 36, server/review.py)
+        self.moderation = Moderation(self.sessions, self.directory, self.close, self.tournaments.call_off)  # issue 37
         self.sessions.on_forget = self.tournaments.forget_session
         self.challenges.invitation_gone = self.tournaments.invitation_gone
         self.rooms = self.directory.rooms  # the lobby's view of its services' main tables (the same dicts)
@@ -127,6 +131,7 @@ class Lobby:
             raise Refusal(
                 ErrorCode.UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}"
             )
+        self.moderation.admit(msg, ip)  # a banned name or address goes no further
         out = Outbox()
         if msg.resume is not None:
             client, token = self.sessions.resume(msg, ip), msg.resume
@@ -153,6 +158,7 @@ class Lobby:
             bot=client.bot,
             counts=self.listing.counts(),
             nodes=self.nodes,
+            admin=self.moderation.is_admin(client),
             id=request_id,
         )
 
@@ -202,6 +208,7 @@ class Lobby:
                 id=msg.id,
                 room=getattr(msg, "room", None),
                 retry_after_ms=refusal.retry_after_ms,
+                until=refusal.until,
             )
             out.send({session}, error)
             return out
@@ -217,7 +224,7 @@ class Lobby:
             Join: rooms.join,
             Leave: rooms.leave,
             MakeMove: rooms.move,
-            Chat: rooms.chat,
+            Chat: self.moderation.unless_muted(rooms.chat),
             AddAi: rooms.add_ai,
             RemoveAi: rooms.remove_ai,
             Sync: rooms.sync,
@@ -233,6 +240,7 @@ class Lobby:
             GetTournament: lambda client, msg, now: tournaments.get(client, msg.tournament, msg.id),
             ListTournaments: lambda client, msg, now: reply(client, tournaments.listing(msg.id)),
             Analyse: lambda client, msg, now: self.reviews.request(Asker.of(client), msg, now),
+            Moderate: self.moderation.moderate,
         }
         for request in (ListGames, GetGame, Leaderboard, Profile):
             table[request] = lambda client, msg, now: reply(client, self.history.answer(msg, client.token_hash))

@@ -19,13 +19,19 @@ class Refusal(Exception):
     """A request the room will not carry out; becomes an `error` with `code` for the requester only."""
 
     def __init__(
-        self, code: ErrorCode, message: str, suggestion: str | None = None, retry_after_ms: int | None = None
+        self,
+        code: ErrorCode,
+        message: str,
+        suggestion: str | None = None,
+        retry_after_ms: int | None = None,
+        until: float | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.suggestion = suggestion  # a free name, with `name_taken`
         self.retry_after_ms = retry_after_ms  # how long to wait before asking again, with `rate_limited`
+        self.until = until  # when a ban or mute ends (wall-clock seconds), with `banned` and `muted`
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +98,15 @@ class ArmFlag:
     delay_ms: int
 
 
-Effect = AiTurn | StartClock | ArmFlag
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    """Effect: close the session's connection once what was queued for it is written (an admin's kick or ban)."""
+
+    session: str
+    reason: str
+
+
+Effect = AiTurn | StartClock | ArmFlag | Disconnect
 
 
 @dataclass(slots=True)

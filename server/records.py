@@ -187,6 +187,34 @@ class RoomClosed:
     code: str
 
 
+VOID = "void"  # the moderation action that voids a player's rated games in a window (its details: player, since, until)
+
+
+@dataclass(frozen=True, slots=True)
+class Moderated:
+    """An admin's action (server/moderation.py), for the audit log; a ban or mute also sets (or lifts, `until`
+    None) the sanction on `kind` ("name" / "address" / "mute") and `key` (a name key or an address)."""
+
+    at: float  # wall-clock seconds
+    admin: str
+    action: str
+    target: str
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+    kind: str | None = None
+    key: str | None = None
+    until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sanction:
+    """A ban or mute as stored: `kind` "name" / "address" (banned) or "mute", on `key`, until a wall-clock time."""
+
+    kind: str
+    key: str
+    until: float
+
+
 Record = (
     RoomSaved
     | SeatSaved
@@ -199,6 +227,7 @@ Record = (
     | NameClaimed
     | TournamentSaved
     | AnalysisSaved
+    | Moderated
 )
 
 
@@ -262,5 +291,13 @@ class StoreBackend(Protocol):
     def get_game(self, game_id: int, viewer: str | None = None) -> dict[str, Any] | None: ...
 
     def analysis(self, game_id: int) -> dict[str, Any] | None: ...
+
+    def admins(self) -> list[tuple[str, str]]: ...
+
+    def set_admin(self, name_key: str, name: str, admin: bool) -> bool: ...
+
+    def sanctions(self, now: float) -> list[Sanction]: ...
+
+    def audit(self, limit: int = 100) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...

@@ -26,16 +26,19 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gamenight.server.records import (
+    VOID,
     AnalysisSaved,
     ClockSaved,
     GameFinished,
     GameStarted,
+    Moderated,
     MoveRecorded,
     MovesUndone,
     NameClaimed,
     Record,
     RoomClosed,
     RoomSaved,
+    Sanction,
     SeatRated,
     SeatSaved,
     StoredRating,
@@ -46,7 +49,7 @@ from gamenight.server.records import (
 
 RECENT_RATED = 10  # rated games a profile lists
 
-# The tables of the current schema (SQLite's 10, PostgreSQL's 3), in the column order upgrades leave them in. The
+# The tables of the current schema (SQLite's 11, PostgreSQL's 4), in the column order upgrades leave them in. The
 # {names} are the dialect's types (`Dialect.types`). JSON values are TEXT in both: written and read whole, never
 # queried inside (game_players is the index by player), and TEXT gives them back byte for byte.
 SCHEMA = """
@@ -164,6 +167,30 @@ CREATE TABLE analyses (
     game_id {bigint} PRIMARY KEY REFERENCES games(id),
     data TEXT NOT NULL,
     created_at {real} NOT NULL
+);
+CREATE TABLE admins (
+    name_key TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    added_at {real} NOT NULL
+);
+CREATE TABLE sanctions (
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    until {real} NOT NULL,
+    PRIMARY KEY (kind, target)
+);
+CREATE TABLE voided_games (
+    game_id {bigint} PRIMARY KEY REFERENCES games(id),
+    voided_at {real} NOT NULL
+);
+CREATE TABLE audit (
+    id {id},
+    at {real} NOT NULL,
+    admin TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    details TEXT NOT NULL
 );
 """
 
@@ -382,6 +409,8 @@ class SqlStore(ABC):
                 db.execute("UPDATE rooms SET closed = TRUE, closed_at = ? WHERE code = ?", (now, record.code))
                 for table in ("moves", "clocks", "seats"):
                     db.execute(f"DELETE FROM {table} WHERE room = ?", (record.code,))
+            case Moderated():
+                self._write_moderated(db, record)
 
     @staticmethod
     def _write_room(db: Session, record: RoomSaved, now: float) -> None:
@@ -455,6 +484,60 @@ class SqlStore(ABC):
                 (game_id, r.seat, r.player, r.pool, r.before[0], r.after[0], r.before[1], r.after[1], r.outcome),
             )
 
+    def _write_moderated(self, db: Session, record: Moderated) -> None:
+        """An admin's action in the audit log, and the ban or mute it sets or lifts, or the rated games it voids
+        (server/moderation.py)."""
+        details = record.details
+        if record.action == VOID:
+            player, since, until = str(details["player"]), float(details["since"]), float(details["until"])
+            details = {**details, "games": self._void(db, player, since, until, record.at)}
+        db.execute(
+            "INSERT INTO audit (at, admin, action, target, reason, details) VALUES (?, ?, ?, ?, ?, ?)",
+            (record.at, record.admin, record.action, record.target, record.reason, json.dumps(details)),
+        )
+        if record.kind is None or record.key is None:
+            return
+        if record.until is None:
+            db.execute("DELETE FROM sanctions WHERE kind = ? AND target = ?", (record.kind, record.key))
+            return
+        db.execute(
+            "INSERT INTO sanctions (kind, target, until) VALUES (?, ?, ?)"
+            " ON CONFLICT (kind, target) DO UPDATE SET until = excluded.until",
+            (record.kind, record.key, record.until),
+        )
+
+    @staticmethod
+    def _void(db: Session, player: str, since: float, until: float, at: float) -> int:
+        """Void `player`'s rated games that finished in [since, until] (not voided before); returns how many.
+
+        Each game stops counting for everyone in it: it leaves their game counts, and its rating change is undone
+        for the voided player and refunded to each opponent who lost points (lichess's refund: an opponent who
+        gained points from the game keeps them). RD and volatility stay as they are; later games are not replayed.
+        """
+        games = [
+            int(game_id)
+            for (game_id,) in db.execute(
+                "SELECT rc.game_id FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id"
+                " WHERE rc.player = ? AND g.finished_at >= ? AND g.finished_at <= ?"
+                " AND rc.game_id NOT IN (SELECT game_id FROM voided_games) ORDER BY rc.game_id",
+                (player, since, until),
+            ).fetchall()
+        ]
+        for game_id in games:
+            seats = db.execute(
+                "SELECT player, pool, before, after, outcome FROM rating_changes WHERE game_id = ?", (game_id,)
+            ).fetchall()
+            for who, pool, before, after, outcome in seats:
+                refund = before - after if who == player or after < before else 0.0
+                win, draw, loss = (int(outcome == o) for o in ("win", "draw", "loss"))
+                db.execute(
+                    "UPDATE ratings SET rating = rating + ?, games = games - 1, wins = wins - ?, draws = draws - ?,"
+                    " losses = losses - ? WHERE player = ? AND pool = ?",
+                    (refund, win, draw, loss, who, pool),
+                )
+            db.execute("INSERT INTO voided_games (game_id, voided_at) VALUES (?, ?)", (game_id, at))
+        return len(games)
+
     def purge_closed(self, before: float) -> int:
         """Delete the rows of rooms closed before `before` (a time.time()); their finished games stay."""
         with self._session(transaction=True) as db:
@@ -527,6 +610,44 @@ class SqlStore(ABC):
             ).fetchall()
         return [NameClaimed(str(key), str(name), str(key_hash), bool(bot)) for key, name, key_hash, bot in rows]
 
+    def admins(self) -> list[tuple[str, str]]:
+        """The server's admins as (name key, name), by name key (StoreError if they cannot be read)."""
+        with self._session() as db:
+            rows = db.execute("SELECT name_key, name FROM admins ORDER BY name_key").fetchall()
+        return [(str(key), str(name)) for key, name in rows]
+
+    def set_admin(self, name_key: str, name: str, admin: bool) -> bool:
+        """Make `name_key` an admin (shown as `name`), or no longer one; False if nothing changed."""
+        with self._session(transaction=True) as db:
+            if not admin:
+                return db.execute("DELETE FROM admins WHERE name_key = ?", (name_key,)).rowcount > 0
+            return (
+                db.execute(
+                    "INSERT INTO admins (name_key, name, added_at) VALUES (?, ?, ?) ON CONFLICT (name_key) DO NOTHING",
+                    (name_key, name, time.time()),
+                ).rowcount
+                > 0
+            )
+
+    def sanctions(self, now: float) -> list[Sanction]:
+        """The bans and mutes still running at `now` (wall-clock seconds), for the lobby to load at start-up."""
+        with self._session() as db:
+            rows = db.execute(
+                "SELECT kind, target, until FROM sanctions WHERE until > ? ORDER BY kind, target", (now,)
+            ).fetchall()
+        return [Sanction(str(kind), str(key), float(until)) for kind, key, until in rows]
+
+    def audit(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest `limit` admin actions, oldest first: when, who, what, on whom, why, and the details."""
+        with self._session() as db:
+            rows = db.execute(
+                "SELECT id, at, admin, action, target, reason, details FROM"
+                " (SELECT * FROM audit ORDER BY id DESC LIMIT ?) AS latest ORDER BY id",
+                (limit,),
+            ).fetchall()
+        keys = ("id", "at", "admin", "action", "target", "reason")
+        return [dict(zip(keys, row[:6], strict=True), details=json.loads(row[6])) for row in rows]
+
     def ratings(self) -> list[StoredRating]:
         """Every stored rating, for the rating book to load at start-up (StoreError if they cannot be read)."""
         with self._session() as db:
@@ -574,6 +695,7 @@ class SqlStore(ABC):
             recent = db.execute(
                 "SELECT rc.game_id, rc.pool, rc.seat, rc.before, rc.after, rc.outcome, g.players, g.finished_at"
                 " FROM rating_changes AS rc JOIN games AS g ON g.id = rc.game_id WHERE rc.player = ?"
+                " AND rc.game_id NOT IN (SELECT game_id FROM voided_games)"
                 + where
                 + f" ORDER BY rc.game_id DESC LIMIT {RECENT_RATED}",
                 args,
@@ -584,7 +706,8 @@ class SqlStore(ABC):
                 else db.execute(
                     "SELECT rc.pool, rc.outcome, COUNT(*) FROM rating_changes AS rc"
                     " JOIN games AS g ON g.id = rc.game_id"
-                    f" WHERE rc.player = ? AND NOT {PRIVATE_SEEN_BY} GROUP BY rc.pool, rc.outcome",
+                    f" WHERE rc.player = ? AND NOT {PRIVATE_SEEN_BY}"
+                    " AND rc.game_id NOT IN (SELECT game_id FROM voided_games) GROUP BY rc.pool, rc.outcome",
                     [player, viewer],
                 ).fetchall()
             )

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from gamenight.server.records import TOURNAMENT_FENCE, Fenced, StoreBackend, StoreError
 from gamenight.server.sqlstore import SQLITE, Session, SqlStore, check_version
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_MS = 2000  # how long a connection waits for another process's write lock on the file
 WAL_RETRY_S = 0.005  # how often the switch to WAL mode is tried again while another process opens the file
 
@@ -180,6 +180,35 @@ MIGRATIONS: dict[int, str] = {
         game_id INTEGER PRIMARY KEY REFERENCES games(id),
         data TEXT NOT NULL,
         created_at REAL NOT NULL
+    );
+    """,
+    # Moderation (issue 37, server/moderation.py): the server's admins by name key (set by `gamenight-server admin`),
+    # the bans and mutes running (by kind and name key or address, until a wall-clock time), the rated games an
+    # admin voided, and the audit log.
+    10: """
+    CREATE TABLE admins (
+        name_key TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        added_at REAL NOT NULL
+    );
+    CREATE TABLE sanctions (
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        until REAL NOT NULL,
+        PRIMARY KEY (kind, target)
+    );
+    CREATE TABLE voided_games (
+        game_id INTEGER PRIMARY KEY REFERENCES games(id),
+        voided_at REAL NOT NULL
+    );
+    CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at REAL NOT NULL,
+        admin TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        details TEXT NOT NULL
     );
     """,
 }

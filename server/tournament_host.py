@@ -446,6 +446,11 @@ class TournamentHost:
         t = self._tournament(msg.tournament)
         if not client.claimed or client.name != t.host:
             raise Refusal(ErrorCode.NOT_ALLOWED, "only its host can cancel a tournament")
+        return self.call_off(msg.tournament, msg.id, client.session, now)
+
+    def call_off(self, tournament: str, request_id: int | None, session: str, now: float) -> Outbox:
+        """Cancel a tournament (for its host, or an admin: server/moderation.py); not_allowed if it is over."""
+        t = self._tournament(tournament)
         if t.status in OVER:
             raise Refusal(ErrorCode.NOT_ALLOWED, f"the tournament is {t.status} already")
         t.move_to(TournamentStatus.CANCELLED)
@@ -458,7 +463,7 @@ class TournamentHost:
         t.invited.clear()
         for code in [code for code, (tid, _) in self.by_room.items() if tid == t.id]:
             del self.by_room[code]
-        return out.extend(self._changed(t, msg.id, client.session))
+        return out.extend(self._changed(t, request_id, session))
 
     def _ai_only(self, t: Tournament) -> bool:
         """True when every entrant (and everyone invited) is one of the server's AIs: nobody plays, all watch."""

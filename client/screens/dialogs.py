@@ -194,6 +194,9 @@ by themselves
 **Online** — `Tab` to the online list (bots marked `[bot]`) · `p` (or `Enter`) challenges the selected player ·
 `w` withdraws your waiting challenge. A challenge to you asks: `y` accepts, `n` declines
 
+**Admin** (the server's admins only) — `a` on the selected player (online list) kicks, mutes or bans them or voids
+their recent rated games, on the selected room closes it; say why (the server's audit log keeps it)
+
 **History** — `g` filter by game · `m` only my games · `Enter` replays the selected game · `v` reviews it ·
 `Esc` back. **Replay** — `←`/`→` (or `h`/`l`) step back and forth · `PgUp`/`PgDn` ten moves ·
 `Home`/`End` jump to the start or the end · `Esc` back to the history. **Review** — as a replay, and `n`/`p` jump

@@ -22,6 +22,7 @@ from gamenight.client.messages import (
     CreateRoom,
     JoinRoom,
     ModelChanged,
+    Moderate,
     MoreRooms,
     OpenHistory,
     QuickGame,
@@ -33,6 +34,7 @@ from gamenight.client.messages import (
 from gamenight.client.model import RoomPlan, options_summary, seats_summary
 from gamenight.client.plain import plain
 from gamenight.client.presence import games_text, player_label
+from gamenight.client.screens.admin import AdminPlan, AdminScreen
 from gamenight.client.screens.base import GameNightScreen
 from gamenight.client.screens.challenge import ChallengePlan, ChallengeScreen
 from gamenight.client.screens.create import CreateRoomScreen
@@ -73,6 +75,7 @@ class LobbyScreen(GameNightScreen):
         Binding("l", "leaderboard", "Ratings"),
         Binding("t", "tournaments", "Tournaments"),
         Binding("i", "player_card", "Player card", show=False),
+        Binding("a", "admin", "Admin"),
         Binding("r", "refresh", "Refresh", show=False),
         Binding("m", "more_rooms", "More rooms", show=False),
         Binding("f1", "help", "Help"),
@@ -316,10 +319,30 @@ class LobbyScreen(GameNightScreen):
             self.post_message(Withdraw(pending.id))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Withdraw shows only while a challenge of mine waits for an answer."""
+        """Withdraw shows only while a challenge of mine waits for an answer; Admin only to the server's admins."""
         if action == "withdraw":
             return any(p.room is None for p in self.model.presence.pending.values())
+        if action == "admin":
+            return self.model.admin
         return True
+
+    def action_admin(self) -> None:
+        """Admins: act on the player selected in the online list (when it has the focus), else on the selected room."""
+        players = self.query_one("#players", DataTable)
+        name, code = self.selected_player(), self.selected_room()
+        if players.has_focus and name is not None:
+            self.app.push_screen(AdminScreen(name=name), self._admin_chosen)
+        elif code is not None:
+            self.app.push_screen(AdminScreen(room=code), self._admin_chosen)
+        else:
+            self.notify("Select a player in the online list (Tab moves there) or a room", severity="warning")
+
+    def _admin_chosen(self, plan: AdminPlan | None) -> None:
+        """The admin dialog closed: send the action (nothing if cancelled)."""
+        if plan is not None:
+            self.post_message(
+                Moderate(plan.action, plan.reason, plan.target, plan.room, plan.duration_s, plan.since, plan.until)
+            )
 
     def action_more_rooms(self) -> None:
         """Load the next page of rooms (the server lists more than the table holds)."""

@@ -91,8 +91,8 @@ def test_a_new_file_has_exactly_the_schema_the_migrations_give_an_old_one(tmp_pa
 
 def test_a_file_written_before_the_shared_sql_store_opens_unchanged_and_reads_back(tmp_path):
     """A database file the earlier store wrote (tests/data/store_v9.sql) opens with its schema untouched but for the
-    table the review's migration adds: its open room, names, ratings, history and tournaments read back as written,
-    and it takes new moves and games."""
+    tables the review's and moderation's migrations add: its open room, names, ratings, history and tournaments read
+    back as written, and it takes new moves and games."""
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
     db.executescript(OLD_FILE.read_text())
@@ -132,8 +132,16 @@ def test_a_file_written_before_the_shared_sql_store_opens_unchanged_and_reads_ba
     store.close()
     db = sqlite3.connect(path)
     schema = db.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall()
-    assert [row for row in schema if row[2] != "analyses"] == written
-    assert [row[1] for row in schema if row[2] == "analyses"] == ["analyses"]  # migration 9 (game review)
+    added = {
+        "analyses",
+        "admins",
+        "sanctions",
+        "voided_games",
+        "audit",
+    }  # migrations 9 (game review) and 10 (moderation)
+    assert [row for row in schema if row[2] not in added] == written
+    assert [row[1] for row in schema if row[2] == "analyses"] == ["analyses"]
+    assert {row[2] for row in schema if row[0] == "table"} - {row[2] for row in written} == added
     db.close()
 
 

@@ -24,11 +24,13 @@ from gamenight.server.records import (
     Fenced,
     GameFinished,
     GameStarted,
+    Moderated,
     MoveRecorded,
     MovesUndone,
     NameClaimed,
     RoomClosed,
     RoomSaved,
+    Sanction,
     SeatRated,
     SeatSaved,
     StoreBackend,
@@ -180,9 +182,68 @@ def test_names_keep_their_first_claim_and_become_bots_for_good(store: StoreBacke
     }
 
 
+def test_admins_sanctions_and_the_audit_log_read_back(store: StoreBackend) -> None:
+    """The operator's admins, the bans and mutes an admin sets or lifts, and every action in the audit log read back
+    alike on both backends (moderation, issue 37); a sanction that has ended is not loaded."""
+    assert store.set_admin("b0ss", "Boss", True) and not store.set_admin("b0ss", "Boss", True)
+    assert store.set_admin("ann", "ann", True) and store.set_admin("ann", "ann", False)
+    assert store.admins() == [("b0ss", "Boss")]
+    store.write([Moderated(100.0, "Boss", "ban", "eve", "spam", {"duration_s": 60}, "name", "eve", 160.0)])
+    store.write([Moderated(101.0, "Boss", "ban_address", "10.0.0.9", "flood", {}, "address", "10.0.0.9", 500.0)])
+    store.write([Moderated(102.0, "Boss", "mute", "bob", "rude", {}, "mute", "bob", 140.0)])
+    store.write([Moderated(103.0, "Boss", "unmute", "bob", "sorry", {}, "mute", "bob", None)])
+    store.write([Moderated(104.0, "Boss", "kick", "eve", "again", {"sessions": 1})])
+    assert store.sanctions(150.0) == [Sanction("address", "10.0.0.9", 500.0), Sanction("name", "eve", 160.0)]
+    assert store.sanctions(200.0) == [Sanction("address", "10.0.0.9", 500.0)]
+    log = store.audit()
+    assert [(e["at"], e["admin"], e["action"], e["target"], e["reason"]) for e in log] == [
+        (100.0, "Boss", "ban", "eve", "spam"),
+        (101.0, "Boss", "ban_address", "10.0.0.9", "flood"),
+        (102.0, "Boss", "mute", "bob", "rude"),
+        (103.0, "Boss", "unmute", "bob", "sorry"),
+        (104.0, "Boss", "kick", "eve", "again"),
+    ]
+    assert log[0]["details"] == {"duration_s": 60} and [e["action"] for e in store.audit(limit=2)] == ["unmute", "kick"]
+
+
 def rated(seat: int, player: str, before: float, after: float, outcome: str) -> SeatRated:
     """One seat's rating change in the othello pool."""
     return SeatRated(seat, player, "othello", player, "human", (before, 350, 0.06), (after, 300, 0.06), outcome, 1.0)
+
+
+def test_voiding_a_players_games_undoes_their_changes_and_refunds_their_victims(target: str, store) -> None:
+    """An admin's void of a player's rated games in a window: each game leaves everyone's counts and the profile,
+    the player's own change is undone, an opponent who lost points gets them back and one who gained keeps them;
+    games outside the window, and games voided already, are left alone; the audit log says how many."""
+    store.write(
+        [
+            finished(
+                "R1", ["ann", "che"], ratings=(rated(0, "ann", 1500, 1450, "loss"), rated(1, "che", 1500, 1550, "win"))
+            )
+        ]
+    )
+    store.write(
+        [
+            finished(
+                "R2", ["bo", "che"], ratings=(rated(0, "bo", 1500, 1520, "win"), rated(1, "che", 1550, 1530, "loss"))
+            )
+        ]
+    )
+    store.write(
+        [
+            finished(
+                "R3", ["ann", "che"], ratings=(rated(0, "ann", 1450, 1440, "loss"), rated(1, "che", 1530, 1540, "win"))
+            )
+        ]
+    )
+    raw(target, "UPDATE games SET finished_at = 100 + id")  # games 1, 2, 3 finished at 101, 102, 103
+    void = {"player": "che", "since": 100.0, "until": 102.5}
+    store.write([Moderated(200.0, "Boss", "void", "che", "cheat engine", void)])
+    store.write([Moderated(201.0, "Boss", "void", "che", "again", void)])  # voided already: nothing more
+    ratings = {(r.player, r.rating, r.games, r.wins, r.losses) for r in store.ratings()}
+    assert ratings == {("ann", 1490.0, 1, 0, 1), ("bo", 1520.0, 0, 0, 0), ("che", 1510.0, 1, 1, 0)}
+    assert [g["game_id"] for g in store.profile("che")[1]] == [3]
+    assert [e["details"]["games"] for e in store.audit()] == [2, 0]
 
 
 def test_ratings_leaderboard_and_profile(store: StoreBackend) -> None:
@@ -597,7 +658,7 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
 ) -> None:
     """A new PostgreSQL database, and ones of schema 1 and 2 upgraded, get exactly the same version, tables, columns,
     types, defaults and indexes, those of the earlier store (tests/data/store_pg_v2.sql) with the review's table
-    added (migration 2): nodes of either release share one."""
+    (migration 2) and moderation's (migration 3) added: nodes of either release share one."""
     import psycopg
 
     script = OLD_PG.read_text()
@@ -611,7 +672,14 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
         for target in (pg_url, reference, upgraded):
             open_store(target).close()
         assert schema(pg_url) == schema(reference) == schema(upgraded)
-        assert [row for row in schema(reference)[1] if row[0] != "analyses"] == before[1] and before[0] == [(2,)]
+        added = {
+            "analyses",
+            "admins",
+            "sanctions",
+            "voided_games",
+            "audit",
+        }  # migrations 2 (game review) and 3 (moderation)
+        assert [row for row in schema(reference)[1] if row[0] not in added] == before[1] and before[0] == [(2,)]
     finally:
         pg_server.drop_database(reference)
         pg_server.drop_database(upgraded)
