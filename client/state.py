@@ -184,18 +184,15 @@ class ClientState:
             return changes
         if self._presence(message, changes):
             return changes
+        if not self._room_message(message, changes) and not self._lobby_message(message, resumed, changes):
+            self._reply(message, quiet, changes)
+        if changes.result is not None and changes.result.ratings:
+            changes.notices.append(Notice(rating_changes_text(changes.result), title="Ratings", timeout=10))
+        return changes
+
+    def _room_message(self, message: Message, changes: Changes) -> bool:
+        """A message about the room I am in (or one I saw): True when `message` was one."""
         match message:
-            case Welcome():
-                self._welcome(message, resumed, changes)
-            case Rooms():
-                self.lobby.add_page(message.rooms, message.offset, message.total)
-                changes.lobby = True
-            case LobbyUpdate():
-                if message.id is None:
-                    self.lobby.apply_update(message)
-                else:  # the reply to lobby_watch: only the counts
-                    self.lobby.set_counts(message.counts)
-                changes.lobby = True
             case RoomInfo():
                 self._room_info(message.summary, changes)
             case Joined():
@@ -211,6 +208,24 @@ class ClientState:
                 self._tick(message, changes)
             case Event():
                 self._event(message, changes)
+            case _:
+                return False
+        return True
+
+    def _lobby_message(self, message: Message, resumed: bool, changes: Changes) -> bool:
+        """The welcome, the listing, history, reviews, tournaments, an admin's reply: True when `message` was one."""
+        match message:
+            case Welcome():
+                self._welcome(message, resumed, changes)
+            case Rooms():
+                self.lobby.add_page(message.rooms, message.offset, message.total)
+                changes.lobby = True
+            case LobbyUpdate():
+                if message.id is None:
+                    self.lobby.apply_update(message)
+                else:  # the reply to lobby_watch: only the counts
+                    self.lobby.set_counts(message.counts)
+                changes.lobby = True
             case Games():
                 self._games(message, changes)
             case GameRecord():
@@ -225,12 +240,19 @@ class ClientState:
             case TournamentInfo():
                 self.tournaments.known[message.tournament] = message
                 changes.tournaments = True
+            case Moderated():
+                changes.notices.append(Notice(moderated_text(message), title="Admin", timeout=6))
+            case _:
+                return False
+        return True
+
+    def _reply(self, message: Message, quiet: bool, changes: Changes) -> None:
+        """Ratings and player cards (mine, or for my room's seats), and the errors nobody else took."""
+        match message:
             case PlayerCard() | Error() if message.id is not None and message.id in self.seat_cards:
                 self._seat_card(message, changes)
             case Leaders() | PlayerCard():
                 self._rated_reply(message, changes)
-            case Moderated():
-                changes.notices.append(Notice(moderated_text(message), title="Admin", timeout=6))
             case Error() if self.ratings.waiting(message.id):
                 self._rated_reply(message, changes)
             case Error() if message.code == ErrorCode.NAME_TAKEN:
@@ -238,9 +260,6 @@ class ClientState:
             case Error():
                 if not quiet:
                     changes.notices.append(Notice(message.message, ERROR, title=message.code.replace("_", " ")))
-        if changes.result is not None and changes.result.ratings:
-            changes.notices.append(Notice(rating_changes_text(changes.result), title="Ratings", timeout=10))
-        return changes
 
     def _welcome(self, msg: Welcome, resumed: bool, changes: Changes) -> None:
         """A (re)connection was welcomed: fresh games and rooms; after a reconnect, get the room back."""
@@ -427,9 +446,15 @@ class ClientState:
             changes.room = True
         elif msg.kind in (EventKind.MOVE, EventKind.JOINED, EventKind.LEFT, EventKind.TAKEBACK):
             changes.room = True
-        if msg.kind == EventKind.TAKEBACK and room.can_decline_takeback() and not room.syncing:
+        if not room.syncing:
+            self._offer_notice(msg, room, text, changes)
+
+    @staticmethod
+    def _offer_notice(msg: Event, room: RoomSession, text: str | None, changes: Changes) -> None:
+        """A takeback I may answer, or my rematch request still waiting for others: say so."""
+        if msg.kind == EventKind.TAKEBACK and room.can_decline_takeback():
             changes.notices.append(Notice(f"{text}: u accepts, n declines", timeout=8))
-        if msg.kind == EventKind.REMATCH and room.playing and msg.data.get("seat") == room.seat and not room.syncing:
+        if msg.kind == EventKind.REMATCH and room.playing and msg.data.get("seat") == room.seat:
             waiting = room.rematch_waits_for(msg.data.get("votes"))
             if waiting:  # else the rematch starts at once (against the AI, or everyone had asked): nothing to say
                 who = " and ".join(waiting) + (" agrees" if len(waiting) == 1 else " agree")

@@ -319,6 +319,12 @@ class TournamentScreen(GameNightScreen):
             return
         self.shown = info
         self.refresh_bindings()  # `k` is the host's while the tournament is on
+        self.query_one("#t-heading", Static).update(self._heading(info))  # names as typed, never read as markup
+        self._show_standings(info)
+        self._show_games(info)
+
+    def _heading(self, info: TournamentInfo) -> Text:
+        """What the tournament is, who hosts it, where it stands, and who was invited."""
         kind = "Arena" if info.kind == "arena" else "Round robin"
         when = ""
         if info.status == "waiting" and info.invited:
@@ -334,7 +340,10 @@ class TournamentScreen(GameNightScreen):
             heading.append(f"\nInvited, no answer yet: {', '.join(info.invited)}")
         if info.dropped:
             heading.append(f"\nInvited, did not accept: {', '.join(info.dropped)}")
-        self.query_one("#t-heading", Static).update(heading)  # names as typed, never read as markup
+        return heading
+
+    def _show_standings(self, info: TournamentInfo) -> None:
+        """The standings table, my row in bold."""
         standings = self.query_one("#t-standings", DataTable)
         standings.clear()
         for row in info.standings:
@@ -350,6 +359,9 @@ class TournamentScreen(GameNightScreen):
                 f"{float(row.get('tie_break', 0)):g}",
                 plain(f"{row.get('wins', 0)}-{row.get('draws', 0)}-{row.get('losses', 0)}"),
             )
+
+    def _show_games(self, info: TournamentInfo) -> None:
+        """The games table, keeping the selected row."""
         games = self.query_one("#t-games", DataTable)
         cursor = games.cursor_row
         games.clear()

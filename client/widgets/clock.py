@@ -113,7 +113,7 @@ class ClockView(Static):
             return
         elapsed = (time.monotonic() - self.received) * 1000
         self.readings = [reading for reading, _ in clock_readings(self.clock, elapsed, self.flagged)]
-        big = self.app.size.height >= BIG_HEIGHT
+        big = self.screen.size.height >= BIG_HEIGHT  # the terminal, as its screen fills it
         self.shown = clock_table(self.clock, self.labels, elapsed, self.flagged, self.mine, big)
         self.update(self.shown)
         if self.low_told is not self.clock and self._low_for_me(self.clock, elapsed):
