@@ -34,7 +34,18 @@ from websockets.protocol import State as SocketState
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
-from gamenight.protocol.messages import Analyse, Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
+from gamenight.protocol.identity import new_nonce
+from gamenight.protocol.messages import (
+    Analyse,
+    Error,
+    GetGame,
+    Hello,
+    HelloNonce,
+    Leaderboard,
+    ListGames,
+    Message,
+    Profile,
+)
 from gamenight.server.admission import LobbyLimits
 from gamenight.server.ai_queue import AiQueue, Waiter
 from gamenight.server.directory import UNAVAILABLE_TEXT
@@ -246,6 +257,7 @@ class GameServer:
         self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
         self.ip_budget: dict[str, SharedBudget] = {}  # address -> the messages its connections may send together
         self.connections: dict[str, ServerConnection] = {}
+        self.nonces: dict[ServerConnection, str] = {}  # each connection's hello_nonce, until its hello is welcomed
         self.clocks: dict[str, asyncio.Task[None]] = {}
         self.flags: dict[str, asyncio.TimerHandle] = {}  # each clocked room's next look at its flag
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -422,6 +434,8 @@ class GameServer:
             if counted is False:
                 await self.close_connection(ws, POLICY_VIOLATION, "too many connections from your address")
                 return
+            self.nonces[ws] = nonce = new_nonce()  # the hello of this connection signs it (protocol/identity.py)
+            self.outgoing.add_frame([ws], encode(HelloNonce(nonce=nonce, server=self.lobby.server_id)))
             while True:
                 if session is None:
                     frame = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
@@ -462,6 +476,7 @@ class GameServer:
         except ConnectionClosed:
             pass
         finally:
+            self.nonces.pop(ws, None)
             if counted:
                 self.node.depart(ip)
             if (left := self.per_ip.pop(ip) - 1) > 0:
@@ -588,7 +603,7 @@ class GameServer:
             self._reply_error(ws, ErrorCode.NOT_READY, "send hello first", msg.id)
             return None
         try:
-            client, out = self.lobby.hello(msg, time.monotonic(), _address(ws))
+            client, out = self.lobby.hello(msg, time.monotonic(), _address(ws), self.nonces.get(ws))
         except Refusal as refusal:
             self._reply_error(ws, refusal.code, refusal.message, msg.id, refusal.suggestion)
             return None
@@ -596,6 +611,7 @@ class GameServer:
         if previous is not None and previous is not ws:
             self.spawn(self.close_connection(previous, 1000, "resumed on another connection"))
         self.connections[client.session] = ws
+        self.nonces.pop(ws, None)  # signed once: nothing later on this connection can prove a key with it
         log.info("hello from %s (session %s)", client.name, client.session)
         self.deliver(out, (ws, client.session, msg.id))
         self.node.welcomed(client, msg.resume is not None)

@@ -17,6 +17,7 @@ requests that touch a room. Each service is its own module, tested on its own:
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -113,6 +114,7 @@ class Lobby:
         self.challenges.invitation_gone = self.tournaments.invitation_gone
         self.rooms = self.directory.rooms  # the lobby's view of its services' main tables (the same dicts)
         self.clients = self.sessions.clients
+        self.server_id = secrets.token_urlsafe(12)  # signed in every hello that proves a key (hello_nonce.server)
         self.nodes: list[str] = []  # in a cluster: the live nodes' addresses, sent in `welcome` (clients fail over)
         self.handlers = self._handlers()
 
@@ -121,8 +123,9 @@ class Lobby:
         return describe(game, tuple(sorted(b for b, games in self.ai_bots.items() if game.name in games)))
 
     # -- sessions ------------------------------------------------------------------------------------------------------
-    def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
-        """Greet a connection (from address `ip`): check the protocol, make or resume its session, reply `welcome`."""
+    def hello(self, msg: Hello, now: float, ip: str = "", nonce: str | None = None) -> tuple[Client, Outbox]:
+        """Greet a connection (from address `ip`, sent `nonce` in its `hello_nonce`): check the protocol, make or
+        resume its session, reply `welcome`."""
         if msg.protocol != PROTOCOL_VERSION:
             raise Refusal(
                 ErrorCode.UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}"
@@ -132,7 +135,8 @@ class Lobby:
             client, token = self.sessions.resume(msg, ip), msg.resume
             self.listing.watch(client.session, False)  # each connection asks for lobby pushes itself
         else:
-            client, token = self.sessions.open(msg, ip, out)
+            proof = None if nonce is None else (self.server_id, nonce)
+            client, token = self.sessions.open(msg, ip, out, proof)
         out.send({client.session}, self._welcome(client, token, msg.id))
         self.presence.push(client.name, out, client.session)
         if msg.resume is not None:

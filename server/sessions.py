@@ -3,9 +3,11 @@
 A person is known by the hash of their resume token: a connection that says `hello {resume: token}` takes over
 the session (and every seat) of the one that received that token, even across a restart.
 
-A name is claimed by the first hello that uses it with a `key`; later hellos need the same key for it. Claims are
-kept in memory by their comparison key (`text.name_key`) and stored through `NameClaimed` records, so a claim is on
-disk before its welcome is sent. A hello without a key is a guest's: it plays under a free name.
+A name is claimed by the first hello that uses it with a public key and a signature of the connection's nonce
+(protocol/identity.py); later hellos need a signature by the same key. A claim of protocol 2 (the hash of a secret
+`key`) moves to a public key once, when a hello proves both. Claims are kept in memory by their comparison key
+(`text.name_key`) and stored through `NameClaimed` records, so a claim is on disk before its welcome is sent. A
+hello without a public key is a guest's: it plays under a free name.
 
 This service owns `clients`, `by_token`, `claims` and the count of sessions online; the rooms a client is in are
 kept on the client (`Client.rooms`) by the lobby, which joins and leaves rooms for it.
@@ -20,15 +22,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.identity import verified
 from gamenight.protocol.messages import Hello
 from gamenight.server.games import GAMES
 from gamenight.server.records import NameClaimed
 from gamenight.server.room import Member, Outbox, Refusal
 from gamenight.server.text import MAX_NAME, clean_name, name_key
 
-KEY_LENGTHS = range(16, 129)  # a claim key's length: long enough not to be guessed, short enough to hash cheaply
+KEY_LENGTHS = range(16, 129)  # a protocol 2 claim key's length (what a moving claim's `key` may be)
 SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
 SESSION_GRACE_S = 60.0  # a dropped session holding no seat (a host, a spectator) may resume this long
+
+Proof = tuple[str, str]
+"""What a hello's signature signs: the server's id and the connection's nonce (protocol/identity.py)."""
 
 
 @dataclass(slots=True)
@@ -80,10 +86,13 @@ class Sessions:
         self.on_forget = on_forget  # called with a session's id when it is forgotten (tournaments it watched)
 
     # -- arriving ------------------------------------------------------------------------------------------------------
-    def open(self, msg: Hello, ip: str, out: Outbox) -> tuple[Client, str]:
-        """A new session for a hello without `resume`: its client and its resume token (a claim goes into `out`)."""
+    def open(self, msg: Hello, ip: str, out: Outbox, proof: Proof | None = None) -> tuple[Client, str]:
+        """A new session for a hello without `resume`: its client and its resume token (a claim goes into `out`).
+
+        `proof` is what the hello's signature must sign (this server's id and this connection's nonce); without
+        it no claim can be proved (the hello is a guest's whatever it holds)."""
         accepts = self.accepts(msg)
-        name, claimed, bot = self._identity(msg, out)
+        name, claimed, bot = self._identity(msg, out, proof)
         token = secrets.token_urlsafe(24)
         token_hash = hash_token(token)
         client = Client(session_of(token_hash), name, token_hash, ip=ip, claimed=claimed, bot=bot)
@@ -116,37 +125,65 @@ class Sessions:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"accepts names unknown game {unknown[0][:40]!r}")
         return tuple(sorted(set(msg.accepts)))
 
-    def _identity(self, msg: Hello, out: Outbox) -> tuple[str, bool, bool]:
+    def _identity(self, msg: Hello, out: Outbox, proof: Proof | None) -> tuple[str, bool, bool]:
         """The name a new session plays under, whether its key holds that name's claim, and whether it is a bot.
 
-        With a key: the claim's owner gets the claimed name (a bot's claim keeps it a bot), a name nobody claimed
-        is claimed now (the record goes into `out`), and any other key is refused with `name_taken` and a free
-        name to use instead. Without a key: a guest, under the name asked for unless it is claimed, else a free
-        numbered variant of it.
+        With a public key (its signature checked first): the claim's owner gets the claimed name (a bot's claim
+        keeps it a bot), a name nobody claimed is claimed now (the record goes into `out`), a claim of protocol 2
+        moves to this key if the hello also holds its old secret `key` (`old_claim` if not), and any other key is
+        refused with `name_taken` and a free name to use instead. Without one: a guest, under the name asked for
+        unless it is claimed, else a free numbered variant of it.
         """
         name = clean_name(msg.name)
         key = name_key(name)
         claim = self.claims.get(key)
-        if msg.key is None:
+        if msg.public_key is None:
             return (name if claim is None else self.free_name(name)), False, msg.bot
-        if len(msg.key) not in KEY_LENGTHS:
-            raise Refusal(ErrorCode.BAD_MESSAGE, f"a key has {KEY_LENGTHS.start} to {KEY_LENGTHS.stop - 1} characters")
-        key_hash = hash_token(msg.key)
+        public_key = self.proved_key(msg, proof)
         if claim is None:
-            claim = self.claims[key] = NameClaimed(key, name, key_hash, msg.bot)
+            claim = self.claims[key] = NameClaimed(key, name, "", msg.bot, public_key)
             out.records.append(claim)
             return name, True, msg.bot
-        if not hmac.compare_digest(claim.key_hash, key_hash):
-            suggestion = self.free_name(name)
-            raise Refusal(
-                ErrorCode.NAME_TAKEN,
-                f"the name {claim.name!r} is claimed with another key; {suggestion!r} is free",
-                suggestion=suggestion,
-            )
+        if not claim.public_key:
+            claim = self._move(claim, msg, public_key, out)
+        elif not hmac.compare_digest(claim.public_key, public_key):
+            raise self._taken(claim, name)
         if msg.bot and not claim.bot:  # once a bot, always a bot: the claim remembers it
             claim = self.claims[key] = replace(claim, bot=True)
             out.records.append(claim)
         return claim.name, True, claim.bot
+
+    @staticmethod
+    def proved_key(msg: Hello, proof: Proof | None) -> str:
+        """The hello's public key, once its signature is checked against `proof` (bad_signature if it fails)."""
+        assert msg.public_key is not None
+        if proof is None or msg.signature is None or not verified(msg.public_key, msg.signature, *proof):
+            raise Refusal(ErrorCode.BAD_SIGNATURE, "the signature does not sign this connection's hello_nonce")
+        return msg.public_key.lower()
+
+    def _move(self, claim: NameClaimed, msg: Hello, public_key: str, out: Outbox) -> NameClaimed:
+        """A claim of protocol 2 moves to `public_key` if the hello holds the secret it was made with (once: the
+        old key's hash is dropped, so that secret claims nothing any more)."""
+        if msg.key is None:
+            raise Refusal(
+                ErrorCode.OLD_CLAIM,
+                f"the name {claim.name!r} was claimed by an older gamenight: send its key once with your public key",
+                suggestion=self.free_name(claim.name),
+            )
+        if len(msg.key) not in KEY_LENGTHS or not hmac.compare_digest(claim.key_hash, hash_token(msg.key)):
+            raise self._taken(claim, claim.name)
+        moved = self.claims[claim.name_key] = replace(claim, key_hash="", public_key=public_key)
+        out.records.append(moved)
+        return moved
+
+    def _taken(self, claim: NameClaimed, name: str) -> Refusal:
+        """The refusal of a claimed name to another key, with a free name to use instead."""
+        suggestion = self.free_name(name)
+        return Refusal(
+            ErrorCode.NAME_TAKEN,
+            f"the name {claim.name!r} is claimed with another key; {suggestion!r} is free",
+            suggestion=suggestion,
+        )
 
     def free_name(self, name: str) -> str:
         """A name like `name` that nobody has claimed: the name with the first free number after it."""

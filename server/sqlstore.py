@@ -122,7 +122,8 @@ CREATE TABLE names (
     name TEXT NOT NULL,
     key_hash TEXT NOT NULL,
     bot {bool} NOT NULL DEFAULT {false},
-    claimed_at {real} NOT NULL
+    claimed_at {real} NOT NULL,
+    public_key TEXT
 );
 CREATE TABLE ratings (
     player TEXT NOT NULL,
@@ -340,9 +341,14 @@ class SqlStore(ABC):
                 )
             case NameClaimed():
                 db.execute(
-                    "INSERT INTO names (name_key, name, key_hash, bot, claimed_at) VALUES (?, ?, ?, ?, ?)"
-                    " ON CONFLICT (name_key) DO UPDATE SET bot = names.bot OR excluded.bot",
-                    (record.name_key, record.name, record.key_hash, record.bot, now),
+                    # A claim moves to a public key once (its key hash goes with it); a public key never changes.
+                    "INSERT INTO names (name_key, name, key_hash, bot, claimed_at, public_key)"
+                    " VALUES (?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (name_key) DO UPDATE SET bot = names.bot OR excluded.bot,"
+                    " key_hash = CASE WHEN names.public_key IS NULL AND excluded.public_key IS NOT NULL"
+                    " THEN excluded.key_hash ELSE names.key_hash END,"
+                    " public_key = COALESCE(names.public_key, excluded.public_key)",
+                    (record.name_key, record.name, record.key_hash, record.bot, now, record.public_key or None),
                 )
             case GameStarted():
                 db.execute("UPDATE rooms SET game_no = ? WHERE code = ?", (record.game_no, record.code))
@@ -523,9 +529,12 @@ class SqlStore(ABC):
         """Every claimed name, for the lobby to load at start-up (StoreError if they cannot be read)."""
         with self._session() as db:
             rows = db.execute(
-                "SELECT name_key, name, key_hash, bot FROM names ORDER BY claimed_at, name_key"
+                "SELECT name_key, name, key_hash, bot, public_key FROM names ORDER BY claimed_at, name_key"
             ).fetchall()
-        return [NameClaimed(str(key), str(name), str(key_hash), bool(bot)) for key, name, key_hash, bot in rows]
+        return [
+            NameClaimed(str(key), str(name), str(key_hash), bool(bot), str(public_key or ""))
+            for key, name, key_hash, bot, public_key in rows
+        ]
 
     def ratings(self) -> list[StoredRating]:
         """Every stored rating, for the rating book to load at start-up (StoreError if they cannot be read)."""

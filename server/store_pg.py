@@ -42,7 +42,7 @@ except ImportError as exc:  # the `cluster` extra is not installed
 from gamenight.server.sqlstore import POSTGRES, Session, SqlStore, check_version
 from gamenight.server.store import shown
 
-PG_SCHEMA_VERSION = 3
+PG_SCHEMA_VERSION = 4
 CONNECT_TIMEOUT_S = 3  # a server that does not answer fails the start (or the write) instead of hanging it
 RECONNECT_PAUSE_S = 5.0  # after a failed reconnect, calls fail at once for this long (the event loop waits on writes)
 # libpq's TCP settings: a connection to a server that vanished (power, network) fails within seconds instead of
@@ -64,6 +64,8 @@ PG_MIGRATIONS: dict[int, str] = {
     # SQLite's migration 9: each finished game's analysis (game review, issue 36).
     2: "CREATE TABLE analyses (game_id BIGINT PRIMARY KEY REFERENCES games(id), data TEXT NOT NULL,"
     " created_at DOUBLE PRECISION NOT NULL)",
+    # SQLite's migration 10: a claimed name's Ed25519 public key (identity by signature, issue 33).
+    3: "ALTER TABLE names ADD COLUMN public_key TEXT",
 }
 
 

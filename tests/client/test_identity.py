@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import stat
 
 from textual.widgets import Input, Static
 
 from gamenight.client.app import GameNightApp
-from gamenight.client.config import CONFIG_FILE, identity_key, remember_name, saved_name
+from gamenight.client.config import CONFIG_FILE, legacy_key, player_identity, remember_name, saved_name
 from gamenight.client.screens.dialogs import NameScreen
 from gamenight.client.state import ClientState
 from gamenight.protocol.messages import Welcome
@@ -19,23 +20,37 @@ SIZE = (100, 36)
 OTHER_KEY = "someone-else-" + "x" * 20
 
 
-def test_key_is_made_once_and_kept_beside_the_name(private_config):
-    """The first run makes a random key and saves it in the config file with the name; later runs reuse it."""
+def test_identity_is_made_once_and_kept_beside_the_name(private_config):
+    """The first run makes a key pair and saves its private key in the config file with the name; later runs
+    reuse it (the same public key), and no protocol 2 secret is made any more."""
     remember_name("ann")
-    key = identity_key()
-    assert len(key) >= 32
+    identity = player_identity()
     stored = json.loads((private_config / CONFIG_FILE).read_text(encoding="utf-8"))
-    assert stored["key"] == key and stored["name"] == "ann"
-    assert identity_key() == key
-    assert saved_name() == "ann"
+    assert stored["identity"] == identity.secret and stored["name"] == "ann" and "key" not in stored
+    assert player_identity().public_key == identity.public_key
+    assert saved_name() == "ann" and legacy_key() is None
 
 
-def test_a_damaged_key_is_replaced(private_config):
-    """A key that is not a string of 16-128 characters is replaced by a new random one."""
+def test_a_damaged_identity_is_replaced(private_config):
+    """A saved identity that is not 64 hex digits is replaced by a new one (the old secret key is kept aside)."""
     private_config.mkdir(parents=True)
-    (private_config / CONFIG_FILE).write_text(json.dumps({"key": "short"}), encoding="utf-8")
-    key = identity_key()
-    assert key != "short" and identity_key() == key
+    old = "o" * 40
+    (private_config / CONFIG_FILE).write_text(json.dumps({"identity": "zz", "key": old}), encoding="utf-8")
+    identity = player_identity()
+    assert player_identity().public_key == identity.public_key and legacy_key() == old
+
+
+def test_the_config_file_and_its_folder_are_the_users_alone(private_config):
+    """The config file that holds the private key is created 0600 in a 0700 folder, and an older 0644 file and
+    0755 folder become so at the next save."""
+    player_identity()
+    assert stat.S_IMODE((private_config / CONFIG_FILE).stat().st_mode) == 0o600
+    assert stat.S_IMODE(private_config.stat().st_mode) == 0o700
+    (private_config / CONFIG_FILE).chmod(0o644)
+    private_config.chmod(0o755)
+    remember_name("ann")
+    assert stat.S_IMODE((private_config / CONFIG_FILE).stat().st_mode) == 0o600
+    assert stat.S_IMODE(private_config.stat().st_mode) == 0o700
 
 
 def test_welcome_under_another_name_is_shown():
@@ -47,11 +62,12 @@ def test_welcome_under_another_name_is_shown():
 
 
 async def test_the_app_claims_its_name_with_its_key(url, private_config):
-    """The app sends its saved key: its name is claimed, so a keyless hello for it plays under another name."""
+    """The app proves its saved identity: its name is claimed, so a keyless hello for it plays under another name."""
     app = GameNightApp(url, "ann", save_name=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
-        assert app.connection is not None and app.connection.key == identity_key()
+        assert app.connection is not None and app.connection.identity is not None
+        assert app.connection.identity.public_key == player_identity().public_key
         guest = await Peer.connect(url, "ann")
         assert isinstance(guest.welcome, Welcome) and guest.welcome.name == "ann2"
         await guest.close()

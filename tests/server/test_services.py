@@ -15,10 +15,21 @@ from gamenight.server.directory import PROMPT_CLOSE_S, RoomDirectory, validated
 from gamenight.server.history_service import HistoryService
 from gamenight.server.listing import MAX_BATCH_ROOMS, Listing
 from gamenight.server.presence import Presence
+from gamenight.server.records import NameClaimed
 from gamenight.server.room import Outbox, Refusal, Room
-from gamenight.server.sessions import SESSION_GRACE_S, Sessions
+from gamenight.server.sessions import SESSION_GRACE_S, Sessions, hash_token
+from tests.peer import identity_of
 
 KEY = "k" * 32
+PROOF = ("test-server", "ab" * 32)  # what a hello signs here: a server id and a connection's nonce
+
+
+def signed(name: str, who: str | None, proof: tuple[str, str] = PROOF, **fields: object) -> Hello:
+    """A hello for `name`, claiming with the test identity `who` names (its signature of `proof`), if given."""
+    if who is not None:
+        identity = identity_of(who)
+        fields |= {"public_key": identity.public_key, "signature": identity.sign(*proof)}
+    return Hello(protocol=PROTOCOL_VERSION, name=name, **fields)  # type: ignore[arg-type]
 
 
 class Services:
@@ -35,9 +46,8 @@ class Services:
         self.challenges = Challenges(self.sessions, self.directory, self.admission, self.presence, self.open_room)
 
     def hello(self, name: str, key: str | None = None, ip: str = "10.0.0.1", accepts: tuple[str, ...] = ()):
-        """A new session, as a hello makes it."""
-        hello = Hello(protocol=PROTOCOL_VERSION, name=name, key=key, accepts=list(accepts))
-        return self.sessions.open(hello, ip, Outbox())
+        """A new session, as a hello makes it (claiming with the test identity `key` names, if given)."""
+        return self.sessions.open(signed(name, key, accepts=list(accepts)), ip, Outbox(), PROOF)
 
     def open_room(self, client, game: str, options, private: bool, now: float) -> tuple[Room, Outbox]:
         """A room opened as create_room opens it (the caps first)."""
@@ -60,13 +70,46 @@ def test_a_claimed_name_needs_its_key_and_a_guest_gets_a_numbered_variant():
     claimed name plays under a numbered variant."""
     services = Services()
     out = Outbox()
-    owner, _ = services.sessions.open(Hello(protocol=PROTOCOL_VERSION, name="ann", key=KEY), "", out)
+    owner, _ = services.sessions.open(signed("ann", KEY), "", out, PROOF)
     assert owner.claimed and owner.name == "ann" and [r.name for r in out.records] == ["ann"]
     with pytest.raises(Refusal) as refused:
         services.hello("ann", key="x" * 32)
     assert refused.value.code == "name_taken" and refused.value.suggestion == "ann2"
     guest, _ = services.hello("ann")
     assert guest.name == "ann2" and not guest.claimed
+
+
+def test_a_signature_proves_its_key_only_for_the_server_and_nonce_it_signed():
+    """A hello signed for another server id or another nonce is refused bad_signature, and claims nothing."""
+    services = Services()
+    for proof in (("another-server", PROOF[1]), (PROOF[0], "cd" * 32)):
+        with pytest.raises(Refusal) as refused:
+            services.sessions.open(signed("ann", KEY, proof), "", Outbox(), PROOF)
+        assert refused.value.code == "bad_signature"
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", KEY), "", Outbox(), None)  # a hello with no nonce proves nothing
+    assert refused.value.code == "bad_signature" and not services.sessions.claims
+
+
+def test_an_old_claim_moves_to_a_public_key_once_with_its_old_key():
+    """A name claimed with a protocol 2 secret is asked for it (old_claim), moves to the public key that brings it,
+    and from then on the old secret (with any other key) is refused name_taken."""
+    services = Services()
+    old_secret = "s" * 40
+    services.sessions.load_claims([NameClaimed("ann", "ann", hash_token(old_secret))])
+    with pytest.raises(Refusal) as refused:
+        services.hello("ann", key=KEY)
+    assert refused.value.code == "old_claim"
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", KEY, key="w" * 40), "", Outbox(), PROOF)
+    assert refused.value.code == "name_taken"
+    out = Outbox()
+    owner, _ = services.sessions.open(signed("ann", KEY, key=old_secret), "", out, PROOF)
+    assert owner.claimed and out.records == [NameClaimed("ann", "ann", "", False, identity_of(KEY).public_key)]
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", "m" * 32, key=old_secret), "", Outbox(), PROOF)
+    assert refused.value.code == "name_taken"
+    assert services.hello("ann", key=KEY)[0].claimed
 
 
 def test_a_resume_token_brings_back_the_session_and_an_unknown_one_is_refused():

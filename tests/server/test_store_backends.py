@@ -180,6 +180,18 @@ def test_names_keep_their_first_claim_and_become_bots_for_good(store: StoreBacke
     }
 
 
+def test_an_old_claim_moves_to_a_public_key_once_and_for_good(store: StoreBackend) -> None:
+    """A protocol 2 claim (a key hash) moves to a public key, its key hash dropped; a later record cannot move it
+    again nor bring the key hash back, and a new claim reads back with its public key."""
+    store.write([NameClaimed("ann", "Ann", "k1"), NameClaimed("bea", "Bea", "", public_key="bb" * 32)])
+    store.write([NameClaimed("ann", "Ann", "", public_key="aa" * 32)])
+    store.write([NameClaimed("ann", "Ann", "k1"), NameClaimed("ann", "Ann", "", public_key="cc" * 32)])
+    assert {(n.name_key, n.key_hash, n.public_key) for n in store.claimed_names()} == {
+        ("ann", "", "aa" * 32),
+        ("bea", "", "bb" * 32),
+    }
+
+
 def rated(seat: int, player: str, before: float, after: float, outcome: str) -> SeatRated:
     """One seat's rating change in the othello pool."""
     return SeatRated(seat, player, "othello", player, "human", (before, 350, 0.06), (after, 300, 0.06), outcome, 1.0)
@@ -587,7 +599,7 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
 ) -> None:
     """A new PostgreSQL database, and ones of schema 1 and 2 upgraded, get exactly the same version, tables, columns,
     types, defaults and indexes, those of the earlier store (tests/data/store_pg_v2.sql) with the review's table
-    added (migration 2): nodes of either release share one."""
+    added (migration 2) and the names' public key (migration 3): nodes of either release share one."""
     import psycopg
 
     script = OLD_PG.read_text()
@@ -601,7 +613,9 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
         for target in (pg_url, reference, upgraded):
             open_store(target).close()
         assert schema(pg_url) == schema(reference) == schema(upgraded)
-        assert [row for row in schema(reference)[1] if row[0] != "analyses"] == before[1] and before[0] == [(2,)]
+        added = [row for row in schema(reference)[1] if row[0] == "analyses" or row[:2] == ("names", "public_key")]
+        assert [row for row in schema(reference)[1] if row not in added] == before[1] and before[0] == [(2,)]
+        assert ("names", "public_key", "text", None, "YES") in added
     finally:
         pg_server.drop_database(reference)
         pg_server.drop_database(upgraded)
