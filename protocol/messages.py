@@ -53,10 +53,10 @@ class Message:
 class Hello(Message):
     """First message of every connection: protocol version, display name, optional resume token.
 
-    `public_key` with `signature` (hex; the connection's `hello_nonce` signed, protocol/identity.py) claims
-    `name` on first use and proves it later; without them you play as a guest under a free name. `key` is the
-    secret of protocol 2's claims, sent only to move such a claim to the public key (after `old_claim`). `bot`
-    marks a program playing (shown as a bot everywhere).
+    `public_key` with `signature` (hex: the connection's `hello_nonce` and `url`, the address the client dialed,
+    signed; protocol/identity.py) claims `name` on first use and proves it later; without them you play as a guest
+    under a free name. `key` is the secret of protocol 2's claims, sent only to move such a claim to the public key
+    (after `old_claim`). `bot` marks a program playing (shown as a bot everywhere).
     """
 
     type: ClassVar[str] = "hello"
@@ -65,6 +65,7 @@ class Hello(Message):
     resume: str | None = None
     public_key: str | None = None
     signature: str | None = None
+    url: str = ""
     key: str | None = None
     bot: bool = False
     accepts: list[str] = field(default_factory=list)  # games this session takes challenges for (a bot runner's)

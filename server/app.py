@@ -34,7 +34,7 @@ from websockets.protocol import State as SocketState
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
-from gamenight.protocol.identity import new_nonce
+from gamenight.protocol.identity import address_of, new_nonce
 from gamenight.protocol.messages import (
     Analyse,
     Error,
@@ -70,6 +70,7 @@ from gamenight.server.records import (
 from gamenight.server.review import ReviewLimits
 from gamenight.server.review_runner import ReviewRunner
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
+from gamenight.server.sessions import Proof
 from gamenight.server.store import open_store
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ class ServerConfig:
     cluster: str | None = None  # redis:// URL: run as one node of a cluster (server/cluster); None: a lone server
     node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
     public_url: str | None = None  # how clients reach this node (default: ws://host:port)
+    reached_as: tuple[str, ...] = ()  # the URLs clients dial: a hello signed for another is refused (empty: any)
     loopback: bool = False  # also listen on 127.0.0.1 (plain ws://, a free port) for the web front door's clients
     review_limits: ReviewLimits = field(default_factory=ReviewLimits)  # game review: budget, queue, bounds
 
@@ -603,7 +605,7 @@ class GameServer:
             self._reply_error(ws, ErrorCode.NOT_READY, "send hello first", msg.id)
             return None
         try:
-            client, out = self.lobby.hello(msg, time.monotonic(), _address(ws), self.nonces.get(ws))
+            client, out = self.lobby.hello(msg, time.monotonic(), _address(ws), self.proof(ws))
         except Refusal as refusal:
             self._reply_error(ws, refusal.code, refusal.message, msg.id, refusal.suggestion)
             return None
@@ -616,6 +618,17 @@ class GameServer:
         self.deliver(out, (ws, client.session, msg.id))
         self.node.welcomed(client, msg.resume is not None)
         return client.session
+
+    def proof(self, ws: ServerConnection) -> Proof | None:
+        """What a hello on `ws` must sign to prove a key: this server's id, the connection's nonce (None once it is
+        welcomed), and the addresses it is reached by (`--reached-as`, with the loopback listener's)."""
+        nonce = self.nonces.get(ws)
+        if nonce is None:
+            return None
+        addresses = tuple(address_of(url) for url in self.config.reached_as)
+        if addresses and self._loopback is not None:
+            addresses += (address_of(f"ws://127.0.0.1:{self.loopback_port}"),)
+        return Proof(self.lobby.server_id, nonce, addresses)
 
     def _reply_error(
         self,

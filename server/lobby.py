@@ -74,7 +74,7 @@ from gamenight.server.review import Asker, ReviewService
 from gamenight.server.room import Outbox, Refusal, Room
 from gamenight.server.room_options import describe
 from gamenight.server.room_requests import ROOM_ACTIONS, RoomRequests, players_of, reply
-from gamenight.server.sessions import Client, Sessions
+from gamenight.server.sessions import Client, Proof, Sessions
 from gamenight.server.tournament_host import TournamentHost
 
 SERVER_NAME = "gamenight/0.1"
@@ -123,9 +123,9 @@ class Lobby:
         return describe(game, tuple(sorted(b for b, games in self.ai_bots.items() if game.name in games)))
 
     # -- sessions ------------------------------------------------------------------------------------------------------
-    def hello(self, msg: Hello, now: float, ip: str = "", nonce: str | None = None) -> tuple[Client, Outbox]:
-        """Greet a connection (from address `ip`, sent `nonce` in its `hello_nonce`): check the protocol, make or
-        resume its session, reply `welcome`."""
+    def hello(self, msg: Hello, now: float, ip: str = "", proof: Proof | None = None) -> tuple[Client, Outbox]:
+        """Greet a connection (from address `ip`; `proof`: what its hello's signature must sign): check the
+        protocol, make or resume its session, reply `welcome`."""
         if msg.protocol != PROTOCOL_VERSION:
             raise Refusal(
                 ErrorCode.UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}"
@@ -135,7 +135,6 @@ class Lobby:
             client, token = self.sessions.resume(msg, ip), msg.resume
             self.listing.watch(client.session, False)  # each connection asks for lobby pushes itself
         else:
-            proof = None if nonce is None else (self.server_id, nonce)
             client, token = self.sessions.open(msg, ip, out, proof)
         out.send({client.session}, self._welcome(client, token, msg.id))
         self.presence.push(client.name, out, client.session)

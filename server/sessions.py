@@ -20,9 +20,10 @@ import hmac
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from gamenight.protocol.errors import ErrorCode
-from gamenight.protocol.identity import verified
+from gamenight.protocol.identity import address_of, verified
 from gamenight.protocol.messages import Hello
 from gamenight.server.games import GAMES
 from gamenight.server.records import NameClaimed
@@ -33,8 +34,14 @@ KEY_LENGTHS = range(16, 129)  # a protocol 2 claim key's length (what a moving c
 SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
 SESSION_GRACE_S = 60.0  # a dropped session holding no seat (a host, a spectator) may resume this long
 
-Proof = tuple[str, str]
-"""What a hello's signature signs: the server's id and the connection's nonce (protocol/identity.py)."""
+
+class Proof(NamedTuple):
+    """What a hello's signature must sign (protocol/identity.py): this server's id and the connection's nonce; and
+    the addresses clients reach this server by (`--reached-as`), one of which it must be signed for (any if none)."""
+
+    server: str
+    nonce: str
+    addresses: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -157,7 +164,14 @@ class Sessions:
     def proved_key(msg: Hello, proof: Proof | None) -> str:
         """The hello's public key, once its signature is checked against `proof` (bad_signature if it fails)."""
         assert msg.public_key is not None
-        if proof is None or msg.signature is None or not verified(msg.public_key, msg.signature, *proof):
+        if proof is None or msg.signature is None:
+            raise Refusal(ErrorCode.BAD_SIGNATURE, "a public key needs the signature of this connection's hello_nonce")
+        if proof.addresses and address_of(msg.url) not in proof.addresses:
+            raise Refusal(
+                ErrorCode.BAD_SIGNATURE,
+                f"the hello is for {msg.url[:200]!r}; this server is {', '.join(proof.addresses)}",
+            )
+        if not verified(msg.public_key, msg.signature, proof.server, msg.url, proof.nonce):
             raise Refusal(ErrorCode.BAD_SIGNATURE, "the signature does not sign this connection's hello_nonce")
         return msg.public_key.lower()
 

@@ -59,6 +59,7 @@ class Peer:
         self.frames: list[Message] = []  # every frame ever received, decoded (a batch as one `Batch`)
         self._batched: list[Message] = []  # the rest of the last batch, not yet handed out
         self.welcome: Welcome | None = None
+        self.url = ""  # the address it dialed (what a claiming hello signs)
         self.nonce: HelloNonce | None = None  # the server's first frame: what a hello on this connection signs
         self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
         self._derived: list[Message] = []  # events carried inside the last change, then its folded state
@@ -83,6 +84,7 @@ class Peer:
         local = {"local_addr": (address, 0)} if address is not None else {}
         ws = await connect(url, max_size=2**20, **local)
         peer = cls(ws)
+        peer.url = url
         peer.nonce = await peer.expect("hello_nonce")
         return peer
 
@@ -111,7 +113,8 @@ class Peer:
         assert self.nonce is not None
         if identity is not None:
             fields["public_key"] = identity.public_key
-            fields["signature"] = identity.sign(self.nonce.server, self.nonce.nonce)
+            fields.setdefault("url", self.url)
+            fields["signature"] = identity.sign(self.nonce.server, fields["url"], self.nonce.nonce)
         return Hello(protocol=PROTOCOL_VERSION, name=name, **fields)
 
     async def send(self, msg: Message) -> None:

@@ -75,7 +75,7 @@ from gamenight.server.outbox import Outbox
 from gamenight.server.outgoing import Relay, write_frames
 from gamenight.server.records import Fenced, NameClaimed, Record, StoreError
 from gamenight.server.room import Refusal
-from gamenight.server.sessions import Client, hash_token
+from gamenight.server.sessions import Client, Proof, hash_token
 from gamenight.server.text import clean_name, name_key
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ class ClusterNode:
         except ProtocolError:
             return self.server.receive(ws, session, frame)  # the usual error reply
         if session is None:
-            await self._before_hello(msg, self.server.nonces.get(ws))
+            await self._before_hello(msg, self.server.proof(ws))
             return self.server.handle_message(ws, session, msg)
         if await self._forwarded(session, msg, frame):
             return session
@@ -267,7 +267,7 @@ class ClusterNode:
             return self.server.handle_message(ws, session, msg)
         return await self._room_request(ws, session, msg, frame)
 
-    async def _before_hello(self, msg: Message, nonce: str | None) -> None:
+    async def _before_hello(self, msg: Message, proof: Proof | None) -> None:
         """A hello's token or claimed name may be another node's: learn it from the cluster first (a claim only for
         a hello whose signature holds, so nobody takes a name in the cluster without its key)."""
         if isinstance(msg, Hello) and msg.resume is not None:
@@ -275,9 +275,9 @@ class ClusterNode:
             here = self.lobby.sessions.by_token.get(hash_token(msg.resume))
             if here is not None and here.remote:  # present here as another node's: it connects here now
                 here.connected = here.remote = False
-        elif isinstance(msg, Hello) and msg.public_key is not None and nonce is not None:
+        elif isinstance(msg, Hello) and msg.public_key is not None and proof is not None:
             with contextlib.suppress(Refusal):  # a bad signature: the lobby refuses the hello itself
-                self.lobby.sessions.proved_key(msg, (self.lobby.server_id, nonce))
+                self.lobby.sessions.proved_key(msg, proof)
                 await self._claim_name(msg)
 
     async def _forwarded(self, session: str, msg: Message, frame: Any) -> bool:

@@ -102,7 +102,8 @@ async def test_a_hello_whose_signature_fails_is_refused_and_claims_nothing(peers
     free for the key that can sign."""
     identity = identity_of(KEY)
     peer = await Peer.open(url)
-    fields = {"public_key": identity.public_key, "signature": identity.sign(peer.nonce.server, peer.nonce.nonce)}
+    signature = identity.sign(peer.nonce.server, url, peer.nonce.nonce)
+    fields = {"public_key": identity.public_key, "signature": signature, "url": url}
     await peer.send(Hello(protocol=PROTOCOL_VERSION, name="dave", id=1, **(fields | forged)))
     error = await peer.wait(lambda m: m.id == 1)
     await peer.close()

@@ -17,18 +17,21 @@ from gamenight.server.listing import MAX_BATCH_ROOMS, Listing
 from gamenight.server.presence import Presence
 from gamenight.server.records import NameClaimed
 from gamenight.server.room import Outbox, Refusal, Room
-from gamenight.server.sessions import SESSION_GRACE_S, Sessions, hash_token
+from gamenight.server.sessions import SESSION_GRACE_S, Proof, Sessions, hash_token
 from tests.peer import identity_of
 
 KEY = "k" * 32
-PROOF = ("test-server", "ab" * 32)  # what a hello signs here: a server id and a connection's nonce
+PROOF = Proof("test-server", "ab" * 32)  # what a hello signs here: a server id and a connection's nonce
+URL = "ws://games.example:8765"  # the address the tests' hellos are signed for
 
 
-def signed(name: str, who: str | None, proof: tuple[str, str] = PROOF, **fields: object) -> Hello:
-    """A hello for `name`, claiming with the test identity `who` names (its signature of `proof`), if given."""
+def signed(name: str, who: str | None, proof: Proof = PROOF, url: str = URL, **fields: object) -> Hello:
+    """A hello for `name` dialed at `url`, claiming with the test identity `who` names (its signature of `proof`),
+    if given."""
     if who is not None:
         identity = identity_of(who)
-        fields |= {"public_key": identity.public_key, "signature": identity.sign(*proof)}
+        signature = identity.sign(proof.server, url, proof.nonce)
+        fields |= {"public_key": identity.public_key, "signature": signature, "url": url}
     return Hello(protocol=PROTOCOL_VERSION, name=name, **fields)  # type: ignore[arg-type]
 
 
@@ -82,13 +85,25 @@ def test_a_claimed_name_needs_its_key_and_a_guest_gets_a_numbered_variant():
 def test_a_signature_proves_its_key_only_for_the_server_and_nonce_it_signed():
     """A hello signed for another server id or another nonce is refused bad_signature, and claims nothing."""
     services = Services()
-    for proof in (("another-server", PROOF[1]), (PROOF[0], "cd" * 32)):
+    for proof in (Proof("another-server", PROOF.nonce), Proof(PROOF.server, "cd" * 32)):
         with pytest.raises(Refusal) as refused:
             services.sessions.open(signed("ann", KEY, proof), "", Outbox(), PROOF)
         assert refused.value.code == "bad_signature"
     with pytest.raises(Refusal) as refused:
         services.sessions.open(signed("ann", KEY), "", Outbox(), None)  # a hello with no nonce proves nothing
     assert refused.value.code == "bad_signature" and not services.sessions.claims
+
+
+def test_a_server_that_knows_its_addresses_refuses_a_hello_signed_for_another():
+    """With the addresses it is reached by, a server refuses a hello signed (rightly) for another address, as a
+    hostile server relaying it would send it, and takes one signed for any of its own (default port or not)."""
+    services = Services()
+    mine = Proof(PROOF.server, PROOF.nonce, ("wss://games.example", "ws://127.0.0.1:9000"))
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", KEY, mine, url="wss://evil.example"), "", Outbox(), mine)
+    assert refused.value.code == "bad_signature" and "evil.example" in refused.value.message
+    owner, _ = services.sessions.open(signed("ann", KEY, mine, url="WSS://Games.Example:443/"), "", Outbox(), mine)
+    assert owner.claimed
 
 
 def test_an_old_claim_moves_to_a_public_key_once_with_its_old_key():
