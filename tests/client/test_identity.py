@@ -7,10 +7,13 @@ import stat
 
 from textual.widgets import Input, Static
 
+from gamenight.client.__main__ import main as client_main
 from gamenight.client.app import GameNightApp
-from gamenight.client.config import CONFIG_FILE, legacy_key, player_identity, remember_name, saved_name
+from gamenight.client.config import CONFIG_ENV, CONFIG_FILE, legacy_key, player_identity, remember_name, saved_name
+from gamenight.client.identity_cli import identity_code
 from gamenight.client.screens.dialogs import NameScreen
 from gamenight.client.state import ClientState
+from gamenight.protocol.identity import Identity
 from gamenight.protocol.messages import Welcome
 from tests.client.conftest import wait_for
 from tests.client.recorded import wire
@@ -87,3 +90,41 @@ async def test_name_taken_asks_again_with_the_suggestion(url, private_config):
         await wait_for(pilot, lambda: app.model.lobby.games and app.model.name == "bea2", "the welcome as bea2")
         assert app.connection is not None and app.connection.connected
     await owner.close()
+
+
+async def test_identity_export_and_import_play_as_the_same_person_on_a_second_machine(
+    url, private_config, tmp_path, monkeypatch, capsys
+):
+    """`gamenight identity export FILE` writes the identity 0600; `import FILE` on another machine (another config
+    folder), or the printed code pasted there, makes it claim the same names on a server."""
+    first = player_identity()
+    owner = await Peer.connect(url, "ann", identity=first)
+    assert owner.welcome.claimed
+    await owner.close()
+    exported = tmp_path / "ann.identity"
+    assert client_main(["identity", "export", str(exported)]) == 0
+    assert stat.S_IMODE(exported.stat().st_mode) == 0o600
+    assert client_main(["identity", "export"]) == 0
+    code = capsys.readouterr().out.strip()
+
+    for machine, source in (("laptop", str(exported)), ("phone", code)):
+        monkeypatch.setenv(CONFIG_ENV, str(tmp_path / machine))
+        assert client_main(["identity", "import", source]) == 0
+        assert player_identity().public_key == first.public_key
+        again = await Peer.connect(url, "ann", identity=player_identity())
+        assert again.welcome.claimed and again.welcome.name == "ann"
+        await again.close()
+
+
+def test_a_bad_code_or_another_identity_is_not_imported(private_config, tmp_path, monkeypatch):
+    """A cut or mistyped code is refused (exit 2) and changes nothing; a machine with another identity keeps it
+    unless the import says --force."""
+    mine = player_identity()
+    theirs = Identity.generate()
+    code = identity_code(theirs)
+    for bad in (code[:-1], code.replace(theirs.secret[:4], "0000" if theirs.secret[:4] != "0000" else "1111"), "x"):
+        assert client_main(["identity", "import", bad]) == 2
+    assert client_main(["identity", "import", code]) == 2
+    assert player_identity().public_key == mine.public_key
+    assert client_main(["identity", "import", code, "--force"]) == 0
+    assert player_identity().public_key == theirs.public_key
