@@ -186,7 +186,7 @@ class Sessions:
             )
         if len(msg.key) not in KEY_LENGTHS or not hmac.compare_digest(claim.key_hash, hash_token(msg.key)):
             raise self._taken(claim, claim.name)
-        moved = self.claims[claim.name_key] = replace(claim, key_hash="", public_key=public_key)
+        moved = self.claims[name_key(claim.name)] = replace(claim, key_hash="", public_key=public_key)
         out.records.append(moved)
         return moved
 
@@ -213,14 +213,21 @@ class Sessions:
 
     # -- claims --------------------------------------------------------------------------------------------------------
     def load_claims(self, claims: list[NameClaimed]) -> None:
-        """Take claimed names stored by a previous run (at start-up) or by another node of a cluster."""
+        """Take claimed names stored by a previous run (at start-up, oldest first) or by another node of a cluster.
+
+        They are kept by today's key of their name: a stored key made by an older folding (before the confusables,
+        say) may differ. Two stored claims that fold together now keep the older one (the first loaded)."""
         for claim in claims:
-            self.claims[claim.name_key] = claim
+            key = name_key(claim.name)
+            held = self.claims.get(key)
+            if held is None or held.name_key == claim.name_key:
+                self.claims[key] = claim
 
     def claim_lost(self, claim: NameClaimed) -> None:
         """A claim's record could not be stored: forget it (nobody was told it was made)."""
-        if self.claims.get(claim.name_key) is claim:
-            del self.claims[claim.name_key]
+        key = name_key(claim.name)
+        if self.claims.get(key) is claim:
+            del self.claims[key]
 
     # -- leaving -------------------------------------------------------------------------------------------------------
     def went_offline(self, session: str, now: float) -> Client | None:

@@ -49,8 +49,16 @@ async def test_claimed_name_refused_with_another_key_with_a_free_suggestion(peer
 
 @pytest.mark.parametrize(
     "variant",
-    ["ALICE", "\u0430lice", "Al\u0456ce", "AL\u0399CE", "al1ce", "AIice", "a l-i.c e", "\u00e1lice", "ａｌｉｃｅ"],
-    ids=["capitals", "cyrillic a", "cyrillic i", "greek iota", "digit 1", "capital I", "spaced", "accent", "fullwidth"],
+    [
+        *("ALICE", "\u0430lice", "Al\u0456ce", "AL\u0399CE", "al1ce", "AIice", "a l-i.c e", "\u00e1lice", "ａｌｉｃｅ"),
+        *("al\u0131ce", "al\u026ace", "al\u0269ce", "\u0251lice", "ᴀʟɪᴄᴇ", "a\u01c0ice", "a\u026bice", "a\ua4e1ice"),
+    ],
+    ids=[
+        *("capitals", "cyrillic a", "cyrillic i", "greek iota", "digit 1", "capital I", "spaced", "accent"),
+        "fullwidth",
+        *("dotless i", "small capital I", "latin iota", "latin alpha", "small capitals", "dental click", "l tilde"),
+        "lisu L",
+    ],
 )
 async def test_lookalike_of_a_claimed_name_is_refused(peers, url, variant):
     """A case, script, digit, spacing or accent variant of a claimed name cannot be claimed by another key."""

@@ -127,6 +127,19 @@ def test_an_old_claim_moves_to_a_public_key_once_with_its_old_key():
     assert services.hello("ann", key=KEY)[0].claimed
 
 
+def test_stored_claims_are_kept_by_todays_key_and_the_older_of_two_lookalikes_wins():
+    """Claims stored under an older folding's key are found by today's key; of two stored claims that fold together
+    now (vic and vıc, claimed before dotless i was folded), the older keeps the name and the younger is refused."""
+    services = Services()
+    older = NameClaimed("vlc", "vic", "", public_key=identity_of("first").public_key)
+    younger = NameClaimed("v\u0131c", "v\u0131c", "", public_key=identity_of("second").public_key)
+    services.sessions.load_claims([older, younger])
+    assert services.hello("v\u0131c", key="first")[0].name == "vic"
+    with pytest.raises(Refusal) as refused:
+        services.hello("v\u0131c", key="second")
+    assert refused.value.code == "name_taken"
+
+
 def test_a_resume_token_brings_back_the_session_and_an_unknown_one_is_refused():
     """A token resumes its own session (connected again, counted online once); a wrong token is bad_token."""
     services = Services()
