@@ -116,6 +116,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--public-url", help="how clients reach this node, as other nodes show it (default ws://host:port)"
     )
     parser.add_argument(
+        "--reserve-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name nobody may claim or play under, nor any look-alike of it (repeatable; e.g. your own name);"
+        " admin, root, moderator, gamenight and the AI's and bots' labels always are",
+    )
+    parser.add_argument(
         "--reached-as",
         action="append",
         default=[],
@@ -364,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             node_id=args.node_id,
             public_url=args.public_url,
             reached_as=tuple(args.reached_as),
+            reserved_names=tuple(args.reserve_name),
         )
         config = apply_limits(config, args.limit)
         web = (

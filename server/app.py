@@ -133,6 +133,7 @@ class ServerConfig:
     cluster: str | None = None  # redis:// URL: run as one node of a cluster (server/cluster); None: a lone server
     node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
     public_url: str | None = None  # how clients reach this node (default: ws://host:port)
+    reserved_names: tuple[str, ...] = ()  # names nobody may claim or play under (the operator's), look-alikes too
     reached_as: tuple[str, ...] = ()  # the URLs clients dial: a hello signed for another is refused (empty: any)
     loopback: bool = False  # also listen on 127.0.0.1 (plain ws://, a free port) for the web front door's clients
     review_limits: ReviewLimits = field(default_factory=ReviewLimits)  # game review: budget, queue, bounds
@@ -254,7 +255,9 @@ class GameServer:
         self._history_pending = 0
         self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet
         self._history_asked: dict[ServerConnection, Coroutine[Any, Any, None]] = {}  # the answer to await next
-        self.lobby = Lobby(ai_bots=bots(), history=self.store, limits=config.lobby_limits)
+        self.lobby = Lobby(
+            ai_bots=bots(), history=self.store, limits=config.lobby_limits, reserved=config.reserved_names
+        )
         self.per_ip: dict[str, int] = {}  # open connections by remote address
         self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
         self.ip_budget: dict[str, SharedBudget] = {}  # address -> the messages its connections may send together

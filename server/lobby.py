@@ -91,6 +91,7 @@ class Lobby:
         ai_bots: dict[str, list[str]] | None = None,
         history: History | None = None,
         limits: LobbyLimits | None = None,
+        reserved: tuple[str, ...] = (),
     ) -> None:
         self.limits = limits or LobbyLimits()
         self.ai_bots = ai_bots or {}  # bot name -> the games it plays
@@ -98,6 +99,8 @@ class Lobby:
         # every rating (server/rated.py), loaded at start-up; rooms rate through it
         self.ratings = RatingBook(pair_games_per_day=self.limits.rated_pair_games_per_day)
         self.sessions = Sessions(on_count=lambda: None)
+        self.sessions.claims_per_ip_day = self.limits.claims_per_ip_day
+        self.sessions.reserve(list(reserved))  # the operator's names (the AI's and bots' labels always are)
         self.directory = RoomDirectory(self.sessions, self.ratings.rate, self.tournament_of)
         self.listing = Listing(self.directory, lambda: self.sessions.online)
         self.sessions.on_count = self.listing.counts_dirty
@@ -135,7 +138,7 @@ class Lobby:
             client, token = self.sessions.resume(msg, ip), msg.resume
             self.listing.watch(client.session, False)  # each connection asks for lobby pushes itself
         else:
-            client, token = self.sessions.open(msg, ip, out, proof)
+            client, token = self.sessions.open(msg, ip, out, proof, now)
         out.send({client.session}, self._welcome(client, token, msg.id))
         self.presence.push(client.name, out, client.session)
         if msg.resume is not None:

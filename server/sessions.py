@@ -33,6 +33,11 @@ from gamenight.server.text import MAX_NAME, clean_name, name_key
 KEY_LENGTHS = range(16, 129)  # a protocol 2 claim key's length (what a moving claim's `key` may be)
 SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
 SESSION_GRACE_S = 60.0  # a dropped session holding no seat (a host, a spectator) may resume this long
+CLAIM_WINDOW_S = 24 * 3600.0  # `claims_per_ip_day` counts the new claims of this long
+RESERVED = ("admin", "administrator", "root", "moderator", "mod", "gamenight", "server", "system")
+AI_LABEL = "AI level"  # the AI seats' and tournament entrants' label ("AI level 3"): no person is called that
+BOT_LABEL = "bot"  # ... and a named bot's ("bot classic")
+LEVEL_CHARACTERS = set("0123456789ols")  # what a level's digits may fold to in a name key ("1" is "l", "0" is "o")
 
 
 class Proof(NamedTuple):
@@ -88,18 +93,24 @@ class Sessions:
         self.clients: dict[str, Client] = {}  # by session, connected or holding seats
         self.by_token: dict[str, Client] = {}  # by token hash
         self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
+        self.reserved: set[str] = {name_key(name) for name in RESERVED}  # name keys nobody may use (`reserve`)
+        self.claims_per_ip_day = 0  # new claims from one address in CLAIM_WINDOW_S (0: no cap; LobbyLimits)
+        self.claimed_from: dict[str, list[float]] = {}  # address -> when its new claims of the window were made
         self.online = 0  # sessions connected to this server
         self.on_count = on_count  # called when `online` changes (the lobby's counts change)
         self.on_forget = on_forget  # called with a session's id when it is forgotten (tournaments it watched)
 
     # -- arriving ------------------------------------------------------------------------------------------------------
-    def open(self, msg: Hello, ip: str, out: Outbox, proof: Proof | None = None) -> tuple[Client, str]:
-        """A new session for a hello without `resume`: its client and its resume token (a claim goes into `out`).
+    def open(
+        self, msg: Hello, ip: str, out: Outbox, proof: Proof | None = None, now: float = 0.0
+    ) -> tuple[Client, str]:
+        """A new session for a hello without `resume` (from address `ip`, at `now`): its client and its resume
+        token (a claim goes into `out`).
 
         `proof` is what the hello's signature must sign (this server's id and this connection's nonce); without
         it no claim can be proved (the hello is a guest's whatever it holds)."""
         accepts = self.accepts(msg)
-        name, claimed, bot = self._identity(msg, out, proof)
+        name, claimed, bot = self._identity(msg, out, proof, ip, now)
         token = secrets.token_urlsafe(24)
         token_hash = hash_token(token)
         client = Client(session_of(token_hash), name, token_hash, ip=ip, claimed=claimed, bot=bot)
@@ -132,7 +143,7 @@ class Sessions:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"accepts names unknown game {unknown[0][:40]!r}")
         return tuple(sorted(set(msg.accepts)))
 
-    def _identity(self, msg: Hello, out: Outbox, proof: Proof | None) -> tuple[str, bool, bool]:
+    def _identity(self, msg: Hello, out: Outbox, proof: Proof | None, ip: str, now: float) -> tuple[str, bool, bool]:
         """The name a new session plays under, whether its key holds that name's claim, and whether it is a bot.
 
         With a public key (its signature checked first): the claim's owner gets the claimed name (a bot's claim
@@ -145,9 +156,10 @@ class Sessions:
         key = name_key(name)
         claim = self.claims.get(key)
         if msg.public_key is None:
-            return (name if claim is None else self.free_name(name)), False, msg.bot
+            return (name if claim is None and not self.is_reserved(name) else self.free_name(name)), False, msg.bot
         public_key = self.proved_key(msg, proof)
         if claim is None:
+            self._may_claim(name, ip, now)
             claim = self.claims[key] = NameClaimed(key, name, "", msg.bot, public_key)
             out.records.append(claim)
             return name, True, msg.bot
@@ -199,8 +211,43 @@ class Sessions:
             suggestion=suggestion,
         )
 
+    def _may_claim(self, name: str, ip: str, now: float) -> None:
+        """Refuse a new claim of a reserved name (`name_taken`, with a free name) or one past its address's
+        allowance (`too_many`); count it otherwise."""
+        if self.is_reserved(name):
+            suggestion = self.free_name(name)
+            raise Refusal(
+                ErrorCode.NAME_TAKEN, f"the name {name!r} is reserved; {suggestion!r} is free", suggestion=suggestion
+            )
+        if not self.claims_per_ip_day:
+            return
+        made = [t for t in self.claimed_from.get(ip, ()) if now - t < CLAIM_WINDOW_S]
+        if len(made) >= self.claims_per_ip_day:
+            self.claimed_from[ip] = made
+            raise Refusal(
+                ErrorCode.TOO_MANY,
+                f"your address has claimed {len(made)} new names today; play under one of them, or as a guest",
+            )
+        self.claimed_from[ip] = [*made, now]
+
+    def reserve(self, names: list[str]) -> None:
+        """Names nobody may claim or play under (the server operator's, the named bots' labels), look-alikes too."""
+        self.reserved.update(name_key(name) for name in names)
+
+    def is_reserved(self, name: str) -> bool:
+        """True for a reserved name or a look-alike of one, and for the AI's and bots' labels ("AI level 4",
+        "bot classic": any name whose first word folds to "bot" and that goes on)."""
+        key, ai = name_key(name), name_key(AI_LABEL)
+        if key in self.reserved or (key.startswith(ai) and set(key[len(ai) :]) <= LEVEL_CHARACTERS):
+            return True
+        words = name.split()
+        return len(words) > 1 and name_key(words[0]) == name_key(BOT_LABEL)
+
     def free_name(self, name: str) -> str:
-        """A name like `name` that nobody has claimed: the name with the first free number after it."""
+        """A name like `name` that nobody has claimed: the name with the first free number after it ("player" and a
+        number for a reserved name, whose numbered variants would be reserved too)."""
+        if self.is_reserved(name):
+            name = "player"
         for number in range(2, SUGGESTIONS + 2):
             suffix = str(number)
             candidate = clean_name(name[: MAX_NAME - len(suffix)] + suffix)

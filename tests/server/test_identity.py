@@ -223,3 +223,59 @@ async def test_a_claim_that_cannot_be_stored_is_not_made(server_process):
     other = await Peer.connect(proc.url, "hal", key=OTHER_KEY)
     assert other.welcome.name == "hal" and other.welcome.claimed
     await other.close()
+
+
+async def test_new_claims_from_one_address_stop_at_the_days_cap(server_with):
+    """Past `claims_per_ip_day` new claims, an address gets `too_many` and claims nothing (its names still come
+    back with their keys, guests still play); another address claims on."""
+    server = await server_with(claims_per_ip_day=3)
+    url = f"ws://127.0.0.1:{server.port}"
+    for n in range(3):
+        peer = await Peer.connect(url, f"name{n}", key=f"{KEY}{n}")
+        assert peer.welcome.claimed
+        await peer.close()
+    error = await refused_hello(url, "name3", key=f"{KEY}3")
+    assert error.code == "too_many" and "today" in error.message
+    back = await Peer.connect(url, "name0", key=f"{KEY}0")
+    guest = await Peer.connect(url, "name3")
+    elsewhere = await Peer.connect(url, "name3", key=f"{KEY}3", address="127.0.0.2")
+    assert back.welcome.claimed and not guest.welcome.claimed and elsewhere.welcome.claimed
+    for peer in (back, guest, elsewhere):
+        await peer.close()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "admin",
+        "ADM1N",
+        "root",
+        "Moderator",
+        "gamenight",
+        "AI level 4",
+        "ai level 1",
+        "A\u0131 level 5",
+        "bot classic",
+        "B0T greedy",
+        "ʀooᴛ",
+    ],
+)
+async def test_reserved_names_and_the_ais_labels_cannot_be_claimed(peers, url, name):
+    """The AI's and bots' labels, admin, root, moderator and gamenight (and look-alikes) are refused `name_taken`
+    with a free name, and a guest asking for one plays under another name."""
+    error = await refused_hello(url, name, key=KEY)
+    assert error.code == "name_taken" and "reserved" in error.message and error.suggestion
+    guest: Peer = await peers(name)
+    assert guest.welcome.name != name and not guest.welcome.claimed
+
+
+async def test_the_operators_reserved_names_cannot_be_claimed(server_with):
+    """A name the operator reserves (`--reserve-name`) is refused like admin; other names are claimed as usual."""
+    from gamenight.server.app import ServerConfig
+
+    server = await server_with(ServerConfig(port=0, ai_workers=1, reserved_names=("Hostname Harriet",)))
+    url = f"ws://127.0.0.1:{server.port}"
+    assert (await refused_hello(url, "hostname harr1et", key=KEY)).code == "name_taken"
+    other = await Peer.connect(url, "harriet", key=KEY)
+    assert other.welcome.claimed
+    await other.close()
