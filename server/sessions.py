@@ -64,6 +64,7 @@ class Client:
     accepts: tuple[str, ...] = ()  # the games it takes challenges for (hello `accepts`)
     remote: bool = False  # connected to another node of a cluster, which forwards its requests (server/cluster)
     offline_since: float | None = None  # when its last connection dropped (None while connected)
+    name_key: str = ""  # `text.name_key` of its name (set when it is added)
 
     @property
     def member(self) -> Member:
@@ -156,10 +157,11 @@ class Sessions:
         key = name_key(name)
         claim = self.claims.get(key)
         if msg.public_key is None:
-            return (name if claim is None and not self.is_reserved(name) else self.free_name(name)), False, msg.bot
+            free = claim is None and not self.is_reserved(name) and key not in self.in_use()
+            return (name if free else self.free_name(name)), False, msg.bot
         public_key = self.proved_key(msg, proof)
         if claim is None:
-            self._may_claim(name, ip, now)
+            self._may_claim(name, key, ip, now)
             claim = self.claims[key] = NameClaimed(key, name, "", msg.bot, public_key)
             out.records.append(claim)
             return name, True, msg.bot
@@ -211,13 +213,14 @@ class Sessions:
             suggestion=suggestion,
         )
 
-    def _may_claim(self, name: str, ip: str, now: float) -> None:
-        """Refuse a new claim of a reserved name (`name_taken`, with a free name) or one past its address's
-        allowance (`too_many`); count it otherwise."""
-        if self.is_reserved(name):
+    def _may_claim(self, name: str, key: str, ip: str, now: float) -> None:
+        """Refuse a new claim of a reserved name or of a name someone shows now (`name_taken`, with a free name), or
+        one past its address's allowance (`too_many`); count it otherwise."""
+        why = "is reserved" if self.is_reserved(name) else "is in use now" if key in self.in_use() else None
+        if why is not None:
             suggestion = self.free_name(name)
             raise Refusal(
-                ErrorCode.NAME_TAKEN, f"the name {name!r} is reserved; {suggestion!r} is free", suggestion=suggestion
+                ErrorCode.NAME_TAKEN, f"the name {name!r} {why}; {suggestion!r} is free", suggestion=suggestion
             )
         if not self.claims_per_ip_day:
             return
@@ -248,15 +251,20 @@ class Sessions:
         number for a reserved name, whose numbered variants would be reserved too)."""
         if self.is_reserved(name):
             name = "player"
+        used = self.in_use()
         for number in range(2, SUGGESTIONS + 2):
             suffix = str(number)
             candidate = clean_name(name[: MAX_NAME - len(suffix)] + suffix)
-            if name_key(candidate) not in self.claims:
+            if (key := name_key(candidate)) not in self.claims and key not in used:
                 return candidate
-        while True:  # a thousand numbered variants claimed: a random one (bounded in practice by the claims)
+        while True:  # a thousand numbered variants taken: a random one (bounded in practice by the claims)
             candidate = clean_name(name[: MAX_NAME - 7] + secrets.token_hex(3) + "7")
-            if name_key(candidate) not in self.claims:
+            if (key := name_key(candidate)) not in self.claims and key not in used:
                 return candidate
+
+    def in_use(self) -> set[str]:
+        """The name keys sessions show now: connected, or holding a seat (claimed or not)."""
+        return {c.name_key for c in self.clients.values() if c.connected or c.rooms}
 
     # -- claims --------------------------------------------------------------------------------------------------------
     def load_claims(self, claims: list[NameClaimed]) -> None:
@@ -381,6 +389,7 @@ class Sessions:
 
     def _add(self, client: Client) -> None:
         """Keep a new session, by its id and by its token's hash."""
+        client.name_key = name_key(client.name)
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
 

@@ -10,6 +10,7 @@ from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.messages import CreateRoom, Error, GetGame, Hello, Join, ListGames, Resign
 from gamenight.protocol.vocab import SeatKind
 from tests.peer import Peer, identity_of
+from tests.waiting import eventually
 
 KEY = "k" * 8 + secrets.token_urlsafe(16)
 OTHER_KEY = "o" * 8 + secrets.token_urlsafe(16)
@@ -81,17 +82,38 @@ async def test_guest_asking_for_a_claimed_name_gets_a_free_variant(peers):
     guest: Peer = await peers("alice")
     assert guest.welcome.name == "alice2" and not guest.welcome.claimed
     sneaky: Peer = await peers("\u0430lice")
-    assert sneaky.welcome.name == "\u0430lice2" and not sneaky.welcome.claimed
+    assert sneaky.welcome.name == "\u0430lice3" and not sneaky.welcome.claimed  # alice2 is online
     room = await guest.request(CreateRoom, game="othello", options={})
     assert room.host == "alice2"
 
 
-async def test_guest_with_a_free_name_keeps_it_and_does_not_claim(peers):
-    """A guest under an unclaimed name plays under it, and the name stays free to claim."""
+async def test_guest_with_a_free_name_keeps_it_and_does_not_claim(peers, url, game_server):
+    """A guest under an unclaimed name plays under it; nobody claims it while the guest shows it (`name_taken`,
+    "in use"), and once the guest is gone the name is free to claim."""
     guest: Peer = await peers("carol")
     assert guest.welcome.name == "carol" and not guest.welcome.claimed
+    error = await refused_hello(url, "CAROL", key=KEY)
+    assert error.code == "name_taken" and "in use" in error.message and error.suggestion == "CAROL2"
+    await guest.close()
+    session = game_server.lobby.clients[guest.welcome.session]
+    await eventually(lambda: _now(not session.connected), "the guest's disconnection")
     owner: Peer = await peers("carol", key=KEY)
     assert owner.welcome.name == "carol" and owner.welcome.claimed
+
+
+async def _now(value: bool) -> bool:
+    """`value`, as the awaitable check `eventually` polls."""
+    return value
+
+
+@pytest.mark.parametrize("second", ["alice", "ALICE", "\u0430lice\u0336\u0336", "al\u0131ce"])
+async def test_two_sessions_online_never_show_one_name(peers, second):
+    """A guest asking for a name another session shows now (or a look-alike of it, Cyrillic with combining
+    strokes included) plays under a free numbered variant; so does a second guest after a claimed player."""
+    first: Peer = await peers("alice")
+    again: Peer = await peers(second)
+    assert first.welcome.name == "alice" and again.welcome.name not in ("alice", second)
+    assert again.welcome.name.endswith("2")
 
 
 @pytest.mark.parametrize(
@@ -237,7 +259,7 @@ async def test_new_claims_from_one_address_stop_at_the_days_cap(server_with):
     error = await refused_hello(url, "name3", key=f"{KEY}3")
     assert error.code == "too_many" and "today" in error.message
     back = await Peer.connect(url, "name0", key=f"{KEY}0")
-    guest = await Peer.connect(url, "name3")
+    guest = await Peer.connect(url, "name4")
     elsewhere = await Peer.connect(url, "name3", key=f"{KEY}3", address="127.0.0.2")
     assert back.welcome.claimed and not guest.welcome.claimed and elsewhere.welcome.claimed
     for peer in (back, guest, elsewhere):
