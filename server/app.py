@@ -126,6 +126,7 @@ class ServerConfig:
     max_connections_per_ip: int = 50  # open connections from one address (0: no cap)
     messages_per_ip_per_s: float = 100.0  # messages read from one address's connections together (then they wait)
     closed_room_retention_s: float = 7 * 24 * 3600.0  # a closed room's row is deleted this long after it closed
+    unused_claim_s: float = 30 * 24 * 3600.0  # a claim never played under (no game, no seat) ends this long after
     lobby_batch_s: float = 0.25  # at most one `lobby` push per watcher this often (all changes since the last)
     spectator_batch_ms: int = 200  # a spectator gets its room's traffic at most once this often (0: each at once)
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
@@ -297,6 +298,7 @@ class GameServer:
 
             self.node = ClusterNode(self, self.config.cluster)
         if self.store is not None:
+            self._expire_claims()
             self.lobby.sessions.load_claims(self.store.claimed_names())
             self.lobby.ratings.load(self.store.ratings())
             if self.node.restores_rooms:  # a cluster's rooms are each restored by the node that claims it
@@ -991,5 +993,14 @@ class GameServer:
                 purged_at = time.monotonic()
                 try:
                     self.store.purge_closed(time.time() - self.config.closed_room_retention_s)
+                    self._expire_claims()
                 except Exception as exc:
-                    log.warning("could not purge closed rooms: %s", exc)
+                    log.warning("could not purge closed rooms or expire unused claims: %s", exc)
+
+    def _expire_claims(self) -> None:
+        """Free the names claimed more than `unused_claim_s` ago and never played under (at start-up and hourly)."""
+        if self.store is not None and self.config.unused_claim_s:
+            expired = self.store.expire_claims(time.time() - self.config.unused_claim_s)
+            self.lobby.sessions.claims_expired(expired)
+            if expired:
+                log.info("%d unused claims expired", len(expired))

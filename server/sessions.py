@@ -278,6 +278,13 @@ class Sessions:
             if held is None or held.name_key == claim.name_key:
                 self.claims[key] = claim
 
+    def claims_expired(self, stored_keys: list[str]) -> None:
+        """Claims the store deleted as never used (by their stored keys): their names are free again."""
+        gone = set(stored_keys)
+        for key, claim in list(self.claims.items()):
+            if claim.name_key in gone:
+                del self.claims[key]
+
     def claim_lost(self, claim: NameClaimed) -> None:
         """A claim's record could not be stored: forget it (nobody was told it was made)."""
         key = name_key(claim.name)

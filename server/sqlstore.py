@@ -466,6 +466,20 @@ class SqlStore(ABC):
         with self._session(transaction=True) as db:
             return db.execute("DELETE FROM rooms WHERE closed = TRUE AND closed_at < ?", (before,)).rowcount
 
+    def expire_claims(self, before: float) -> list[str]:
+        """Delete the claims made before `before` (a time.time()) whose name was never played under: in no finished
+        game and no seat of an open room. Their name keys, as stored."""
+        unused = (
+            "claimed_at < ? AND NOT EXISTS (SELECT 1 FROM game_players WHERE game_players.name = names.name)"
+            " AND NOT EXISTS (SELECT 1 FROM seats WHERE seats.name = names.name)"
+        )
+        with self._session(transaction=True) as db:
+            keys = [
+                str(row[0]) for row in db.execute(f"SELECT name_key FROM names WHERE {unused}", (before,)).fetchall()
+            ]
+            db.execute(f"DELETE FROM names WHERE {unused}", (before,))
+        return keys
+
     # -- reading --------------------------------------------------------------------------------------------------
     def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]:
         """Every room not closed, with its seats and the move log of its current game.

@@ -301,3 +301,33 @@ async def test_the_operators_reserved_names_cannot_be_claimed(server_with):
     other = await Peer.connect(url, "harriet", key=KEY)
     assert other.welcome.claimed
     await other.close()
+
+
+async def test_a_claim_never_played_under_expires_at_start_up(tmp_path):
+    """A server starting on a database whose claim is older than `unused_claim_s` and was never played under frees
+    the name (another key claims it); a claim with a finished game stays."""
+    import sqlite3
+
+    from gamenight.server.app import GameServer, ServerConfig
+    from gamenight.server.records import GameFinished, NameClaimed
+    from gamenight.server.store import Store
+
+    db = str(tmp_path / "games.db")
+    store = Store(db)
+    players = [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "zed"}]
+    store.write([NameClaimed("ann", "ann", "", public_key=identity_of(KEY).public_key)])
+    store.write([NameClaimed("bo", "bo", "", public_key=identity_of(KEY).public_key)])
+    store.write([GameFinished("R1", 0, "othello", {}, players, {"winner": 0, "reason": "resign"}, [], "")])
+    store.close()
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE names SET claimed_at = claimed_at - 31 * 86400")
+    server = GameServer(ServerConfig(port=0, ai_workers=1, db=db))
+    await server.start()
+    try:
+        url = f"ws://127.0.0.1:{server.port}"
+        taker = await Peer.connect(url, "bo", key=OTHER_KEY)
+        assert taker.welcome.claimed
+        assert (await refused_hello(url, "ann", key=OTHER_KEY)).code == "name_taken"
+        await taker.close()
+    finally:
+        await server.stop()

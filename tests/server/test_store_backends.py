@@ -264,6 +264,19 @@ def test_history_lists_filters_and_hides_private_games(store: StoreBackend) -> N
     assert store.get_game(10**6) is None and store.get_game(2**63) is None and store.get_game(-1) is None
 
 
+def test_claims_never_played_under_expire_and_used_ones_stay(target: str, store: StoreBackend) -> None:
+    """expire_claims deletes the claims made before the cut-off whose name is in no finished game and no seat of a
+    room; a newer claim, a name with a finished game and a seated name stay."""
+    store.write([NameClaimed(n, n, "", public_key=f"{i:02d}" * 32) for i, n in enumerate(["ann", "bo", "cy", "dee"])])
+    store.write(
+        [room("DONE1"), finished("DONE1", ["ann", "zed"]), room("OPEN1"), SeatSaved("OPEN1", 0, "bo", "h", None, None)]
+    )
+    raw(target, "UPDATE names SET claimed_at = 1000 WHERE name <> 'dee'")
+    assert store.expire_claims(2000) == ["cy"]
+    assert store.expire_claims(2000) == []
+    assert sorted(c.name for c in store.claimed_names()) == ["ann", "bo", "dee"]
+
+
 def test_purge_removes_only_rooms_closed_long_ago(target: str, store: StoreBackend) -> None:
     """purge_closed deletes the rows of rooms closed before the cut-off; open rooms and finished games stay."""
     store.write([room("OLD01"), room("NEW01"), room("OPEN1"), finished("OLD01", ["ann", "bo"])])
