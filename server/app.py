@@ -626,13 +626,18 @@ class GameServer:
 
     def proof(self, ws: ServerConnection) -> Proof | None:
         """What a hello on `ws` must sign to prove a key: this server's id, the connection's nonce (None once it is
-        welcomed), and the addresses it is reached by (`--reached-as`, with the loopback listener's)."""
+        welcomed), and the addresses it is reached by (`--reached-as`, with this machine's own loopback addresses of
+        its ports, which the web front door's clients dial: only a program on the player's own machine could relay
+        a hello signed for those)."""
         nonce = self.nonces.get(ws)
         if nonce is None:
             return None
         addresses = tuple(address_of(url) for url in self.config.reached_as)
-        if addresses and self._loopback is not None:
-            addresses += (address_of(f"ws://127.0.0.1:{self.loopback_port}"),)
+        if addresses:
+            ports = [self.port, *([self.loopback_port] if self._loopback is not None else [])]
+            addresses += tuple(
+                address_of(f"ws://{host}:{port}") for port in ports for host in ("127.0.0.1", "localhost")
+            )
         return Proof(self.lobby.server_id, nonce, addresses)
 
     def _reply_error(
