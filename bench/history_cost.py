@@ -54,6 +54,7 @@ async def run(requests: int, games: int) -> None:
         conns = []
         for k in range(CONNECTIONS):
             ws = await connect(url, max_size=1 << 22)
+            await ws.recv()  # the hello_nonce (the server's first frame)
             await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=f"reader{k}")))
             await ws.recv()
             conns.append(ws)

@@ -260,6 +260,7 @@ the per-address limits are meant to hit the attacker, not everyone."""
 async def _hello(url: str, name: str) -> ClientConnection:
     """A websocket that said hello and read its welcome."""
     ws = await connect(url, max_size=1 << 22, local_addr=(ATTACKER_ADDRESS, 0))
+    await ws.recv()  # the hello_nonce (the server's first frame)
     await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=name)))
     await ws.recv()
     return ws

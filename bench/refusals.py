@@ -49,6 +49,7 @@ async def run(attempts: int, rounds: int) -> None:
     proc, url = launch([*command, "--limit", "max_connections_per_ip=1"])
     try:
         holder = await connect(url, local_addr=(ATTACKER_ADDRESS, 0))
+        await holder.recv()  # the hello_nonce (the server's first frame)
         await holder.send(encode(Hello(protocol=PROTOCOL_VERSION, name="holder")))
         await holder.recv()
         await asyncio.sleep(0.5)

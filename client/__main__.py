@@ -1,4 +1,6 @@
-"""`gamenight [URL] [--name NAME]`: play on a friend's server, or (with no URL) on a private one started here."""
+"""`gamenight [URL] [--name NAME]`: play on a friend's server, or (with no URL) on a private one started here.
+
+`gamenight identity export|import|show` moves the player's identity between machines (client/identity_cli.py)."""
 
 from __future__ import annotations
 
@@ -70,6 +72,11 @@ def launch(
 
 def main(argv: list[str] | None = None, run_app: RunApp | None = None) -> int:
     """Entry point of the `gamenight` command."""
+    words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["identity"]:
+        from gamenight.client.identity_cli import main as identity_main
+
+        return identity_main(words[1:])
     args = parse_args(argv)
     name = clean_name(args.name) if args.name else saved_name()
     if run_app is None:

@@ -1,9 +1,11 @@
 """The client's small remembered settings, kept as JSON in the user's config directory.
 
-It holds the player's name, the random key that claims that name on the servers it plays on (made on first
-run, never shown; docs/security.md), and, per server, the resume token of the last session there (key: the
-server's URL, or "local" for the private server the client starts), so reopening gamenight puts you
-back in your seats.
+It holds the player's name, the identity that claims that name on the servers it plays on (an Ed25519 private
+key made on first run, never shown or sent; protocol/identity.py, docs/security.md), the secret key of gamenight
+before protocol 3 if it had one (sent only to move an old claim, to a server played on before), and, per server,
+the resume token of the last session there (key: the server's URL, or "local" for the private server the client
+starts), so reopening gamenight puts you back in your seats. The file is the user's alone (mode 0600, its folder
+0700).
 
 `GAMENIGHT_CONFIG_DIR` overrides the directory, so tests and portable installs never touch the real one.
 A missing or damaged file reads as empty settings: losing a remembered name is better than not starting.
@@ -11,13 +13,15 @@ A missing or damaged file reads as empty settings: losing a remembered name is b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+
+from gamenight.protocol.identity import Identity
 
 CONFIG_ENV = "GAMENIGHT_CONFIG_DIR"
 CONFIG_FILE = "config.json"
@@ -26,8 +30,9 @@ SOUND = "sound"  # false: no terminal bell (as `gamenight --quiet`)
 QUICK = "quick"  # the quick menu's last choice: {"game", "level", "preset"}
 MAX_NAME = 24  # the server cuts names to this length too
 TOKENS = "tokens"
-KEY = "key"
-KEY_LENGTHS = range(16, 129)  # what servers accept as a claim key
+KEY = "key"  # protocol 2's secret key (kept to move old claims)
+KEY_LENGTHS = range(16, 129)  # what servers accepted as a claim key
+IDENTITY = "identity"  # the player's Ed25519 private key, 64 hex digits
 LOCAL_SERVER = "local"  # the session key of the private server (its port changes from run to run)
 
 
@@ -46,13 +51,28 @@ def load_config() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def private_folder(folder: Path) -> Path:
+    """Make `folder` (and its missing parents) if needed, readable by the user alone (mode 0700), and return it."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)  # an existing folder too (made by an older gamenight with the default mode)
+    return folder
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `path` atomically as a file only its user can read (mode 0600 from its creation on: the secret in it is
+    never readable by anyone else, not even for a moment)."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)
+    temporary.replace(path)
+
+
 def save_config(data: dict[str, Any]) -> None:
-    """Write the settings atomically (a crash mid-write leaves the old file intact)."""
-    folder = config_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / (CONFIG_FILE + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    temporary.replace(folder / CONFIG_FILE)
+    """Write the settings atomically (a crash mid-write leaves the old file intact), mode 0600 in a 0700 folder."""
+    folder = private_folder(config_dir())
+    write_private(folder / CONFIG_FILE, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def clean_name(name: str) -> str:
@@ -75,15 +95,24 @@ def remember_name(name: str) -> str:
     return saved
 
 
-def identity_key() -> str:
-    """The key that claims this player's name: the saved one, or a new random one saved now (first run)."""
+def player_identity() -> Identity:
+    """The key pair that claims this player's name: the saved one, or a new one saved now (first run)."""
     data = load_config()
-    key = data.get(KEY)
-    if isinstance(key, str) and len(key) in KEY_LENGTHS:
-        return key
-    data[KEY] = key = secrets.token_urlsafe(32)
+    secret = data.get(IDENTITY)
+    if isinstance(secret, str):
+        with contextlib.suppress(ValueError):
+            return Identity.from_secret(secret)
+    identity = Identity.generate()
+    data[IDENTITY] = identity.secret
     save_config(data)
-    return key
+    return identity
+
+
+def legacy_key() -> str | None:
+    """The secret key an older gamenight (protocol 2) claimed names with, if this config holds one (never made
+    now: it only moves those claims to the identity)."""
+    key = load_config().get(KEY)
+    return key if isinstance(key, str) and len(key) in KEY_LENGTHS else None
 
 
 def takes_challenges() -> bool:

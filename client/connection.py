@@ -27,7 +27,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from gamenight.client.frames import next_message
 from gamenight.protocol import PROTOCOL_VERSION, ErrorCode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME
-from gamenight.protocol.messages import Error, Hello, ListPlayers, Message, Welcome
+from gamenight.protocol.identity import Identity
+from gamenight.protocol.messages import Error, Hello, HelloNonce, ListPlayers, Message, Welcome
 
 log = logging.getLogger("gamenight.client")
 
@@ -134,7 +135,8 @@ class Connection:
         max_retry: float = MAX_RETRY_S,
         open_timeout: float = OPEN_TIMEOUT_S,
         token: str | None = None,
-        key: str | None = None,
+        identity: Identity | None = None,
+        legacy_key: str | None = None,
         accepts: tuple[str, ...] = (),
         bot: bool = False,
         insist_on_accepts: bool = False,
@@ -146,7 +148,8 @@ class Connection:
         self.accepts = accepts  # the games this player takes challenges for (hello `accepts`)
         self.insist_on_accepts = insist_on_accepts  # a refusal of `accepts` is final (else: play on without them)
         self.name = name
-        self.key = key  # the secret that claims `name` (None: play as a guest)
+        self.identity = identity  # the key pair that claims `name` (None: play as a guest)
+        self.legacy_key = legacy_key  # protocol 2's secret, sent only when the server asks to move its claim
         self.bot = bot  # hello `bot`: a program plays under this name
         self.on_message = on_message
         self.on_status = on_status
@@ -266,18 +269,15 @@ class Connection:
         return welcomed, detail
 
     async def _greet(self, ws: ClientConnection) -> bool:
-        """Say hello (with the resume token if we have one) until welcomed; False if refused for good."""
-        resume = self.token
+        """Read the server's nonce, then say hello (with the resume token if we have one, the nonce signed if we
+        have an identity) until welcomed; False if refused for good."""
+        nonce = await next_message(ws)
+        if not isinstance(nonce, HelloNonce):
+            self._refused(nonce)  # a server of protocol 2 (or not a gamenight server) says nothing first
+            return False
+        resume, legacy = self.token, None
         while True:
-            hello = Hello(
-                protocol=PROTOCOL_VERSION,
-                name=self.name,
-                resume=resume,
-                key=self.key,
-                bot=self.bot,
-                accepts=list(self.accepts),
-            )
-            await ws.send(encode(hello))
+            await ws.send(encode(self._hello(nonce, resume, legacy)))
             reply = await next_message(ws)
             if isinstance(reply, Welcome):
                 self._welcomed(reply, resumed=resume is not None)
@@ -285,12 +285,30 @@ class Connection:
             if isinstance(reply, Error) and reply.code == ErrorCode.BAD_TOKEN and resume is not None:
                 resume = None  # the server forgot us: start a fresh session
                 continue
+            if isinstance(reply, Error) and reply.code == ErrorCode.OLD_CLAIM and legacy is None and self.legacy_key:
+                legacy = self.legacy_key  # our name's claim is protocol 2's: prove the old key once, with the new one
+                continue
             if isinstance(reply, Error) and reply.code == ErrorCode.BAD_OPTIONS and self._may_drop_accepts():
                 log.warning("the server refused the games we take challenges for (%s); taking none", reply.message)
                 self.accepts = ()  # a server without one of our games: play on, unchallengeable
                 continue
             self._refused(reply)
             return False
+
+    def _hello(self, nonce: HelloNonce, resume: str | None, legacy: str | None) -> Hello:
+        """The hello for this connection: the public key and the nonce's signature if we have an identity."""
+        identity = self.identity
+        return Hello(
+            protocol=PROTOCOL_VERSION,
+            name=self.name,
+            resume=resume,
+            public_key=identity.public_key if identity is not None else None,
+            signature=identity.sign(nonce.server, self.url, nonce.nonce) if identity is not None else None,
+            url=self.url,
+            key=legacy,
+            bot=self.bot,
+            accepts=list(self.accepts),
+        )
 
     def _may_drop_accepts(self) -> bool:
         """True if a hello refused for its `accepts` is sent again without them."""

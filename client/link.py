@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from textual.message import Message as TextualMessage
 
-from gamenight.client.config import identity_key, takes_challenges
+from gamenight.client.config import legacy_key, player_identity, takes_challenges
 from gamenight.client.connection import Connection, ConnectionStatus
 from gamenight.client.widgets import BOARDS
 from gamenight.protocol.messages import Message
@@ -73,7 +73,7 @@ Connect = Callable[[str, str, Post, str | None], ServerLink]
 
 
 def open_connection(url: str, name: str, post: Post, token: str | None) -> Connection:
-    """The app's real connection to `url`, claiming `name` with this player's key (client.config), taking
+    """The app's real connection to `url`, claiming `name` with this player's identity (client.config), taking
     challenges for every game the client has a board for (unless the config turns challenges off); what it
     receives is posted to the app as `ServerMessage` and `ConnectionChanged`."""
     accepts = tuple(sorted(BOARDS)) if takes_challenges() else ()
@@ -84,4 +84,8 @@ def open_connection(url: str, name: str, post: Post, token: str | None) -> Conne
     def on_status(status: ConnectionStatus) -> None:
         post(ConnectionChanged(status))
 
-    return Connection(url, name, on_message, on_status, token=token, key=identity_key(), accepts=accepts)
+    # The old secret key goes only to a server played on before (it had it already), and only if it asks.
+    legacy = legacy_key() if token is not None else None
+    return Connection(
+        url, name, on_message, on_status, token=token, identity=player_identity(), legacy_key=legacy, accepts=accepts
+    )

@@ -28,6 +28,8 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"  # too many messages (or a room's chat too fast); slow down
     TOO_MANY = "too_many"  # a cap is reached: rooms per person or address, public rooms, spectators
     NAME_TAKEN = "name_taken"  # the name is claimed by another key; `suggestion` holds a free one
+    BAD_SIGNATURE = "bad_signature"  # hello's public key and signature do not sign this connection's nonce
+    OLD_CLAIM = "old_claim"  # the name's claim is protocol 2's: send its old `key` once with your public key
     BAD_TOKEN = "bad_token"  # a resume token the server does not know
     UNKNOWN_PLAYER = "unknown_player"  # no one online under that name (challenge, invite)
     UNKNOWN_CHALLENGE = "unknown_challenge"  # no pending challenge with that id offered to you (accept, decline)

@@ -34,7 +34,7 @@ from gamenight.protocol.vocab import (
     apply_changes,
 )
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3  # 3: names are claimed by a signed nonce (`hello_nonce`, protocol/identity.py)
 ROOMS_PAGE = 50  # rooms in `welcome.rooms` and in a `rooms` reply when `list_rooms` gives no `limit`
 MAX_ROOMS_PAGE = 100  # the largest `list_rooms.limit`
 
@@ -54,14 +54,19 @@ class Message:
 class Hello(Message):
     """First message of every connection: protocol version, display name, optional resume token.
 
-    `key` (16-128 characters, the client's secret) claims `name` on first use and proves it later; without
-    one you play as a guest under a free name. `bot` marks a program playing (shown as a bot everywhere).
+    `public_key` with `signature` (hex: the connection's `hello_nonce` and `url`, the address the client dialed,
+    signed; protocol/identity.py) claims `name` on first use and proves it later; without them you play as a guest
+    under a free name. `key` is the secret of protocol 2's claims, sent only to move such a claim to the public key
+    (after `old_claim`). `bot` marks a program playing (shown as a bot everywhere).
     """
 
     type: ClassVar[str] = "hello"
     protocol: int
     name: str
     resume: str | None = None
+    public_key: str | None = None
+    signature: str | None = None
+    url: str = ""
     key: str | None = None
     bot: bool = False
     accepts: list[str] = field(default_factory=list)  # games this session takes challenges for (a bot runner's)
@@ -387,6 +392,15 @@ class Moderate(Message):
 
 
 # -- server to client ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HelloNonce(Message):
+    """The server's first frame on every connection: the nonce a hello signs, and the server's id (both signed)."""
+
+    type: ClassVar[str] = "hello_nonce"
+    nonce: str
+    server: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -898,6 +912,7 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Moderate,
 )
 SERVER_MESSAGES: tuple[type[Message], ...] = (
+    HelloNonce,
     Welcome,
     Rooms,
     LobbyUpdate,

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from platformdirs import user_data_dir
 
+from gamenight.protocol.identity import address_of
 from gamenight.server.admission import LobbyLimits
 from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_forkserver
 from gamenight.server.guard import FrameLimits
@@ -45,6 +46,13 @@ def default_db() -> str:
     folder = Path(user_data_dir("gamenight", appauthor=False))
     folder.mkdir(parents=True, exist_ok=True)
     return str(folder / "gamenight.db")
+
+
+def reached_as(url: str) -> str:
+    """A `--reached-as` URL, checked (argparse's type): a ws:// or wss:// URL with a host."""
+    if not address_of(url):
+        raise argparse.ArgumentTypeError(f"{url!r} is not a ws:// or wss:// URL")
+    return url
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -115,6 +123,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--node-id", help="this node's name in the cluster (default: host, process id, random)")
     parser.add_argument(
         "--public-url", help="how clients reach this node, as other nodes show it (default ws://host:port)"
+    )
+    parser.add_argument(
+        "--reserve-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name nobody may claim or play under, nor any look-alike of it (repeatable; e.g. your own name);"
+        " admin, root, moderator, gamenight and the AI's and bots' labels always are",
+    )
+    parser.add_argument(
+        "--reached-as",
+        action="append",
+        default=[],
+        metavar="URL",
+        type=reached_as,
+        help="an address clients dial to reach this server, e.g. wss://games.example.org (repeatable): a hello that"
+        " claims a name must be signed for one of them, so a hostile server cannot relay it live (docs/security.md);"
+        " default: any address",
     )
     parser.add_argument(
         "--web",
@@ -399,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
             cluster=args.cluster,
             node_id=args.node_id,
             public_url=args.public_url,
+            reached_as=tuple(args.reached_as),
+            reserved_names=tuple(args.reserve_name),
         )
         config = apply_limits(config, args.limit)
         web = (

@@ -47,6 +47,7 @@ class LobbyLimits:
     challenge_burst: int = 10
     tournaments_per_player: int = 3  # open tournaments (waiting or running) one claimed name hosts
     tournaments_per_ip: int = 5  # ... and hosted from one address, whatever the names
+    claims_per_ip_day: int = 20  # new names claimed from one address in 24 hours (on this server, since its start)
     rated_pair_games_per_day: int = 10  # rated games a day between the same two players that change ratings
     challenge_s: float = 60.0  # a challenge nobody answers is gone after this long
     invitation_s: float = 60.0  # ... and a tournament's invitation (the tournament waits for the answers to start)

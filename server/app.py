@@ -33,7 +33,18 @@ from websockets.protocol import State as SocketState
 
 from gamenight.protocol import MAX_FRAME, ErrorCode, ProtocolError, decode, encode
 from gamenight.protocol.codec import request_id_of
-from gamenight.protocol.messages import Analyse, Error, GetGame, Hello, Leaderboard, ListGames, Message, Profile
+from gamenight.protocol.identity import address_of, new_nonce
+from gamenight.protocol.messages import (
+    Analyse,
+    Error,
+    GetGame,
+    Hello,
+    HelloNonce,
+    Leaderboard,
+    ListGames,
+    Message,
+    Profile,
+)
 from gamenight.server.admission import LobbyLimits
 from gamenight.server.bucket import Bucket
 from gamenight.server.directory import UNAVAILABLE_TEXT
@@ -61,6 +72,7 @@ from gamenight.server.records import (
 from gamenight.server.review import ReviewLimits
 from gamenight.server.review_runner import ReviewRunner
 from gamenight.server.room import AiTurn, Outbox, Refusal, StartClock
+from gamenight.server.sessions import Proof
 from gamenight.server.store import open_store
 from gamenight.server.timers import Clock, LoopClock, Timers
 
@@ -119,6 +131,7 @@ class ServerConfig:
     max_connections_per_ip: int = 50  # open connections from one address (0: no cap)
     messages_per_ip_per_s: float = 100.0  # messages read from one address's connections together (then they wait)
     closed_room_retention_s: float = 7 * 24 * 3600.0  # a closed room's row is deleted this long after it closed
+    unused_claim_s: float = 30 * 24 * 3600.0  # a claim never played under (no game, no seat) ends this long after
     lobby_batch_s: float = 0.25  # at most one `lobby` push per watcher this often (all changes since the last)
     spectator_batch_ms: int = 200  # a spectator gets its room's traffic at most once this often (0: each at once)
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
@@ -126,6 +139,8 @@ class ServerConfig:
     cluster: str | None = None  # redis:// URL: run as one node of a cluster (server/cluster); None: a lone server
     node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
     public_url: str | None = None  # how clients reach this node (default: ws://host:port)
+    reserved_names: tuple[str, ...] = ()  # names nobody may claim or play under (the operator's), look-alikes too
+    reached_as: tuple[str, ...] = ()  # the URLs clients dial: a hello signed for another is refused (empty: any)
     loopback: bool = False  # also listen on 127.0.0.1 (plain ws://, a free port) for the web front door's clients
     review_limits: ReviewLimits = field(default_factory=ReviewLimits)  # game review: budget, queue, bounds
 
@@ -240,11 +255,14 @@ class GameServer:
         self._history_pending = 0
         self._history_waiting: dict[str, int] = {}  # session -> its history requests not answered yet
         self._history_asked: dict[ServerConnection, Coroutine[Any, Any, None]] = {}  # the answer to await next
-        self.lobby = Lobby(ai_bots=bots(), history=self.store, limits=config.lobby_limits)
+        self.lobby = Lobby(
+            ai_bots=bots(), history=self.store, limits=config.lobby_limits, reserved=config.reserved_names
+        )
         self.per_ip: dict[str, int] = {}  # open connections by remote address
         self.penalized: dict[str, float] = {}  # address -> until when (monotonic) it may not connect
         self.ip_budget: dict[str, SharedBudget] = {}  # address -> the messages its connections may send together
         self.connections: dict[str, ServerConnection] = {}
+        self.nonces: dict[ServerConnection, str] = {}  # each connection's hello_nonce, until its hello is welcomed
         self.tasks: set[asyncio.Task[Any]] = set()
         self._pool: Executor | None = None
         self._server: Server | None = None
@@ -278,6 +296,7 @@ class GameServer:
 
             self.node = ClusterNode(self, self.config.cluster)
         if self.store is not None:
+            self._expire_claims()
             self.lobby.sessions.load_claims(self.store.claimed_names())
             self.lobby.moderation.load_admins(self.store.admins())
             self.lobby.moderation.load_sanctions(self.store.sanctions(time.time()))
@@ -420,6 +439,8 @@ class GameServer:
             if counted is False:
                 await self.close_connection(ws, POLICY_VIOLATION, "too many connections from your address")
                 return
+            self.nonces[ws] = nonce = new_nonce()  # the hello of this connection signs it (protocol/identity.py)
+            self.outgoing.add_frame([ws], encode(HelloNonce(nonce=nonce, server=self.lobby.server_id)))
             while True:
                 if session is None:
                     frame = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
@@ -460,6 +481,7 @@ class GameServer:
         except ConnectionClosed:
             pass
         finally:
+            self.nonces.pop(ws, None)
             if counted:
                 self.node.depart(ip)
             if (left := self.per_ip.pop(ip) - 1) > 0:
@@ -586,7 +608,7 @@ class GameServer:
             self._reply_error(ws, ErrorCode.NOT_READY, "send hello first", msg.id)
             return None
         try:
-            client, out = self.lobby.hello(msg, self.clock.now(), _address(ws))
+            client, out = self.lobby.hello(msg, self.clock.now(), _address(ws), self.proof(ws))
         except Refusal as refusal:
             self._reply_error(ws, refusal.code, refusal.message, msg.id, refusal.suggestion, until=refusal.until)
             return None
@@ -594,10 +616,27 @@ class GameServer:
         if previous is not None and previous is not ws:
             self.spawn(self.close_connection(previous, 1000, "resumed on another connection"))
         self.connections[client.session] = ws
+        self.nonces.pop(ws, None)  # signed once: nothing later on this connection can prove a key with it
         log.info("hello from %s (session %s)", client.name, client.session)
         self.deliver(out, (ws, client.session, msg.id))
         self.node.welcomed(client, msg.resume is not None)
         return client.session
+
+    def proof(self, ws: ServerConnection) -> Proof | None:
+        """What a hello on `ws` must sign to prove a key: this server's id, the connection's nonce (None once it is
+        welcomed), and the addresses it is reached by (`--reached-as`, with this machine's own loopback addresses of
+        its ports, which the web front door's clients dial: only a program on the player's own machine could relay
+        a hello signed for those)."""
+        nonce = self.nonces.get(ws)
+        if nonce is None:
+            return None
+        addresses = tuple(address_of(url) for url in self.config.reached_as)
+        if addresses:
+            ports = [self.port, *([self.loopback_port] if self._loopback is not None else [])]
+            addresses += tuple(
+                address_of(f"ws://{host}:{port}") for port in ports for host in ("127.0.0.1", "localhost")
+            )
+        return Proof(self.lobby.server_id, nonce, addresses)
 
     def _reply_error(
         self,
@@ -973,5 +1012,14 @@ class GameServer:
                 purged_at = time.monotonic()
                 try:
                     self.store.purge_closed(time.time() - self.config.closed_room_retention_s)
+                    self._expire_claims()
                 except Exception as exc:
-                    log.warning("could not purge closed rooms: %s", exc)
+                    log.warning("could not purge closed rooms or expire unused claims: %s", exc)
+
+    def _expire_claims(self) -> None:
+        """Free the names claimed more than `unused_claim_s` ago and never played under (at start-up and hourly)."""
+        if self.store is not None and self.config.unused_claim_s:
+            expired = self.store.expire_claims(time.time() - self.config.unused_claim_s)
+            self.lobby.sessions.claims_expired(expired)
+            if expired:
+                log.info("%d unused claims expired", len(expired))

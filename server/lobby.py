@@ -18,6 +18,7 @@ requests that touch a room. Each service is its own module, tested on its own:
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -76,7 +77,7 @@ from gamenight.server.review import Asker, ReviewService
 from gamenight.server.room import Outbox, Refusal, Room
 from gamenight.server.room_options import describe
 from gamenight.server.room_requests import ROOM_ACTIONS, RoomRequests, players_of, reply
-from gamenight.server.sessions import Client, Sessions
+from gamenight.server.sessions import Client, Proof, Sessions
 from gamenight.server.tournament_host import TournamentHost
 
 SERVER_NAME = "gamenight/0.1"
@@ -93,6 +94,7 @@ class Lobby:
         ai_bots: dict[str, list[str]] | None = None,
         history: History | None = None,
         limits: LobbyLimits | None = None,
+        reserved: tuple[str, ...] = (),
     ) -> None:
         self.limits = limits or LobbyLimits()
         self.ai_bots = ai_bots or {}  # bot name -> the games it plays
@@ -100,6 +102,8 @@ class Lobby:
         # every rating (server/rated.py), loaded at start-up; rooms rate through it
         self.ratings = RatingBook(pair_games_per_day=self.limits.rated_pair_games_per_day)
         self.sessions = Sessions(on_count=lambda: None)
+        self.sessions.claims_per_ip_day = self.limits.claims_per_ip_day
+        self.sessions.reserve(list(reserved))  # the operator's names (the AI's and bots' labels always are)
         self.directory = RoomDirectory(self.sessions, self.ratings.rate, self.tournament_of)
         self.listing = Listing(self.directory, lambda: self.sessions.online)
         self.sessions.on_count = self.listing.counts_dirty
@@ -117,6 +121,7 @@ class Lobby:
         self.challenges.invitation_gone = self.tournaments.invitation_gone
         self.rooms = self.directory.rooms  # the lobby's view of its services' main tables (the same dicts)
         self.clients = self.sessions.clients
+        self.server_id = secrets.token_urlsafe(12)  # signed in every hello that proves a key (hello_nonce.server)
         self.nodes: list[str] = []  # in a cluster: the live nodes' addresses, sent in `welcome` (clients fail over)
         self.handlers = self._handlers()
 
@@ -125,8 +130,9 @@ class Lobby:
         return describe(game, tuple(sorted(b for b, games in self.ai_bots.items() if game.name in games)))
 
     # -- sessions ------------------------------------------------------------------------------------------------------
-    def hello(self, msg: Hello, now: float, ip: str = "") -> tuple[Client, Outbox]:
-        """Greet a connection (from address `ip`): check the protocol, make or resume its session, reply `welcome`."""
+    def hello(self, msg: Hello, now: float, ip: str = "", proof: Proof | None = None) -> tuple[Client, Outbox]:
+        """Greet a connection (from address `ip`; `proof`: what its hello's signature must sign): check the
+        protocol, make or resume its session, reply `welcome`."""
         if msg.protocol != PROTOCOL_VERSION:
             raise Refusal(
                 ErrorCode.UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}, not {msg.protocol}"
@@ -137,7 +143,7 @@ class Lobby:
             client, token = self.sessions.resume(msg, ip), msg.resume
             self.listing.watch(client.session, False)  # each connection asks for lobby pushes itself
         else:
-            client, token = self.sessions.open(msg, ip, out)
+            client, token = self.sessions.open(msg, ip, out, proof, now)
         out.send({client.session}, self._welcome(client, token, msg.id))
         self.presence.push(client.name, out, client.session)
         if msg.resume is not None:

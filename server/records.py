@@ -66,12 +66,15 @@ class SeatSaved:
 
 @dataclass(frozen=True, slots=True)
 class NameClaimed:
-    """A name was claimed (or its claim turned into a bot's): by its comparison key, with the claiming key's hash."""
+    """A name was claimed (or its claim turned into a bot's, or moved to a public key): by its comparison key,
+    with the claimant's Ed25519 public key (hex; protocol 3) or, for a claim of protocol 2 not moved yet, the hash
+    of its secret key (`key_hash`, "" once moved)."""
 
     name_key: str
     name: str
     key_hash: str
     bot: bool = False
+    public_key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +271,8 @@ class StoreBackend(Protocol):
     def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]: ...
 
     def purge_closed(self, before: float) -> int: ...
+
+    def expire_claims(self, before: float) -> list[str]: ...
 
     def claimed_names(self) -> list[NameClaimed]: ...
 

@@ -3,9 +3,11 @@
 A person is known by the hash of their resume token: a connection that says `hello {resume: token}` takes over
 the session (and every seat) of the one that received that token, even across a restart.
 
-A name is claimed by the first hello that uses it with a `key`; later hellos need the same key for it. Claims are
-kept in memory by their comparison key (`text.name_key`) and stored through `NameClaimed` records, so a claim is on
-disk before its welcome is sent. A hello without a key is a guest's: it plays under a free name.
+A name is claimed by the first hello that uses it with a public key and a signature of the connection's nonce
+(protocol/identity.py); later hellos need a signature by the same key. A claim of protocol 2 (the hash of a secret
+`key`) moves to a public key once, when a hello proves both. Claims are kept in memory by their comparison key
+(`text.name_key`) and stored through `NameClaimed` records, so a claim is on disk before its welcome is sent. A
+hello without a public key is a guest's: it plays under a free name.
 
 This service owns `clients`, `by_token`, `claims` and the count of sessions online; the rooms a client is in are
 kept on the client (`Client.rooms`) by the lobby, which joins and leaves rooms for it.
@@ -18,17 +20,33 @@ import hmac
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.identity import address_of, verified
 from gamenight.protocol.messages import Hello
 from gamenight.server.games import GAMES
 from gamenight.server.records import NameClaimed
 from gamenight.server.room import Member, Outbox, Refusal
 from gamenight.server.text import MAX_NAME, clean_name, name_key
 
-KEY_LENGTHS = range(16, 129)  # a claim key's length: long enough not to be guessed, short enough to hash cheaply
+KEY_LENGTHS = range(16, 129)  # a protocol 2 claim key's length (what a moving claim's `key` may be)
 SUGGESTIONS = 999  # numbered variants tried for a free name before a random one
 SESSION_GRACE_S = 60.0  # a dropped session holding no seat (a host, a spectator) may resume this long
+CLAIM_WINDOW_S = 24 * 3600.0  # `claims_per_ip_day` counts the new claims of this long
+RESERVED = ("admin", "administrator", "root", "moderator", "mod", "gamenight", "server", "system")
+AI_LABEL = "AI level"  # the AI seats' and tournament entrants' label ("AI level 3"): no person is called that
+BOT_LABEL = "bot"  # ... and a named bot's ("bot classic")
+LEVEL_CHARACTERS = set("0123456789ols")  # what a level's digits may fold to in a name key ("1" is "l", "0" is "o")
+
+
+class Proof(NamedTuple):
+    """What a hello's signature must sign (protocol/identity.py): this server's id and the connection's nonce; and
+    the addresses clients reach this server by (`--reached-as`), one of which it must be signed for (any if none)."""
+
+    server: str
+    nonce: str
+    addresses: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -46,6 +64,7 @@ class Client:
     accepts: tuple[str, ...] = ()  # the games it takes challenges for (hello `accepts`)
     remote: bool = False  # connected to another node of a cluster, which forwards its requests (server/cluster)
     offline_since: float | None = None  # when its last connection dropped (None while connected)
+    name_key: str = ""  # `text.name_key` of its name (set when it is added)
 
     @property
     def member(self) -> Member:
@@ -75,15 +94,24 @@ class Sessions:
         self.clients: dict[str, Client] = {}  # by session, connected or holding seats
         self.by_token: dict[str, Client] = {}  # by token hash
         self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
+        self.reserved: set[str] = {name_key(name) for name in RESERVED}  # name keys nobody may use (`reserve`)
+        self.claims_per_ip_day = 0  # new claims from one address in CLAIM_WINDOW_S (0: no cap; LobbyLimits)
+        self.claimed_from: dict[str, list[float]] = {}  # address -> when its new claims of the window were made
         self.online = 0  # sessions connected to this server
         self.on_count = on_count  # called when `online` changes (the lobby's counts change)
         self.on_forget = on_forget  # called with a session's id when it is forgotten (tournaments it watched)
 
     # -- arriving ------------------------------------------------------------------------------------------------------
-    def open(self, msg: Hello, ip: str, out: Outbox) -> tuple[Client, str]:
-        """A new session for a hello without `resume`: its client and its resume token (a claim goes into `out`)."""
+    def open(
+        self, msg: Hello, ip: str, out: Outbox, proof: Proof | None = None, now: float = 0.0
+    ) -> tuple[Client, str]:
+        """A new session for a hello without `resume` (from address `ip`, at `now`): its client and its resume
+        token (a claim goes into `out`).
+
+        `proof` is what the hello's signature must sign (this server's id and this connection's nonce); without
+        it no claim can be proved (the hello is a guest's whatever it holds)."""
         accepts = self.accepts(msg)
-        name, claimed, bot = self._identity(msg, out)
+        name, claimed, bot = self._identity(msg, out, proof, ip, now)
         token = secrets.token_urlsafe(24)
         token_hash = hash_token(token)
         client = Client(session_of(token_hash), name, token_hash, ip=ip, claimed=claimed, bot=bot)
@@ -116,60 +144,152 @@ class Sessions:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"accepts names unknown game {unknown[0][:40]!r}")
         return tuple(sorted(set(msg.accepts)))
 
-    def _identity(self, msg: Hello, out: Outbox) -> tuple[str, bool, bool]:
+    def _identity(self, msg: Hello, out: Outbox, proof: Proof | None, ip: str, now: float) -> tuple[str, bool, bool]:
         """The name a new session plays under, whether its key holds that name's claim, and whether it is a bot.
 
-        With a key: the claim's owner gets the claimed name (a bot's claim keeps it a bot), a name nobody claimed
-        is claimed now (the record goes into `out`), and any other key is refused with `name_taken` and a free
-        name to use instead. Without a key: a guest, under the name asked for unless it is claimed, else a free
-        numbered variant of it.
+        With a public key (its signature checked first): the claim's owner gets the claimed name (a bot's claim
+        keeps it a bot), a name nobody claimed is claimed now (the record goes into `out`), a claim of protocol 2
+        moves to this key if the hello also holds its old secret `key` (`old_claim` if not), and any other key is
+        refused with `name_taken` and a free name to use instead. Without one: a guest, under the name asked for
+        unless it is claimed, else a free numbered variant of it.
         """
         name = clean_name(msg.name)
         key = name_key(name)
         claim = self.claims.get(key)
-        if msg.key is None:
-            return (name if claim is None else self.free_name(name)), False, msg.bot
-        if len(msg.key) not in KEY_LENGTHS:
-            raise Refusal(ErrorCode.BAD_MESSAGE, f"a key has {KEY_LENGTHS.start} to {KEY_LENGTHS.stop - 1} characters")
-        key_hash = hash_token(msg.key)
+        if msg.public_key is None:
+            free = claim is None and not self.is_reserved(name) and key not in self.in_use()
+            return (name if free else self.free_name(name)), False, msg.bot
+        public_key = self.proved_key(msg, proof)
         if claim is None:
-            claim = self.claims[key] = NameClaimed(key, name, key_hash, msg.bot)
+            self._may_claim(name, key, ip, now)
+            claim = self.claims[key] = NameClaimed(key, name, "", msg.bot, public_key)
             out.records.append(claim)
             return name, True, msg.bot
-        if not hmac.compare_digest(claim.key_hash, key_hash):
-            suggestion = self.free_name(name)
-            raise Refusal(
-                ErrorCode.NAME_TAKEN,
-                f"the name {claim.name!r} is claimed with another key; {suggestion!r} is free",
-                suggestion=suggestion,
-            )
+        if not claim.public_key:
+            claim = self._move(claim, msg, public_key, out)
+        elif not hmac.compare_digest(claim.public_key, public_key):
+            raise self._taken(claim, name)
         if msg.bot and not claim.bot:  # once a bot, always a bot: the claim remembers it
             claim = self.claims[key] = replace(claim, bot=True)
             out.records.append(claim)
         return claim.name, True, claim.bot
 
+    @staticmethod
+    def proved_key(msg: Hello, proof: Proof | None) -> str:
+        """The hello's public key, once its signature is checked against `proof` (bad_signature if it fails)."""
+        assert msg.public_key is not None
+        if proof is None or msg.signature is None:
+            raise Refusal(ErrorCode.BAD_SIGNATURE, "a public key needs the signature of this connection's hello_nonce")
+        if proof.addresses and address_of(msg.url) not in proof.addresses:
+            raise Refusal(
+                ErrorCode.BAD_SIGNATURE,
+                f"the hello is for {msg.url[:200]!r}; this server is {', '.join(proof.addresses)}",
+            )
+        if not verified(msg.public_key, msg.signature, proof.server, msg.url, proof.nonce):
+            raise Refusal(ErrorCode.BAD_SIGNATURE, "the signature does not sign this connection's hello_nonce")
+        return msg.public_key.lower()
+
+    def _move(self, claim: NameClaimed, msg: Hello, public_key: str, out: Outbox) -> NameClaimed:
+        """A claim of protocol 2 moves to `public_key` if the hello holds the secret it was made with (once: the
+        old key's hash is dropped, so that secret claims nothing any more)."""
+        if msg.key is None:
+            raise Refusal(
+                ErrorCode.OLD_CLAIM,
+                f"the name {claim.name!r} was claimed by an older gamenight: send its key once with your public key",
+                suggestion=self.free_name(claim.name),
+            )
+        if len(msg.key) not in KEY_LENGTHS or not hmac.compare_digest(claim.key_hash, hash_token(msg.key)):
+            raise self._taken(claim, claim.name)
+        moved = self.claims[name_key(claim.name)] = replace(claim, key_hash="", public_key=public_key)
+        out.records.append(moved)
+        return moved
+
+    def _taken(self, claim: NameClaimed, name: str) -> Refusal:
+        """The refusal of a claimed name to another key, with a free name to use instead."""
+        suggestion = self.free_name(name)
+        return Refusal(
+            ErrorCode.NAME_TAKEN,
+            f"the name {claim.name!r} is claimed with another key; {suggestion!r} is free",
+            suggestion=suggestion,
+        )
+
+    def _may_claim(self, name: str, key: str, ip: str, now: float) -> None:
+        """Refuse a new claim of a reserved name or of a name someone shows now (`name_taken`, with a free name), or
+        one past its address's allowance (`too_many`); count it otherwise."""
+        why = "is reserved" if self.is_reserved(name) else "is in use now" if key in self.in_use() else None
+        if why is not None:
+            suggestion = self.free_name(name)
+            raise Refusal(
+                ErrorCode.NAME_TAKEN, f"the name {name!r} {why}; {suggestion!r} is free", suggestion=suggestion
+            )
+        if not self.claims_per_ip_day:
+            return
+        made = [t for t in self.claimed_from.get(ip, ()) if now - t < CLAIM_WINDOW_S]
+        if len(made) >= self.claims_per_ip_day:
+            self.claimed_from[ip] = made
+            raise Refusal(
+                ErrorCode.TOO_MANY,
+                f"your address has claimed {len(made)} new names today; play under one of them, or as a guest",
+            )
+        self.claimed_from[ip] = [*made, now]
+
+    def reserve(self, names: list[str]) -> None:
+        """Names nobody may claim or play under (the server operator's, the named bots' labels), look-alikes too."""
+        self.reserved.update(name_key(name) for name in names)
+
+    def is_reserved(self, name: str) -> bool:
+        """True for a reserved name or a look-alike of one, and for the AI's and bots' labels ("AI level 4",
+        "bot classic": any name whose first word folds to "bot" and that goes on)."""
+        key, ai = name_key(name), name_key(AI_LABEL)
+        if key in self.reserved or (key.startswith(ai) and set(key[len(ai) :]) <= LEVEL_CHARACTERS):
+            return True
+        words = name.split()
+        return len(words) > 1 and name_key(words[0]) == name_key(BOT_LABEL)
+
     def free_name(self, name: str) -> str:
-        """A name like `name` that nobody has claimed: the name with the first free number after it."""
+        """A name like `name` that nobody has claimed: the name with the first free number after it ("player" and a
+        number for a reserved name, whose numbered variants would be reserved too)."""
+        if self.is_reserved(name):
+            name = "player"
+        used = self.in_use()
         for number in range(2, SUGGESTIONS + 2):
             suffix = str(number)
             candidate = clean_name(name[: MAX_NAME - len(suffix)] + suffix)
-            if name_key(candidate) not in self.claims:
+            if (key := name_key(candidate)) not in self.claims and key not in used:
                 return candidate
-        while True:  # a thousand numbered variants claimed: a random one (bounded in practice by the claims)
+        while True:  # a thousand numbered variants taken: a random one (bounded in practice by the claims)
             candidate = clean_name(name[: MAX_NAME - 7] + secrets.token_hex(3) + "7")
-            if name_key(candidate) not in self.claims:
+            if (key := name_key(candidate)) not in self.claims and key not in used:
                 return candidate
+
+    def in_use(self) -> set[str]:
+        """The name keys sessions show now: connected, or holding a seat (claimed or not)."""
+        return {c.name_key for c in self.clients.values() if c.connected or c.rooms}
 
     # -- claims --------------------------------------------------------------------------------------------------------
     def load_claims(self, claims: list[NameClaimed]) -> None:
-        """Take claimed names stored by a previous run (at start-up) or by another node of a cluster."""
+        """Take claimed names stored by a previous run (at start-up, oldest first) or by another node of a cluster.
+
+        They are kept by today's key of their name: a stored key made by an older folding (before the confusables,
+        say) may differ. Two stored claims that fold together now keep the older one (the first loaded)."""
         for claim in claims:
-            self.claims[claim.name_key] = claim
+            key = name_key(claim.name)
+            held = self.claims.get(key)
+            if held is None or held.name_key == claim.name_key:
+                self.claims[key] = claim
+
+    def claims_expired(self, stored_keys: list[str]) -> None:
+        """Claims the store deleted as never used (by their stored keys): their names are free again."""
+        gone = set(stored_keys)
+        for key, claim in list(self.claims.items()):
+            if claim.name_key in gone:
+                del self.claims[key]
 
     def claim_lost(self, claim: NameClaimed) -> None:
         """A claim's record could not be stored: forget it (nobody was told it was made)."""
-        if self.claims.get(claim.name_key) is claim:
-            del self.claims[claim.name_key]
+        key = name_key(claim.name)
+        if self.claims.get(key) is claim:
+            del self.claims[key]
 
     # -- leaving -------------------------------------------------------------------------------------------------------
     def went_offline(self, session: str, now: float) -> Client | None:
@@ -276,6 +396,7 @@ class Sessions:
 
     def _add(self, client: Client) -> None:
         """Keep a new session, by its id and by its token's hash."""
+        client.name_key = name_key(client.name)
         self.clients[client.session] = client
         self.by_token[client.token_hash] = client
 

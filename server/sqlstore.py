@@ -125,7 +125,8 @@ CREATE TABLE names (
     name TEXT NOT NULL,
     key_hash TEXT NOT NULL,
     bot {bool} NOT NULL DEFAULT {false},
-    claimed_at {real} NOT NULL
+    claimed_at {real} NOT NULL,
+    public_key TEXT
 );
 CREATE TABLE ratings (
     player TEXT NOT NULL,
@@ -367,9 +368,14 @@ class SqlStore(ABC):
                 )
             case NameClaimed():
                 db.execute(
-                    "INSERT INTO names (name_key, name, key_hash, bot, claimed_at) VALUES (?, ?, ?, ?, ?)"
-                    " ON CONFLICT (name_key) DO UPDATE SET bot = names.bot OR excluded.bot",
-                    (record.name_key, record.name, record.key_hash, record.bot, now),
+                    # A claim moves to a public key once (its key hash goes with it); a public key never changes.
+                    "INSERT INTO names (name_key, name, key_hash, bot, claimed_at, public_key)"
+                    " VALUES (?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (name_key) DO UPDATE SET bot = names.bot OR excluded.bot,"
+                    " key_hash = CASE WHEN names.public_key IS NULL AND excluded.public_key IS NOT NULL"
+                    " THEN excluded.key_hash ELSE names.key_hash END,"
+                    " public_key = COALESCE(names.public_key, excluded.public_key)",
+                    (record.name_key, record.name, record.key_hash, record.bot, now, record.public_key or None),
                 )
             case GameStarted():
                 db.execute("UPDATE rooms SET game_no = ? WHERE code = ?", (record.game_no, record.code))
@@ -543,6 +549,20 @@ class SqlStore(ABC):
         with self._session(transaction=True) as db:
             return db.execute("DELETE FROM rooms WHERE closed = TRUE AND closed_at < ?", (before,)).rowcount
 
+    def expire_claims(self, before: float) -> list[str]:
+        """Delete the claims made before `before` (a time.time()) whose name was never played under: in no finished
+        game and no seat of an open room. Their name keys, as stored."""
+        unused = (
+            "claimed_at < ? AND NOT EXISTS (SELECT 1 FROM game_players WHERE game_players.name = names.name)"
+            " AND NOT EXISTS (SELECT 1 FROM seats WHERE seats.name = names.name)"
+        )
+        with self._session(transaction=True) as db:
+            keys = [
+                str(row[0]) for row in db.execute(f"SELECT name_key FROM names WHERE {unused}", (before,)).fetchall()
+            ]
+            db.execute(f"DELETE FROM names WHERE {unused}", (before,))
+        return keys
+
     # -- reading --------------------------------------------------------------------------------------------------
     def unfinished_rooms(self, skipped: list[tuple[str, str]] | None = None) -> list[StoredRoom]:
         """Every room not closed, with its seats and the move log of its current game.
@@ -606,9 +626,12 @@ class SqlStore(ABC):
         """Every claimed name, for the lobby to load at start-up (StoreError if they cannot be read)."""
         with self._session() as db:
             rows = db.execute(
-                "SELECT name_key, name, key_hash, bot FROM names ORDER BY claimed_at, name_key"
+                "SELECT name_key, name, key_hash, bot, public_key FROM names ORDER BY claimed_at, name_key"
             ).fetchall()
-        return [NameClaimed(str(key), str(name), str(key_hash), bool(bot)) for key, name, key_hash, bot in rows]
+        return [
+            NameClaimed(str(key), str(name), str(key_hash), bool(bot), str(public_key or ""))
+            for key, name, key_hash, bot, public_key in rows
+        ]
 
     def admins(self) -> list[tuple[str, str]]:
         """The server's admins as (name key, name), by name key (StoreError if they cannot be read)."""

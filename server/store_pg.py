@@ -42,7 +42,7 @@ except ImportError as exc:  # the `cluster` extra is not installed
 from gamenight.server.sqlstore import POSTGRES, Session, SqlStore, check_version
 from gamenight.server.store import shown
 
-PG_SCHEMA_VERSION = 4
+PG_SCHEMA_VERSION = 5
 CONNECT_TIMEOUT_S = 3  # a server that does not answer fails the start (or the write) instead of hanging it
 RECONNECT_PAUSE_S = 5.0  # after a failed reconnect, calls fail at once for this long (the event loop waits on writes)
 # libpq's TCP settings: a connection to a server that vanished (power, network) fails within seconds instead of
@@ -71,6 +71,8 @@ PG_MIGRATIONS: dict[int, str] = {
     " CREATE TABLE voided_games (game_id BIGINT PRIMARY KEY REFERENCES games(id), voided_at DOUBLE PRECISION NOT NULL);"
     " CREATE TABLE audit (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at DOUBLE PRECISION NOT NULL,"
     " admin TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL, reason TEXT NOT NULL, details TEXT NOT NULL)",
+    # SQLite's migration 11: a claimed name's Ed25519 public key (identity by signature, issue 33).
+    4: "ALTER TABLE names ADD COLUMN public_key TEXT",
 }
 
 

@@ -13,6 +13,7 @@ reader cannot tell apart share one key (the rule is in docs/protocol.md, "Names"
 from __future__ import annotations
 
 import unicodedata
+from importlib.resources import files
 
 MAX_NAME = 24
 MAX_CHAT = 300
@@ -62,6 +63,20 @@ LOOKALIKES = str.maketrans(
         **dict(zip("αικνορυχγη", "aikvopuxyn", strict=True)),
     }
 )
+
+
+def _confusables() -> dict[int, str]:
+    """server/confusables.txt as a translation table: each look-alike letter of any script (UTS #39's data, and the
+    Latin small capitals) to the ASCII letter or digit it passes for."""
+    table: dict[int, str] = {}
+    for line in files("gamenight.server").joinpath("confusables.txt").read_text(encoding="utf-8").splitlines():
+        fields = line.split("#", 1)[0].split(";")
+        if len(fields) >= 2 and fields[0].strip():
+            table[int(fields[0], 16)] = chr(int(fields[1], 16))
+    return table
+
+
+CONFUSABLES = _confusables()
 # After casefolding: digits and signs that pass for letters, and the letters that pass for each other ("I"/"l").
 FOLDS = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "$": "s", "@": "a"})
 PAIRS = (("rn", "m"), ("vv", "w"))  # two letters that draw like one
@@ -71,13 +86,13 @@ def name_key(name: str) -> str:
     """The form names are compared in: equal keys mean a reader could take one name for the other.
 
     The display name (`clean_name`) is decomposed and its combining marks dropped ("é" is "e"), other scripts'
-    look-alike letters become the Latin one, the text is casefolded, 0/1/i/5 and a few signs fold to o/l/l/s,
-    "rn" to "m" and "vv" to "w", and spaces and punctuation go ("al.ice" is "alice"). A name of nothing but
-    punctuation keys as its casefolded self.
+    look-alike letters become the Latin one (LOOKALIKES by case, then CONFUSABLES: "ı", "ɪ", "ᴀ", Lisu "ꓡ" ...),
+    the text is casefolded, 0/1/i/5 and a few signs fold to o/l/l/s, "rn" to "m" and "vv" to "w", and spaces and
+    punctuation go ("al.ice" is "alice"). A name of nothing but punctuation keys as its casefolded self.
     """
     decomposed = unicodedata.normalize("NFKD", clean_name(name))
     bare = "".join(ch for ch in decomposed if not unicodedata.category(ch).startswith("M"))
-    folded = bare.translate(LOOKALIKES).casefold().translate(FOLDS)
+    folded = bare.translate(LOOKALIKES).translate(CONFUSABLES).casefold().translate(FOLDS)
     for pair, single in PAIRS:
         folded = folded.replace(pair, single)
     key = "".join(ch for ch in folded if unicodedata.category(ch)[0] not in "ZP")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 from typing import Any
 
@@ -11,12 +12,14 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.codec import MAX_SERVER_FRAME, from_wire
+from gamenight.protocol.identity import Identity
 from gamenight.protocol.messages import (
     AddAi,
     Batch,
     CreateRoom,
     Event,
     Hello,
+    HelloNonce,
     Join,
     Message,
     Moved,
@@ -27,6 +30,11 @@ from gamenight.protocol.messages import (
 )
 
 TIMEOUT = 10.0
+
+
+def identity_of(key: str) -> Identity:
+    """The test identity named by `key`: its private key is sha256(key), so equal keys are the same person."""
+    return Identity.from_secret(hashlib.sha256(key.encode()).hexdigest())
 
 
 class Peer:
@@ -51,6 +59,8 @@ class Peer:
         self.frames: list[Message] = []  # every frame ever received, decoded (a batch as one `Batch`)
         self._batched: list[Message] = []  # the rest of the last batch, not yet handed out
         self.welcome: Welcome | None = None
+        self.url = ""  # the address it dialed (what a claiming hello signs)
+        self.nonce: HelloNonce | None = None  # the server's first frame: what a hello on this connection signs
         self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
         self._derived: list[Message] = []  # events carried inside the last change, then its folded state
         # Read continuously, as a real client does, so unread frames never stall the connection.
@@ -68,15 +78,44 @@ class Peer:
             self._frames.put_nowait(None)
 
     @classmethod
-    async def connect(cls, url: str, name: str = "tester", *, address: str | None = None, **hello: Any) -> Peer:
+    async def open(cls, url: str, *, address: str | None = None) -> Peer:
         """Open a connection (from the loopback `address`, e.g. 127.0.0.2, to be another address to the server)
-        and complete the hello / welcome exchange."""
+        and read the server's `hello_nonce` (kept as `nonce`); no hello yet."""
         local = {"local_addr": (address, 0)} if address is not None else {}
         ws = await connect(url, max_size=2**20, **local)
         peer = cls(ws)
-        await peer.send(Hello(protocol=PROTOCOL_VERSION, name=name, **hello))
+        peer.url = url
+        peer.nonce = await peer.expect("hello_nonce")
+        return peer
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        name: str = "tester",
+        *,
+        address: str | None = None,
+        key: str | None = None,
+        identity: Identity | None = None,
+        **hello: Any,
+    ) -> Peer:
+        """Open a connection and complete the hello / welcome exchange.
+
+        `identity` claims the name (the nonce signed); `key` is a test's short way to name one: the identity whose
+        private key is derived from that text, so the same `key` is the same person (`identity_of`)."""
+        peer = await cls.open(url, address=address)
+        await peer.send(peer.hello(name, identity or (identity_of(key) if key is not None else None), **hello))
         peer.welcome = await peer.expect("welcome")
         return peer
+
+    def hello(self, name: str, identity: Identity | None, **fields: Any) -> Hello:
+        """A hello for this connection, claiming with `identity` (its signature of this connection's nonce)."""
+        assert self.nonce is not None
+        if identity is not None:
+            fields["public_key"] = identity.public_key
+            fields.setdefault("url", self.url)
+            fields["signature"] = identity.sign(self.nonce.server, fields["url"], self.nonce.nonce)
+        return Hello(protocol=PROTOCOL_VERSION, name=name, **fields)
 
     async def send(self, msg: Message) -> None:
         """Send one message."""

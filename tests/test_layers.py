@@ -92,6 +92,7 @@ async def main():
     await server.start()
     try:
         async with connect(f"ws://127.0.0.1:{server.port}") as ws:
+            await ws.recv()  # the hello_nonce
             await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="ann")))
             welcome = decode(await ws.recv())
     finally:

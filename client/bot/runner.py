@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
-import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Mapping, Sequence
@@ -30,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from gamenight.client.bot.engines import Engine, EngineFailure, EngineSpec, Failure, Turn
-from gamenight.client.config import KEY_LENGTHS, config_dir
+from gamenight.client.config import KEY_LENGTHS, config_dir, private_folder, write_private
 from gamenight.client.connection import (
     RECONNECTING,
     REFUSED,
@@ -42,6 +40,7 @@ from gamenight.client.connection import (
 )
 from gamenight.client.state import Changes, ClientState
 from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.identity import Identity
 from gamenight.protocol.messages import (
     Accept,
     Batch,
@@ -111,22 +110,35 @@ def default_key_file(name: str) -> Path:
     return config_dir() / "bots" / f"{slug}.key"
 
 
-def bot_key(path: Path) -> str:
-    """The key in `path`, or a new random one written there now (file mode 0600) on first run."""
+BotKeys = tuple[Identity, str | None]
+"""A bot's identity, and the secret key of protocol 2 its name may still be claimed with (None if none)."""
+
+IDENTITY_LINE = "ed25519 "  # a key file's line holding the identity's private key (64 hex digits)
+LEGACY_LINE = "legacy "  # ... and the one holding protocol 2's key, while it has one
+
+
+def bot_key(path: Path) -> BotKeys:
+    """The identity in the key file `path` (and its old key, if any), made and written there now (mode 0600, in a
+    0700 folder) on first run; a file of protocol 2's (one old key) gets an identity beside its key."""
     try:
-        key = path.read_text(encoding="utf-8").strip()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        key = ""
-    if len(key) in KEY_LENGTHS:
-        return key
-    if key:
-        raise ValueError(f"{path} holds no usable key ({KEY_LENGTHS.start}-{KEY_LENGTHS.stop - 1} characters)")
-    key = secrets.token_urlsafe(32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        file.write(key + "\n")
-    return key
+        lines = []
+    secret = next((line.removeprefix(IDENTITY_LINE) for line in lines if line.startswith(IDENTITY_LINE)), None)
+    legacy = next((line.removeprefix(LEGACY_LINE) for line in lines if line.startswith(LEGACY_LINE)), None)
+    if secret is None and len(lines) == 1 and len(lines[0].strip()) in KEY_LENGTHS:
+        legacy = lines[0].strip()  # a key file of protocol 2: its key claimed the name, it moves that claim
+    elif secret is None and lines:
+        raise ValueError(f"{path} holds no usable key")
+    if secret is not None:
+        try:
+            return Identity.from_secret(secret.strip()), legacy
+        except ValueError as exc:
+            raise ValueError(f"{path} holds no usable key ({exc})") from None
+    identity = Identity.generate()
+    private_folder(path.parent)
+    write_private(path, IDENTITY_LINE + identity.secret + "\n" + (LEGACY_LINE + legacy + "\n" if legacy else ""))
+    return identity, legacy
 
 
 # -- configuration --------------------------------------------------------------------------------------------
@@ -579,11 +591,11 @@ class BotRunner:
     """One bot on one server: its connection (the TUI's `Connection`: reconnects, resume, a cluster's other nodes,
     the pace), the accept rules, and a `GameSeat` per game."""
 
-    def __init__(self, config: BotConfig, key: str | None) -> None:
+    def __init__(self, config: BotConfig, keys: BotKeys | None) -> None:
         self.config = config
         if config.log_dir is not None:
             config.log_dir.mkdir(parents=True, exist_ok=True)
-        self.key = key
+        identity, legacy = keys if keys is not None else (None, None)
         self.welcome: Welcome | None = None
         self.seats: dict[str, GameSeat] = {}
         self.pending: dict[str, Pending] = {}  # by challenge id
@@ -599,7 +611,8 @@ class BotRunner:
             self._received,
             self._status_changed,
             open_timeout=OPEN_TIMEOUT_S,
-            key=key,
+            identity=identity,
+            legacy_key=legacy,
             accepts=(config.game,),
             bot=True,
             insist_on_accepts=True,  # a server without the bot's game refuses it: nothing to wait for there

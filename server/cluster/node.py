@@ -73,7 +73,8 @@ from gamenight.server.lobby import Lobby
 from gamenight.server.outbox import Outbox
 from gamenight.server.outgoing import Relay, write_frames
 from gamenight.server.records import Fenced, NameClaimed, Record, StoreError
-from gamenight.server.sessions import Client, hash_token
+from gamenight.server.room import Refusal
+from gamenight.server.sessions import Client, Proof, hash_token
 from gamenight.server.text import clean_name, name_key
 
 if TYPE_CHECKING:
@@ -255,7 +256,7 @@ class ClusterNode:
         except ProtocolError:
             return self.server.receive(ws, session, frame)  # the usual error reply
         if session is None:
-            await self._before_hello(msg)
+            await self._before_hello(msg, self.server.proof(ws))
             return self.server.handle_message(ws, session, msg)
         if await self._forwarded(session, msg, frame):
             return session
@@ -265,15 +266,18 @@ class ClusterNode:
             return self.server.handle_message(ws, session, msg)
         return await self._room_request(ws, session, msg, frame)
 
-    async def _before_hello(self, msg: Message) -> None:
-        """A hello's token or claimed name may be another node's: learn it from the cluster first."""
+    async def _before_hello(self, msg: Message, proof: Proof | None) -> None:
+        """A hello's token or claimed name may be another node's: learn it from the cluster first (a claim only for
+        a hello whose signature holds, so nobody takes a name in the cluster without its key)."""
         if isinstance(msg, Hello) and msg.resume is not None:
             await self._known_token(msg.resume)
             here = self.lobby.sessions.by_token.get(hash_token(msg.resume))
             if here is not None and here.remote:  # present here as another node's: it connects here now
                 here.connected = here.remote = False
-        elif isinstance(msg, Hello) and msg.key is not None:
-            await self._claim_name(msg)
+        elif isinstance(msg, Hello) and msg.public_key is not None and proof is not None:
+            with contextlib.suppress(Refusal):  # a bad signature: the lobby refuses the hello itself
+                self.lobby.sessions.proved_key(msg, proof)
+                await self._claim_name(msg)
 
     async def _forwarded(self, session: str, msg: Message, frame: Any) -> bool:
         """True if a lobby request goes to another node: a new room placed there, an answer to a challenge made
@@ -442,14 +446,14 @@ class ClusterNode:
         arbiter of two first claims at once), so every node holds a name for the same key."""
         name = clean_name(msg.name)
         key = name_key(name)
-        if key in self.lobby.sessions.claims or msg.key is None:
+        if key in self.lobby.sessions.claims or msg.public_key is None:
             return
         if self.server.store is not None:
             with contextlib.suppress(StoreError):  # unreadable now: Redis still arbitrates
                 self.lobby.sessions.load_claims(self.server.store.claimed_names())
         if key in self.lobby.sessions.claims:
             return
-        mine = json.dumps({"name": name, "key_hash": hash_token(msg.key), "bot": msg.bot})
+        mine = json.dumps({"name": name, "key_hash": "", "public_key": msg.public_key.lower(), "bot": msg.bot})
         try:
             if await self.redis.hsetnx(self.keys.claims, key, mine):
                 return  # this hello claims it: the lobby makes and stores the claim as usual
@@ -459,7 +463,15 @@ class ClusterNode:
         if raw is not None:
             first = json.loads(raw)
             self.lobby.sessions.load_claims(
-                [NameClaimed(key, str(first["name"]), str(first["key_hash"]), bool(first["bot"]))]
+                [
+                    NameClaimed(
+                        key,
+                        str(first["name"]),
+                        str(first["key_hash"]),
+                        bool(first["bot"]),
+                        str(first.get("public_key", "")),
+                    )
+                ]
             )
 
     async def _known_token(self, token: str) -> None:
@@ -557,9 +569,10 @@ class ClusterNode:
             )
         self.server.connections[session] = cast(ServerConnection, remote)
         accepts = identity.get("a")
-        claim_hash, name = identity.get("k"), str(identity.get("n", "player"))
+        claim_hash, public_key, name = identity.get("k"), identity.get("p", ""), str(identity.get("n", "player"))
         if isinstance(claim_hash, str) and name_key(name) not in self.lobby.sessions.claims:  # claimed on another node
-            self.lobby.sessions.load_claims([NameClaimed(name_key(name), name, claim_hash, bool(identity.get("b")))])
+            claim = NameClaimed(name_key(name), name, claim_hash, bool(identity.get("b")), str(public_key))
+            self.lobby.sessions.load_claims([claim])
         self.lobby.sessions.attach(
             session,
             str(identity.get("n", "player")),
@@ -975,9 +988,9 @@ def _tag(node: str) -> str:
 
 def _identity(client: Client, lobby: Lobby | None = None) -> dict[str, Any]:
     """Who a session is, as forwarded to an owner (short keys: it rides on every forwarded request); with the
-    lobby, also the hash of the key that claimed its name (other nodes then know the claim)."""
+    lobby, also the public key (or protocol 2's key hash) that claimed its name (other nodes then know the claim)."""
     claim = lobby.sessions.claims.get(name_key(client.name)) if lobby is not None and client.claimed else None
-    extra = {"k": claim.key_hash} if claim is not None else {}
+    extra = {"k": claim.key_hash, "p": claim.public_key} if claim is not None else {}
     return extra | {
         "n": client.name,
         "h": client.token_hash,

@@ -13,21 +13,36 @@ from gamenight.client.config import CONFIG_ENV
 
 
 def test_key_is_made_once_private_and_then_reused(tmp_path: Path) -> None:
-    """The first run writes a random key readable by its owner only (0600); later runs read the same key."""
+    """The first run writes a new identity readable by its owner only (file 0600, folder 0700); later runs read
+    the same identity."""
     path = tmp_path / "deep" / "rhino.key"
-    key = bot_key(path)
-    assert 16 <= len(key) <= 128
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert bot_key(path) == key
+    identity, legacy = bot_key(path)
+    assert legacy is None
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert bot_key(path)[0].public_key == identity.public_key
 
 
-def test_a_damaged_key_file_is_refused_not_replaced(tmp_path: Path) -> None:
+def test_a_key_file_of_protocol_2_gets_an_identity_and_keeps_its_key(tmp_path: Path) -> None:
+    """A key file from before protocol 3 (one secret key) is kept as the old key (to move its claim) beside a new
+    identity, written back 0600; the next run reads both."""
+    path = tmp_path / "rhino.key"
+    old = "r" * 43
+    path.write_text(old + "\n")
+    path.chmod(0o644)
+    identity, legacy = bot_key(path)
+    assert legacy == old and stat.S_IMODE(path.stat().st_mode) == 0o600
+    again, legacy_again = bot_key(path)
+    assert again.public_key == identity.public_key and legacy_again == old
+
+
+@pytest.mark.parametrize("text", ["short\n", "ed25519 12ab\n", "two\nlines\n"])
+def test_a_damaged_key_file_is_refused_not_replaced(tmp_path: Path, text: str) -> None:
     """A key file holding something that is not a key stops the bot rather than silently claiming anew."""
     path = tmp_path / "rhino.key"
-    path.write_text("short\n")
+    path.write_text(text)
     with pytest.raises(ValueError, match="no usable key"):
         bot_key(path)
-    assert path.read_text() == "short\n"
+    assert path.read_text() == text
 
 
 def test_key_file_defaults_next_to_the_client_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,6 +40,7 @@ from gamenight.protocol.messages import (
 )
 from gamenight.protocol.vocab import RoomStatus
 from gamenight.server.app import GameServer, ServerConfig
+from tests.peer import identity_of
 
 WAIT_S = 10.0
 
@@ -254,9 +255,9 @@ async def test_a_bot_says_so_in_its_hello(url):
 async def test_a_refused_hello_says_why_with_its_code(url):
     """A name claimed by another key is refused for good: the status says `refused` with the server's code (so a
     bot can tell its user to use the name's key file), the error is handed on, and no retry follows."""
-    async with running(url, "rhino", key="rhino-key-0123456789") as (owner, _inbox):
+    async with running(url, "rhino", identity=identity_of("rhino-key")) as (owner, _inbox):
         await until(lambda: owner.connected, "the owner's welcome")
-        async with running(url, "rhino", key="other-key-0123456789", first_retry=0.05) as (other, inbox):
+        async with running(url, "rhino", identity=identity_of("other-key"), first_retry=0.05) as (other, inbox):
             await until(lambda: other.status.state == REFUSED, "the refusal")
             assert other.status.code == ErrorCode.NAME_TAKEN and "claimed" in other.status.detail
             assert [e.code for e in inbox.server(Error)] == [ErrorCode.NAME_TAKEN]

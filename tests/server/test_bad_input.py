@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgpack
 import pytest
 
+from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.messages import CreateRoom, Hello, ListRooms
 from tests.peer import Peer
 
@@ -45,7 +46,7 @@ async def test_requests_before_hello_are_refused(url):
         await peer.send(ListRooms(id=1))
         error = await peer.expect("error")
         assert error.code == "not_ready" and error.id == 1
-        await peer.send(Hello(protocol=2, name="late"))
+        await peer.send(Hello(protocol=PROTOCOL_VERSION, name="late"))
         assert (await peer.expect("welcome")).session
     finally:
         await peer.close()

@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.frames import Frame, Opcode
 
-from gamenight.protocol import encode
+from gamenight.protocol import PROTOCOL_VERSION, encode
 from gamenight.protocol.messages import Chat, Hello, ListRooms, MakeMove
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.guard import FrameLimits
@@ -131,7 +131,7 @@ async def test_a_message_in_too_many_fragments_is_dropped(limited):
     """A hello in 4 fragments is welcomed; a request cut into more fragments than allowed closes with 1008."""
     server = await limited(max_fragments=8)
     ws = await connect(f"ws://127.0.0.1:{server.port}")
-    hello = encode(Hello(protocol=2, name="frag"))
+    hello = encode(Hello(protocol=PROTOCOL_VERSION, name="frag"))
     await ws.send([hello[i : i + 4] for i in range(0, 16, 4)] + [hello[16:]])
     assert (await asyncio.wait_for(ws.recv(), 5))[:1]
     request = encode(ListRooms(id=1))

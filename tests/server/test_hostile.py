@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from gamenight.protocol import decode, encode
+from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.messages import CLIENT_MESSAGES, Hello, ListRooms, MakeMove
 from tests.peer import Peer, seat_pair
 from tests.server.serverproc import NO_ROOM_CAPS, ServerProcess
@@ -95,7 +95,8 @@ async def _abuse(url: str, frames: list[bytes]) -> None:
     alice, bob, code, state = await _honest_game(url)
     players, rng, made = {0: alice, 1: bob}, random.Random(len(frames)), []
     ws = await connect(url, max_size=2**20)
-    await ws.send(encode(Hello(protocol=2, name="mallory")))
+    await ws.recv()  # the hello_nonce
+    await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="mallory")))
     decode(await ws.recv())
     ids = itertools.count(10_000)
     for frame in frames:
@@ -131,7 +132,8 @@ async def test_flood_is_rate_limited_then_closed(peers, url):
     """A flooding client gets `rate_limited`, then is closed with 1008; another room's game keeps every move."""
     alice, bob, code, state = await _honest_game(url)
     flood = await connect(url)
-    await flood.send(encode(Hello(protocol=2, name="flood")))
+    await flood.recv()  # the hello_nonce
+    await flood.send(encode(Hello(protocol=PROTOCOL_VERSION, name="flood")))
     for _ in range(400):
         try:
             await flood.send(encode(ListRooms()))
@@ -159,6 +161,7 @@ async def test_no_hello_is_closed(url, monkeypatch):
     """A connection that never says hello is closed with 1008 after the hello timeout."""
     monkeypatch.setattr("gamenight.server.app.HELLO_TIMEOUT_S", 0.2)
     ws = await connect(url)
+    assert decode(await asyncio.wait_for(ws.recv(), 5)).type == "hello_nonce"
     with pytest.raises(ConnectionClosed):
         await asyncio.wait_for(ws.recv(), 5)
     assert ws.close_code == 1008
@@ -170,7 +173,8 @@ async def test_idle_lobby_connection_is_closed(game_server, url):
 
     game_server.config = replace(game_server.config, idle_timeout_s=0.3)
     ws = await connect(url)
-    await ws.send(encode(Hello(protocol=2, name="sleepy")))
+    decode(await ws.recv())  # the hello_nonce
+    await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="sleepy")))
     decode(await ws.recv())
     with pytest.raises(ConnectionClosed):
         while True:

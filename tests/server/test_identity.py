@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 
 import pytest
-from websockets.asyncio.client import connect
 
-from gamenight.protocol import PROTOCOL_VERSION, decode, encode
+from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.messages import CreateRoom, Error, GetGame, Hello, Join, ListGames, Resign
 from gamenight.protocol.vocab import SeatKind
-from tests.peer import Peer
+from tests.peer import Peer, identity_of
+from tests.waiting import eventually
 
 KEY = "k" * 8 + secrets.token_urlsafe(16)
 OTHER_KEY = "o" * 8 + secrets.token_urlsafe(16)
 
 
-async def refused_hello(url: str, name: str, **hello: object) -> Error:
-    """Say hello and return the error the server answers it with (the test fails on a welcome)."""
-    async with connect(url) as ws:
-        await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=name, id=1, **hello)))
-        reply = decode(await asyncio.wait_for(ws.recv(), 10))
+async def refused_hello(url: str, name: str, key: str | None = None, **hello: object) -> Error:
+    """Say hello (claiming with the test identity `key` names) and return the error the server answers it with
+    (the test fails on a welcome)."""
+    peer = await Peer.open(url)
+    try:
+        await peer.send(peer.hello(name, identity_of(key) if key is not None else None, id=1, **hello))
+        reply = await peer.wait(lambda m: m.id == 1)
+    finally:
+        await peer.close()
     assert isinstance(reply, Error), f"expected an error, got {reply.type}"
     return reply
 
@@ -47,8 +50,16 @@ async def test_claimed_name_refused_with_another_key_with_a_free_suggestion(peer
 
 @pytest.mark.parametrize(
     "variant",
-    ["ALICE", "\u0430lice", "Al\u0456ce", "AL\u0399CE", "al1ce", "AIice", "a l-i.c e", "\u00e1lice", "ａｌｉｃｅ"],
-    ids=["capitals", "cyrillic a", "cyrillic i", "greek iota", "digit 1", "capital I", "spaced", "accent", "fullwidth"],
+    [
+        *("ALICE", "\u0430lice", "Al\u0456ce", "AL\u0399CE", "al1ce", "AIice", "a l-i.c e", "\u00e1lice", "ａｌｉｃｅ"),
+        *("al\u0131ce", "al\u026ace", "al\u0269ce", "\u0251lice", "ᴀʟɪᴄᴇ", "a\u01c0ice", "a\u026bice", "a\ua4e1ice"),
+    ],
+    ids=[
+        *("capitals", "cyrillic a", "cyrillic i", "greek iota", "digit 1", "capital I", "spaced", "accent"),
+        "fullwidth",
+        *("dotless i", "small capital I", "latin iota", "latin alpha", "small capitals", "dental click", "l tilde"),
+        "lisu L",
+    ],
 )
 async def test_lookalike_of_a_claimed_name_is_refused(peers, url, variant):
     """A case, script, digit, spacing or accent variant of a claimed name cannot be claimed by another key."""
@@ -71,24 +82,64 @@ async def test_guest_asking_for_a_claimed_name_gets_a_free_variant(peers):
     guest: Peer = await peers("alice")
     assert guest.welcome.name == "alice2" and not guest.welcome.claimed
     sneaky: Peer = await peers("\u0430lice")
-    assert sneaky.welcome.name == "\u0430lice2" and not sneaky.welcome.claimed
+    assert sneaky.welcome.name == "\u0430lice3" and not sneaky.welcome.claimed  # alice2 is online
     room = await guest.request(CreateRoom, game="othello", options={})
     assert room.host == "alice2"
 
 
-async def test_guest_with_a_free_name_keeps_it_and_does_not_claim(peers):
-    """A guest under an unclaimed name plays under it, and the name stays free to claim."""
+async def test_guest_with_a_free_name_keeps_it_and_does_not_claim(peers, url, game_server):
+    """A guest under an unclaimed name plays under it; nobody claims it while the guest shows it (`name_taken`,
+    "in use"), and once the guest is gone the name is free to claim."""
     guest: Peer = await peers("carol")
     assert guest.welcome.name == "carol" and not guest.welcome.claimed
+    error = await refused_hello(url, "CAROL", key=KEY)
+    assert error.code == "name_taken" and "in use" in error.message and error.suggestion == "CAROL2"
+    await guest.close()
+    session = game_server.lobby.clients[guest.welcome.session]
+    await eventually(lambda: _now(not session.connected), "the guest's disconnection")
     owner: Peer = await peers("carol", key=KEY)
     assert owner.welcome.name == "carol" and owner.welcome.claimed
 
 
-@pytest.mark.parametrize("key", ["short", "k" * 129])
-async def test_key_of_a_bad_length_is_refused(url, key):
-    """A key shorter than 16 or longer than 128 characters is refused with `bad_message`, and nothing is claimed."""
-    error = await refused_hello(url, "dave", key=key)
-    assert error.code == "bad_message" and "16 to 128" in error.message
+async def _now(value: bool) -> bool:
+    """`value`, as the awaitable check `eventually` polls."""
+    return value
+
+
+@pytest.mark.parametrize("second", ["alice", "ALICE", "\u0430lice\u0336\u0336", "al\u0131ce"])
+async def test_two_sessions_online_never_show_one_name(peers, second):
+    """A guest asking for a name another session shows now (or a look-alike of it, Cyrillic with combining
+    strokes included) plays under a free numbered variant; so does a second guest after a claimed player."""
+    first: Peer = await peers("alice")
+    again: Peer = await peers(second)
+    assert first.welcome.name == "alice" and again.welcome.name not in ("alice", second)
+    assert again.welcome.name.endswith("2")
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"signature": "00" * 64},
+        {"signature": "zz" * 64},
+        {"signature": "ab"},
+        {"public_key": "short"},
+        {"signature": None},
+    ],
+    ids=["wrong", "not hex", "too short", "bad public key", "missing"],
+)
+async def test_a_hello_whose_signature_fails_is_refused_and_claims_nothing(peers, url, forged):
+    """A public key without a good signature of this connection's nonce gets `bad_signature`, and the name stays
+    free for the key that can sign."""
+    identity = identity_of(KEY)
+    peer = await Peer.open(url)
+    signature = identity.sign(peer.nonce.server, url, peer.nonce.nonce)
+    fields = {"public_key": identity.public_key, "signature": signature, "url": url}
+    await peer.send(Hello(protocol=PROTOCOL_VERSION, name="dave", id=1, **(fields | forged)))
+    error = await peer.wait(lambda m: m.id == 1)
+    await peer.close()
+    assert error.type == "error" and error.code == "bad_signature"
+    owner: Peer = await peers("dave", key=OTHER_KEY)
+    assert owner.welcome.name == "dave" and owner.welcome.claimed
 
 
 async def test_bot_claim_stays_a_bot_and_shows_in_seats(peers):
@@ -194,3 +245,89 @@ async def test_a_claim_that_cannot_be_stored_is_not_made(server_process):
     other = await Peer.connect(proc.url, "hal", key=OTHER_KEY)
     assert other.welcome.name == "hal" and other.welcome.claimed
     await other.close()
+
+
+async def test_new_claims_from_one_address_stop_at_the_days_cap(server_with):
+    """Past `claims_per_ip_day` new claims, an address gets `too_many` and claims nothing (its names still come
+    back with their keys, guests still play); another address claims on."""
+    server = await server_with(claims_per_ip_day=3)
+    url = f"ws://127.0.0.1:{server.port}"
+    for n in range(3):
+        peer = await Peer.connect(url, f"name{n}", key=f"{KEY}{n}")
+        assert peer.welcome.claimed
+        await peer.close()
+    error = await refused_hello(url, "name3", key=f"{KEY}3")
+    assert error.code == "too_many" and "today" in error.message
+    back = await Peer.connect(url, "name0", key=f"{KEY}0")
+    guest = await Peer.connect(url, "name4")
+    elsewhere = await Peer.connect(url, "name3", key=f"{KEY}3", address="127.0.0.2")
+    assert back.welcome.claimed and not guest.welcome.claimed and elsewhere.welcome.claimed
+    for peer in (back, guest, elsewhere):
+        await peer.close()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "admin",
+        "ADM1N",
+        "root",
+        "Moderator",
+        "gamenight",
+        "AI level 4",
+        "ai level 1",
+        "A\u0131 level 5",
+        "bot classic",
+        "B0T greedy",
+        "ʀooᴛ",
+    ],
+)
+async def test_reserved_names_and_the_ais_labels_cannot_be_claimed(peers, url, name):
+    """The AI's and bots' labels, admin, root, moderator and gamenight (and look-alikes) are refused `name_taken`
+    with a free name, and a guest asking for one plays under another name."""
+    error = await refused_hello(url, name, key=KEY)
+    assert error.code == "name_taken" and "reserved" in error.message and error.suggestion
+    guest: Peer = await peers(name)
+    assert guest.welcome.name != name and not guest.welcome.claimed
+
+
+async def test_the_operators_reserved_names_cannot_be_claimed(server_with):
+    """A name the operator reserves (`--reserve-name`) is refused like admin; other names are claimed as usual."""
+    from gamenight.server.app import ServerConfig
+
+    server = await server_with(ServerConfig(port=0, ai_workers=1, reserved_names=("Hostname Harriet",)))
+    url = f"ws://127.0.0.1:{server.port}"
+    assert (await refused_hello(url, "hostname harr1et", key=KEY)).code == "name_taken"
+    other = await Peer.connect(url, "harriet", key=KEY)
+    assert other.welcome.claimed
+    await other.close()
+
+
+async def test_a_claim_never_played_under_expires_at_start_up(tmp_path):
+    """A server starting on a database whose claim is older than `unused_claim_s` and was never played under frees
+    the name (another key claims it); a claim with a finished game stays."""
+    import sqlite3
+
+    from gamenight.server.app import GameServer, ServerConfig
+    from gamenight.server.records import GameFinished, NameClaimed
+    from gamenight.server.store import Store
+
+    db = str(tmp_path / "games.db")
+    store = Store(db)
+    players = [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "zed"}]
+    store.write([NameClaimed("ann", "ann", "", public_key=identity_of(KEY).public_key)])
+    store.write([NameClaimed("bo", "bo", "", public_key=identity_of(KEY).public_key)])
+    store.write([GameFinished("R1", 0, "othello", {}, players, {"winner": 0, "reason": "resign"}, [], "")])
+    store.close()
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE names SET claimed_at = claimed_at - 31 * 86400")
+    server = GameServer(ServerConfig(port=0, ai_workers=1, db=db))
+    await server.start()
+    try:
+        url = f"ws://127.0.0.1:{server.port}"
+        taker = await Peer.connect(url, "bo", key=OTHER_KEY)
+        assert taker.welcome.claimed
+        assert (await refused_hello(url, "ann", key=OTHER_KEY)).code == "name_taken"
+        await taker.close()
+    finally:
+        await server.stop()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.messages import AddAi, CreateRoom, Join, MakeMove
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
@@ -69,7 +70,7 @@ async def test_unknown_resume_token_is_refused(server_process):
     from gamenight.protocol.messages import Hello
 
     peer = Peer(await connect(proc.url))
-    await peer.send(Hello(protocol=2, name="mallory", resume="not-a-real-token", id=1))
+    await peer.send(Hello(protocol=PROTOCOL_VERSION, name="mallory", resume="not-a-real-token", id=1))
     error = await peer.expect("error")
     assert error.code == "bad_token" and error.id == 1
     await peer.close()

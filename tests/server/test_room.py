@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.messages import CreateRoom, Hello, Join, Leave, MakeMove, Rematch, Resign
 from gamenight.server.directory import EMPTY_ROOM_GRACE_S
 from gamenight.server.lobby import Lobby
@@ -20,7 +21,7 @@ from gamenight.server.records import (
 
 def _client(lobby: Lobby, name: str):
     """Say hello and return the new session id."""
-    client, _ = lobby.hello(Hello(protocol=2, name=name), now=0.0)
+    client, _ = lobby.hello(Hello(protocol=PROTOCOL_VERSION, name=name), now=0.0)
     return client.session
 
 

@@ -15,10 +15,24 @@ from gamenight.server.directory import PROMPT_CLOSE_S, RoomDirectory, validated
 from gamenight.server.history_service import HistoryService
 from gamenight.server.listing import MAX_BATCH_ROOMS, Listing
 from gamenight.server.presence import Presence
+from gamenight.server.records import NameClaimed
 from gamenight.server.room import Outbox, Refusal, Room
-from gamenight.server.sessions import SESSION_GRACE_S, Sessions
+from gamenight.server.sessions import SESSION_GRACE_S, Proof, Sessions, hash_token
+from tests.peer import identity_of
 
 KEY = "k" * 32
+PROOF = Proof("test-server", "ab" * 32)  # what a hello signs here: a server id and a connection's nonce
+URL = "ws://games.example:8765"  # the address the tests' hellos are signed for
+
+
+def signed(name: str, who: str | None, proof: Proof = PROOF, url: str = URL, **fields: object) -> Hello:
+    """A hello for `name` dialed at `url`, claiming with the test identity `who` names (its signature of `proof`),
+    if given."""
+    if who is not None:
+        identity = identity_of(who)
+        signature = identity.sign(proof.server, url, proof.nonce)
+        fields |= {"public_key": identity.public_key, "signature": signature, "url": url}
+    return Hello(protocol=PROTOCOL_VERSION, name=name, **fields)  # type: ignore[arg-type]
 
 
 class Services:
@@ -35,9 +49,8 @@ class Services:
         self.challenges = Challenges(self.sessions, self.directory, self.admission, self.presence, self.open_room)
 
     def hello(self, name: str, key: str | None = None, ip: str = "10.0.0.1", accepts: tuple[str, ...] = ()):
-        """A new session, as a hello makes it."""
-        hello = Hello(protocol=PROTOCOL_VERSION, name=name, key=key, accepts=list(accepts))
-        return self.sessions.open(hello, ip, Outbox())
+        """A new session, as a hello makes it (claiming with the test identity `key` names, if given)."""
+        return self.sessions.open(signed(name, key, accepts=list(accepts)), ip, Outbox(), PROOF)
 
     def open_room(self, client, game: str, options, private: bool, now: float) -> tuple[Room, Outbox]:
         """A room opened as create_room opens it (the caps first)."""
@@ -60,13 +73,71 @@ def test_a_claimed_name_needs_its_key_and_a_guest_gets_a_numbered_variant():
     claimed name plays under a numbered variant."""
     services = Services()
     out = Outbox()
-    owner, _ = services.sessions.open(Hello(protocol=PROTOCOL_VERSION, name="ann", key=KEY), "", out)
+    owner, _ = services.sessions.open(signed("ann", KEY), "", out, PROOF)
     assert owner.claimed and owner.name == "ann" and [r.name for r in out.records] == ["ann"]
     with pytest.raises(Refusal) as refused:
         services.hello("ann", key="x" * 32)
     assert refused.value.code == "name_taken" and refused.value.suggestion == "ann2"
     guest, _ = services.hello("ann")
     assert guest.name == "ann2" and not guest.claimed
+
+
+def test_a_signature_proves_its_key_only_for_the_server_and_nonce_it_signed():
+    """A hello signed for another server id or another nonce is refused bad_signature, and claims nothing."""
+    services = Services()
+    for proof in (Proof("another-server", PROOF.nonce), Proof(PROOF.server, "cd" * 32)):
+        with pytest.raises(Refusal) as refused:
+            services.sessions.open(signed("ann", KEY, proof), "", Outbox(), PROOF)
+        assert refused.value.code == "bad_signature"
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", KEY), "", Outbox(), None)  # a hello with no nonce proves nothing
+    assert refused.value.code == "bad_signature" and not services.sessions.claims
+
+
+def test_a_server_that_knows_its_addresses_refuses_a_hello_signed_for_another():
+    """With the addresses it is reached by, a server refuses a hello signed (rightly) for another address, as a
+    hostile server relaying it would send it, and takes one signed for any of its own (default port or not)."""
+    services = Services()
+    mine = Proof(PROOF.server, PROOF.nonce, ("wss://games.example", "ws://127.0.0.1:9000"))
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", KEY, mine, url="wss://evil.example"), "", Outbox(), mine)
+    assert refused.value.code == "bad_signature" and "evil.example" in refused.value.message
+    owner, _ = services.sessions.open(signed("ann", KEY, mine, url="WSS://Games.Example:443/"), "", Outbox(), mine)
+    assert owner.claimed
+
+
+def test_an_old_claim_moves_to_a_public_key_once_with_its_old_key():
+    """A name claimed with a protocol 2 secret is asked for it (old_claim), moves to the public key that brings it,
+    and from then on the old secret (with any other key) is refused name_taken."""
+    services = Services()
+    old_secret = "s" * 40
+    services.sessions.load_claims([NameClaimed("ann", "ann", hash_token(old_secret))])
+    with pytest.raises(Refusal) as refused:
+        services.hello("ann", key=KEY)
+    assert refused.value.code == "old_claim"
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", KEY, key="w" * 40), "", Outbox(), PROOF)
+    assert refused.value.code == "name_taken"
+    out = Outbox()
+    owner, _ = services.sessions.open(signed("ann", KEY, key=old_secret), "", out, PROOF)
+    assert owner.claimed and out.records == [NameClaimed("ann", "ann", "", False, identity_of(KEY).public_key)]
+    with pytest.raises(Refusal) as refused:
+        services.sessions.open(signed("ann", "m" * 32, key=old_secret), "", Outbox(), PROOF)
+    assert refused.value.code == "name_taken"
+    assert services.hello("ann", key=KEY)[0].claimed
+
+
+def test_stored_claims_are_kept_by_todays_key_and_the_older_of_two_lookalikes_wins():
+    """Claims stored under an older folding's key are found by today's key; of two stored claims that fold together
+    now (vic and vıc, claimed before dotless i was folded), the older keeps the name and the younger is refused."""
+    services = Services()
+    older = NameClaimed("vlc", "vic", "", public_key=identity_of("first").public_key)
+    younger = NameClaimed("v\u0131c", "v\u0131c", "", public_key=identity_of("second").public_key)
+    services.sessions.load_claims([older, younger])
+    assert services.hello("v\u0131c", key="first")[0].name == "vic"
+    with pytest.raises(Refusal) as refused:
+        services.hello("v\u0131c", key="second")
+    assert refused.value.code == "name_taken"
 
 
 def test_a_resume_token_brings_back_the_session_and_an_unknown_one_is_refused():

@@ -180,6 +180,7 @@ async def test_the_window_holds_under_a_chat_flood(server_with):
 async def _raw_spectator(url: str, name: str) -> tuple[ClientConnection, ClientState]:
     """A connection read by the bundled client's reducer, as the TUI reads it (a `batch` included)."""
     ws = await connect(url, max_size=MAX_SERVER_FRAME)
+    await ws.recv()  # the hello_nonce (the bundled client's connection reads it before its hello)
     await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=name)))
     client = ClientState(name)
     client.apply(decode(await ws.recv(), MAX_SERVER_FRAME))

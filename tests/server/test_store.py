@@ -91,8 +91,8 @@ def test_a_new_file_has_exactly_the_schema_the_migrations_give_an_old_one(tmp_pa
 
 def test_a_file_written_before_the_shared_sql_store_opens_unchanged_and_reads_back(tmp_path):
     """A database file the earlier store wrote (tests/data/store_v9.sql) opens with its schema untouched but for the
-    tables the review's and moderation's migrations add: its open room, names, ratings, history and tournaments read
-    back as written, and it takes new moves and games."""
+    tables the review's and moderation's migrations add and the names' public key column: its open room, names (with
+    no public key yet), ratings, history and tournaments read back as written, and it takes new moves and games."""
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
     db.executescript(OLD_FILE.read_text())
@@ -109,7 +109,7 @@ def test_a_file_written_before_the_shared_sql_store_opens_unchanged_and_reads_ba
     )
     assert room.clocks == [[300000, 300000], [301800, 300000]] and room.result is None
     assert [(s.name, s.ai_level) for s in room.seats] == [("ann", None), (None, 3)]
-    assert [(n.name, n.bot) for n in store.claimed_names()] == [("Ann", False), ("Robo", True)]
+    assert [(n.name, n.bot, n.public_key) for n in store.claimed_names()] == [("Ann", False, ""), ("Robo", True, "")]
     total, board = store.leaderboard("othello", 0, 10)
     assert total == 2 and [(e["rank"], e["name"], e["rating"], e["wins"]) for e in board] == [
         (1, "ann", 1662.3, 1),
@@ -132,16 +132,15 @@ def test_a_file_written_before_the_shared_sql_store_opens_unchanged_and_reads_ba
     store.close()
     db = sqlite3.connect(path)
     schema = db.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall()
-    added = {
-        "analyses",
-        "admins",
-        "sanctions",
-        "voided_games",
-        "audit",
-    }  # migrations 9 (game review) and 10 (moderation)
-    assert [row for row in schema if row[2] not in added] == written
+    added = {"analyses", "admins", "sanctions", "voided_games", "audit"}  # migrations 9 (review) and 10 (moderation)
+    changed = added | {"names"}  # migration 11 (identity by signature) adds a column to names
+    assert [row for row in schema if row[2] not in changed] == [r for r in written if r[2] != "names"]
     assert [row[1] for row in schema if row[2] == "analyses"] == ["analyses"]
     assert {row[2] for row in schema if row[0] == "table"} - {row[2] for row in written} == added
+    names = next(row[4] for row in schema if row[1] == "names")
+    assert names == next(row[4] for row in written if row[1] == "names").replace(
+        "claimed_at REAL NOT NULL\n    )", "claimed_at REAL NOT NULL\n    , public_key TEXT)"
+    )
     db.close()
 
 

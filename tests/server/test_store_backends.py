@@ -206,6 +206,18 @@ def test_admins_sanctions_and_the_audit_log_read_back(store: StoreBackend) -> No
     assert log[0]["details"] == {"duration_s": 60} and [e["action"] for e in store.audit(limit=2)] == ["unmute", "kick"]
 
 
+def test_an_old_claim_moves_to_a_public_key_once_and_for_good(store: StoreBackend) -> None:
+    """A protocol 2 claim (a key hash) moves to a public key, its key hash dropped; a later record cannot move it
+    again nor bring the key hash back, and a new claim reads back with its public key."""
+    store.write([NameClaimed("ann", "Ann", "k1"), NameClaimed("bea", "Bea", "", public_key="bb" * 32)])
+    store.write([NameClaimed("ann", "Ann", "", public_key="aa" * 32)])
+    store.write([NameClaimed("ann", "Ann", "k1"), NameClaimed("ann", "Ann", "", public_key="cc" * 32)])
+    assert {(n.name_key, n.key_hash, n.public_key) for n in store.claimed_names()} == {
+        ("ann", "", "aa" * 32),
+        ("bea", "", "bb" * 32),
+    }
+
+
 def rated(seat: int, player: str, before: float, after: float, outcome: str) -> SeatRated:
     """One seat's rating change in the othello pool."""
     return SeatRated(seat, player, "othello", player, "human", (before, 350, 0.06), (after, 300, 0.06), outcome, 1.0)
@@ -321,6 +333,19 @@ def test_history_lists_filters_and_hides_private_games(store: StoreBackend) -> N
     assert record["clock"] == {"initial_ms": 60_000, "spent_ms": [5, 7]} and record["result"]["reason"] == "resign"
     assert "clock" not in (store.get_game(oldest) or {})
     assert store.get_game(10**6) is None and store.get_game(2**63) is None and store.get_game(-1) is None
+
+
+def test_claims_never_played_under_expire_and_used_ones_stay(target: str, store: StoreBackend) -> None:
+    """expire_claims deletes the claims made before the cut-off whose name is in no finished game and no seat of a
+    room; a newer claim, a name with a finished game and a seated name stay."""
+    store.write([NameClaimed(n, n, "", public_key=f"{i:02d}" * 32) for i, n in enumerate(["ann", "bo", "cy", "dee"])])
+    store.write(
+        [room("DONE1"), finished("DONE1", ["ann", "zed"]), room("OPEN1"), SeatSaved("OPEN1", 0, "bo", "h", None, None)]
+    )
+    raw(target, "UPDATE names SET claimed_at = 1000 WHERE name <> 'dee'")
+    assert store.expire_claims(2000) == ["cy"]
+    assert store.expire_claims(2000) == []
+    assert sorted(c.name for c in store.claimed_names()) == ["ann", "bo", "dee"]
 
 
 def test_purge_removes_only_rooms_closed_long_ago(target: str, store: StoreBackend) -> None:
@@ -658,7 +683,8 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
 ) -> None:
     """A new PostgreSQL database, and ones of schema 1 and 2 upgraded, get exactly the same version, tables, columns,
     types, defaults and indexes, those of the earlier store (tests/data/store_pg_v2.sql) with the review's table
-    (migration 2) and moderation's (migration 3) added: nodes of either release share one."""
+    (migration 2), moderation's (migration 3) and the names' public key (migration 4) added: nodes of either release
+    share one."""
     import psycopg
 
     script = OLD_PG.read_text()
@@ -672,14 +698,10 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
         for target in (pg_url, reference, upgraded):
             open_store(target).close()
         assert schema(pg_url) == schema(reference) == schema(upgraded)
-        added = {
-            "analyses",
-            "admins",
-            "sanctions",
-            "voided_games",
-            "audit",
-        }  # migrations 2 (game review) and 3 (moderation)
-        assert [row for row in schema(reference)[1] if row[0] not in added] == before[1] and before[0] == [(2,)]
+        tables = {"analyses", "admins", "sanctions", "voided_games", "audit"}  # migrations 2 (review), 3 (moderation)
+        added = [row for row in schema(reference)[1] if row[0] in tables or row[:2] == ("names", "public_key")]
+        assert [row for row in schema(reference)[1] if row not in added] == before[1] and before[0] == [(2,)]
+        assert ("names", "public_key", "text", None, "YES") in added  # migration 4 (identity by signature)
     finally:
         pg_server.drop_database(reference)
         pg_server.drop_database(upgraded)

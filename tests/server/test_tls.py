@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from websockets.asyncio.client import connect
 
-from gamenight.protocol import decode, encode
+from gamenight.protocol import PROTOCOL_VERSION, decode, encode
 from gamenight.protocol.messages import Hello
 from gamenight.server.app import GameServer, ServerConfig
 
@@ -53,7 +53,8 @@ async def test_wss_hello(certificate):
     try:
         context = ssl.create_default_context(cafile=str(cert))
         async with connect(f"wss://127.0.0.1:{server.port}", ssl=context) as ws:
-            await ws.send(encode(Hello(protocol=2, name="secure")))
+            assert decode(await ws.recv()).type == "hello_nonce"
+            await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="secure")))
             assert decode(await ws.recv()).type == "welcome"
     finally:
         await server.stop()
@@ -68,7 +69,8 @@ async def test_the_loopback_listener_speaks_plain_ws_beside_wss(certificate):
     try:
         assert server.loopback_port != server.port
         async with connect(f"ws://127.0.0.1:{server.loopback_port}") as ws:
-            await ws.send(encode(Hello(protocol=2, name="browser")))
+            assert decode(await ws.recv()).type == "hello_nonce"
+            await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="browser")))
             assert decode(await ws.recv()).type == "welcome"
         with pytest.raises(Exception):  # noqa: B017 - a plain handshake on the TLS port fails, however it fails
             async with connect(f"ws://127.0.0.1:{server.port}", open_timeout=5):

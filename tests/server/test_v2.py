@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.codec import encode, from_wire, request_id_of, to_wire
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import (
@@ -38,7 +39,7 @@ from gamenight.server.sessions import session_of
 
 def _hello(lobby: Lobby, name: str) -> str:
     """A new session's id."""
-    client, _ = lobby.hello(Hello(protocol=2, name=name), now=0.0)
+    client, _ = lobby.hello(Hello(protocol=PROTOCOL_VERSION, name=name), now=0.0)
     return client.session
 
 
@@ -257,7 +258,7 @@ def test_tron_ticks_are_one_frame_each_and_the_last_is_a_tick_then_the_final_sta
 def test_session_is_derived_from_the_token():
     """The session id is a function of the resume token's hash, so a restarted server gives the same one back."""
     lobby = Lobby()
-    client, out = lobby.hello(Hello(protocol=2, name="alice"), now=0.0)
+    client, out = lobby.hello(Hello(protocol=PROTOCOL_VERSION, name="alice"), now=0.0)
     (welcome,) = _to(out, client.session)
     assert welcome.session == client.session == session_of(client.token_hash)  # type: ignore[attr-defined]
     assert welcome.token is not None and welcome.token not in client.session  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.codec import encode
 from gamenight.protocol.messages import CreateRoom, Hello, Join, ListPlayers, MakeMove, Rematch, Resign, State, Sync
 from gamenight.server.app import GameServer, ServerConfig
@@ -51,9 +52,11 @@ async def test_session_survives_a_restart(server_process):
 
 
 async def _raw_player(url: str, name: str) -> ClientConnection:
-    """A player's bare connection after its hello (its frames are read as plain msgpack maps)."""
+    """A player's bare connection after its hello (its frames are read as plain msgpack maps, after the
+    server's `hello_nonce`, read here)."""
     ws = await connect(url, max_size=2**20)
-    await ws.send(encode(Hello(protocol=2, name=name)))
+    await ws.recv()
+    await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name=name)))
     return ws
 
 
