@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable, Input, Select
 
 from gamenight.client.app import GameNightApp
-from gamenight.client.config import identity_key
+from gamenight.client.config import player_identity
 from gamenight.client.connection import REFUSED
 from gamenight.client.screens.admin import AdminScreen
 from gamenight.protocol.messages import CreateRoom, Leaderboard, ListRooms, Moderate
@@ -29,14 +29,14 @@ def noticed(app: GameNightApp, *words: str) -> bool:
 
 
 async def make_admin(url: str, db: Path, name: str) -> None:
-    """Claim `name` with the app's own key, name it an admin with the real CLI, and wait until the running server
-    has read the list again (a hello with that key is welcomed as an admin)."""
-    first = await Peer.connect(url, name, key=identity_key())
+    """Claim `name` with the app's own identity, name it an admin with the real CLI, and wait until the running server
+    has read the list again (a hello with that identity is welcomed as an admin)."""
+    first = await Peer.connect(url, name, identity=player_identity())
     await first.close()
     assert main(["--db", str(db), "admin", "add", name]) == 0
 
     async def admin_now() -> bool:
-        peer = await Peer.connect(url, name, key=identity_key())
+        peer = await Peer.connect(url, name, identity=player_identity())
         await peer.close()
         return bool(peer.welcome and peer.welcome.admin)
 

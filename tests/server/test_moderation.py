@@ -13,7 +13,17 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode
-from gamenight.protocol.messages import Chat, CreateRoom, CreateTournament, Error, Hello, Join, ListRooms, Moderate
+from gamenight.protocol.messages import (
+    Chat,
+    CreateRoom,
+    CreateTournament,
+    Error,
+    Hello,
+    Join,
+    ListPlayers,
+    ListRooms,
+    Moderate,
+)
 from gamenight.server.__main__ import main
 from gamenight.server.app import GameServer, ServerConfig
 from gamenight.server.directory import RoomDirectory
@@ -21,10 +31,10 @@ from gamenight.server.moderation import Moderation
 from gamenight.server.outbox import Outbox, Refusal
 from gamenight.server.records import Moderated as ModeratedRecord
 from gamenight.server.records import NameClaimed
-from gamenight.server.sessions import Sessions, hash_token
+from gamenight.server.sessions import Client, Sessions
 from gamenight.server.store import Store
 from gamenight.server.text import name_key
-from tests.peer import Peer
+from tests.peer import Peer, identity_of
 from tests.server.test_identity import refused_hello
 from tests.waiting import eventually
 
@@ -37,7 +47,7 @@ Peers = Callable[..., Awaitable[Peer]]
 def claim(db: Path, name: str, key: str) -> None:
     """Store a name's claim as a hello with that key would have made it."""
     store = Store(str(db))
-    store.write([NameClaimed(name_key(name), name, hash_token(key))])
+    store.write([NameClaimed(name_key(name), name, "", public_key=identity_of(key).public_key)])
     store.close()
 
 
@@ -168,6 +178,7 @@ async def test_a_banned_address_is_refused_whatever_the_name(people: Peers, mod_
     assert done.type == "moderated" and done.target == "127.0.0.2"
     await closed_with(mallory, "banned")
     async with connect(mod_url, local_addr=("127.0.0.2", 0)) as ws:
+        await ws.recv()  # the hello_nonce every connection starts with
         await ws.send(encode(Hello(protocol=PROTOCOL_VERSION, name="someone_else", id=1)))
         refused = decode(await ws.recv())
     assert isinstance(refused, Error) and refused.code == "banned" and refused.until == done.until
@@ -262,8 +273,8 @@ def test_a_ban_ends_at_its_time_and_one_not_stored_is_lifted() -> None:
     sessions = Sessions(on_count=lambda: None)
     directory = RoomDirectory(sessions, rater=lambda *args: None, tournament_of=lambda code: None)
     moderation = Moderation(sessions, directory, lambda code: Outbox(), lambda *args: Outbox(), clock=lambda: wall[0])
-    hello = Hello(protocol=PROTOCOL_VERSION, name="boss", key=BOSS_KEY)
-    boss, _ = sessions.open(hello, "10.0.0.1", Outbox())
+    boss = Client("boss-session", "boss", "boss-token-hash", ip="10.0.0.1", claimed=True)  # claimed: an admin may be
+    sessions.clients[boss.session] = boss
     moderation.load_admins([(name_key("boss"), "boss")])
     ban = Moderate(action="ban", target="eve", reason="spam", duration_s=60)
     out = moderation.moderate(boss, ban, 0.0)
@@ -301,9 +312,16 @@ async def test_an_action_that_cannot_be_logged_is_not_done(tmp_path: Path, serve
     assert refused.type == "error" and refused.code == "unavailable"
     assert (await eve.request(ListRooms)).type == "rooms"  # still connected, never told of a ban
     _allow_writes(proc.proc.pid)
+    await eve.close()  # (while she is online, nobody else may show her name)
+
+    async def eve_gone() -> bool:
+        players = await boss.request(ListPlayers)
+        return all(p.name != "eve" for p in players.players)
+
+    await eventually(eve_gone, "the server to see eve leave")
     again = await Peer.connect(proc.url, "eve")
     assert again.welcome.name == "eve"  # no ban refuses the name
-    for peer in (boss, eve, again):
+    for peer in (boss, again):
         await peer.close()
     assert audit_lines(db, capsys) == []
 
