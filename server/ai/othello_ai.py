@@ -163,11 +163,11 @@ def _load_patterns(kernel: _Kernel) -> None:
     global PATTERNS
     try:
         table = othello_patterns.read_table()
-    except (OSError, ValueError):
+        kernel.load_patterns(table.kernel_instances, table.block, table.weights.tobytes())
+    except (OSError, ValueError):  # no file, not a pattern file, or tables the kernel refuses (too many instances)
         kernel.use_patterns(False)
         PATTERNS = None
         return
-    kernel.load_patterns(table.kernel_instances, table.block, table.weights.tobytes())
     PATTERNS = table
 
 

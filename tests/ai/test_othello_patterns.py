@@ -116,10 +116,16 @@ def test_search_with_patterns_scores_with_them(shipped: PatternTable) -> None:
 def test_a_missing_or_broken_table_file_leaves_the_hand_weights(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped: PatternTable
 ) -> None:
-    """Without a readable pattern file the kernel still loads and level 5 searches with the hand weights."""
+    """Without a readable pattern file, or with tables the kernel refuses, the kernel still loads and level 5
+    searches with the hand weights."""
     broken = tmp_path / "broken.dat"
     broken.write_bytes(b"not a table")
-    for path in (tmp_path / "missing.dat", broken):
+    too_many = tmp_path / "too_many.dat"  # a well-formed file with more instances than the kernel holds (256)
+    block = 3 + len(othello_patterns.EXTRAS)
+    othello_patterns.write_table(
+        PatternTable.from_fit([[[sq % 64] for sq in range(300)]], [0.0] * PHASES * block), too_many
+    )
+    for path in (tmp_path / "missing.dat", broken, too_many):
         monkeypatch.setattr(othello_patterns, "TABLE_FILE", path)
         _othellokernel.use_patterns(False)
         assert othello_ai._load_kernel() is _othellokernel
