@@ -426,7 +426,12 @@ def run(
             thinking = [total + part for total, part in zip(thinking, times, strict=True)]
             if not quiet:
                 seat = index % 2 if a_seat is None else a_seat
-                print(f"game {index:3d} ({label}, {a} seat {seat}): {a} scores {score} in {plies} plies", flush=True)
+                a_ms, b_ms = (1000 * times[0] / max(1, times[1]), 1000 * times[2] / max(1, times[3]))
+                print(
+                    f"game {index:3d} ({label}, {a} seat {seat}): {a} scores {score} in {plies} plies"
+                    f"; per move {a} {a_ms:.0f} ms, {b} {b_ms:.0f} ms",
+                    flush=True,
+                )
             if losses and score < 1:
                 print(f"  game {index} moves after the opening: {transcript}", flush=True)
     stats = summary(scores)
