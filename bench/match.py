@@ -8,8 +8,10 @@ A player is a level number (1-5), a bot name, or (Tron) `prev5`: the frozen pre-
 `tron2010:COMMAND`: a 2010 Google AI Challenge bot run as a child process for each game and spoken to in the
 contest's protocol through the engine adapter's map (bench/a1k0n.py builds the contest winner for this); or
 (Othello) `pure5` (`pureN`): level N with the compiled kernel switched off (the pure-Python code, as before
-issue 38), or `gtp:COMMAND`: an Othello engine speaking GTP, e.g. `gtp:/usr/games/gtp-rhino --level 3` (GRhino),
-driven as the bot runner drives it.
+issue 38), `hand5` (`handN`): level N with the kernel but the hand-weighted evaluation (as in issue 38's first
+session) instead of the fitted pattern tables, or `gtp:COMMAND`: an Othello engine speaking GTP, e.g.
+`gtp:/usr/games/gtp-rhino --level 3` (GRhino), driven as the bot runner drives it. The report gives each player's
+mean thinking time per move.
 Games come in pairs from the same opening with the colours (seats) swapped: random first plies drawn from
 --seed for Othello, Pentago and Connect Four (--random-plies fixes their number, 0 for the start position;
 --a-seat keeps A on one seat); for Tron each official
@@ -42,6 +44,9 @@ Z95 = 1.96
 """The normal quantile of a two-sided 95% interval."""
 MAX_PLIES = 10_000
 """A game still going after this many moves is scored a draw (a guard against endless games)."""
+GTP_TIMEOUT_S = 180
+"""How long a GTP engine may think about one move: GRhino's level 5 plays without a clock and took over 33 s on
+some endgame moves on the shared machine (issue 38), which stopped games at the earlier limit of 30 s + 3 x ms."""
 
 
 def opening_for(game: str, pair: int, rng: random.Random, maps: tuple[str, ...] = ()) -> Opening:
@@ -56,7 +61,8 @@ def parse_player(text: str) -> dict[str, Any]:
 
     Tron only: "prev5" (or "prevN") is level N of the frozen pre-issue-18 engine in bench/tron_baseline.py;
     "tron2010:COMMAND" a contest bot (see `ContestBot`). Othello only: "pureN" is level N without the compiled
-    kernel, "gtp:COMMAND" a GTP engine (see `GtpPlayer`).
+    kernel, "handN" level N with the kernel but its hand-weighted evaluation instead of the fitted patterns,
+    "gtp:COMMAND" a GTP engine (see `GtpPlayer`).
     """
     if text.startswith("tron2010:"):
         return {"tron2010": text.removeprefix("tron2010:")}
@@ -64,6 +70,8 @@ def parse_player(text: str) -> dict[str, Any]:
         return {"gtp": text.removeprefix("gtp:")}
     if text.startswith("pure") and text[4:].isdigit():
         return {"pure": int(text[4:])}
+    if text.startswith("hand") and text[4:].isdigit():
+        return {"hand": int(text[4:])}
     if text.startswith("prev") and text[4:].isdigit():
         return {"prev": int(text[4:])}
     digits = text.removeprefix("level").removeprefix("L")
@@ -152,7 +160,7 @@ def _move(
     if "gtp_process" in player:
         rules = find_game(game)
         assert rules is not None
-        return player["gtp_process"].move(rules, state, seat, history, 30 + 3 * ms / 1000)  # type: ignore[no-any-return]
+        return player["gtp_process"].move(rules, state, seat, history, GTP_TIMEOUT_S)  # type: ignore[no-any-return]
     if "pure" in player:
         if game != "othello":
             raise ValueError("pureN players exist for othello only")
@@ -163,6 +171,19 @@ def _move(
             wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, level=player["pure"])
         finally:
             othello_ai.KERNEL = kernel
+        return wire
+    if "hand" in player:
+        if game != "othello":
+            raise ValueError("handN players exist for othello only")
+        from gamenight.server.ai import othello_ai
+
+        if othello_ai.KERNEL is None:
+            raise ValueError("handN needs the compiled Othello kernel")
+        was = othello_ai.KERNEL.use_patterns(False)
+        try:
+            wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, level=player["hand"])
+        finally:
+            othello_ai.KERNEL.use_patterns(was)
         return wire
     if "bot_process" in player:
         view = find_game(game).view(state)  # type: ignore[union-attr]
@@ -213,6 +234,22 @@ def play_game(
 
     Returns (index, A's score 1 / 0.5 / 0, plies played, the opening's label, the game's transcript).
     """
+    return play_timed_game(game, a, b, index, ms, seed, maps, random_plies, a_seat)[:5]
+
+
+def play_timed_game(
+    game: str,
+    a: str,
+    b: str,
+    index: int,
+    ms: int,
+    seed: int,
+    maps: tuple[str, ...] = (),
+    random_plies: int | None = None,
+    a_seat: int | None = None,
+) -> tuple[int, float, int, str, str, tuple[float, int, float, int]]:
+    """`play_game`, and the thinking time: (A's seconds, A's moves, B's seconds, B's moves), wall clock per move
+    (a GTP engine's includes the pipe's round trip; the random opening's moves are not counted)."""
     rules = find_game(game)
     if rules is None:
         raise ValueError(f"unknown game {game!r}")
@@ -234,12 +271,17 @@ def play_game(
             player["gtp_process"] = GtpPlayer(player["gtp"], seat, rules.view(rules.initial_state(opening.options)))
     plies = 0
     written: list[str] = []
+    spent = {0: 0.0, 1: 0.0}
+    counted = {0: 0, 1: 0}
     try:
         while rules.outcome(state) is None and plies < MAX_PLIES:
             moves = {}
             for seat in sorted(rules.to_move(state)):
                 move_seed = seed * 7_919 + index * 100_003 + plies * 2 + seat
+                started = time.perf_counter()
                 wire = _move(game, state, seat, ms, move_seed, players[seat], history)
+                spent[seat] += time.perf_counter() - started
+                counted[seat] += 1
                 moves[seat] = rules.parse_move(state, wire)
                 written.append(wire)
             history.extend((seat, rules.format_move(state, move)) for seat, move in moves.items())
@@ -250,7 +292,8 @@ def play_game(
             for process in ("bot_process", "gtp_process"):
                 if process in player:
                     player[process].close()
-    return index, _score(rules.outcome(state), a_seat), plies, opening.label, rules.transcript(written)
+    times = (spent[a_seat], counted[a_seat], spent[1 - a_seat], counted[1 - a_seat])
+    return index, _score(rules.outcome(state), a_seat), plies, opening.label, rules.transcript(written), times
 
 
 def _score(outcome: Any, seat: int) -> float:
@@ -336,6 +379,8 @@ def report(game: str, a: str, b: str, ms: int, stats: dict[str, Any], seconds: f
     text = (
         f"{game}: {a} vs {b}, {stats['games']} games at {ms} ms per move ({seconds:.0f} s)\n"
         f"  {a}: +{stats['wins']} ={stats['draws']} -{stats['losses']}  score {100 * stats['score']:.1f}%\n"
+        f"  mean time per move: {a} {stats.get('a_ms_per_move', 0):.0f} ms,"
+        f" {b} {stats.get('b_ms_per_move', 0):.0f} ms\n"
         f"  Elo difference {_format_elo(stats['elo'])}"
         f"  (95% interval {_format_elo(stats['elo_low'])} .. {_format_elo(stats['elo_high'])})"
     )
@@ -369,20 +414,30 @@ def run(
     """
     started = time.perf_counter()
     scores = [0.0] * games
+    thinking = [0.0, 0, 0.0, 0]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [
-            pool.submit(play_game, game, a, b, index, ms, seed, maps, random_plies, a_seat) for index in range(games)
+            pool.submit(play_timed_game, game, a, b, index, ms, seed, maps, random_plies, a_seat)
+            for index in range(games)
         ]
         for future in as_completed(futures):
-            index, score, plies, label, transcript = future.result()
+            index, score, plies, label, transcript, times = future.result()
             scores[index] = score
+            thinking = [total + part for total, part in zip(thinking, times, strict=True)]
             if not quiet:
                 seat = index % 2 if a_seat is None else a_seat
-                print(f"game {index:3d} ({label}, {a} seat {seat}): {a} scores {score} in {plies} plies", flush=True)
+                a_ms, b_ms = (1000 * times[0] / max(1, times[1]), 1000 * times[2] / max(1, times[3]))
+                print(
+                    f"game {index:3d} ({label}, {a} seat {seat}): {a} scores {score} in {plies} plies"
+                    f"; per move {a} {a_ms:.0f} ms, {b} {b_ms:.0f} ms",
+                    flush=True,
+                )
             if losses and score < 1:
                 print(f"  game {index} moves after the opening: {transcript}", flush=True)
     stats = summary(scores)
     stats["seconds"] = time.perf_counter() - started
+    stats["a_ms_per_move"] = 1000 * thinking[0] / max(1, int(thinking[1]))
+    stats["b_ms_per_move"] = 1000 * thinking[2] / max(1, int(thinking[3]))
     print(report(game, a, b, ms, stats, stats["seconds"]))
     return stats
 

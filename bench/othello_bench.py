@@ -12,9 +12,10 @@ checks them against Bik's table (tests/data/othello_perft.txt). `ffo` solves FFO
 (tests/data/othello_ffo_1_19.txt) or #20-#39 (tests/data/othello_ffo_20_39.txt) exactly with the kernel, scoring
 empty squares for the winner as FFO does, checks the value and that the move is one of the best, and prints each
 time with the median and the maximum. `speed` searches fixed positions (random games from the start, plies 0-40)
-to --depth with the kernel and with the pure-Python core (the same tree: it checks nodes and score agree) and prints
-nodes per CPU second of each, then the exact solver's on the 14-empties reference positions. `threshold` plays
---games level-5-like kernel games (random first 6 plies, then depth-4 searches) and times level 5's solve at each
+to --depth with the kernel and with the pure-Python core (the same tree, hand weights: it checks nodes and score
+agree) and prints nodes per CPU second of each, and the kernel's with its fitted patterns when they are loaded,
+then the exact solver's on the 14-empties reference positions. `threshold` plays --games level-5-like kernel games
+(random first 6 plies, then depth-4 searches) and times level 5's solve at each
 count of --counts as `_solve_in_time` runs it (win / draw / loss, then exact); the largest count whose slowest
 solve fits 70% of --ms is what `ENDGAME_EMPTIES_KERNEL` holds. Figures are printed, never asserted (but a wrong
 count or value is reported); they depend on the machine and its load.
@@ -151,8 +152,15 @@ def bench_speed(depth: int, endgame_positions: int) -> int:
     )
     totals = [0, 0.0, 0.0]
     wrong = 0
+    patterns = kernel.use_patterns(False)  # the pure core has the hand weights only
+    pattern_nodes, pattern_time = 0, 0.0
     for plies in (0, 10, 20, 30, 40):
         own, opp = random_state(plies, seed=2024 + plies).sides()
+        if patterns:
+            kernel.use_patterns(True)
+            other, seconds = cpu_timed(kernel.search, own, opp, depth, -1.0)
+            pattern_nodes, pattern_time = pattern_nodes + other[3], pattern_time + seconds
+            kernel.use_patterns(False)
         found, k_s = cpu_timed(kernel.search, own, opp, depth, -1.0)
         (_, info), p_s = cpu_timed(search, engine, engine.position(own, opp), Limits(depth=depth))
         nodes = found[3]
@@ -168,6 +176,12 @@ def bench_speed(depth: int, endgame_positions: int) -> int:
         )
     print(f"{'all':<10} {totals[0]:>9.0f} {totals[1]:>9.3f} {totals[0] / totals[1]:>11.0f} {totals[2]:>9.3f}"
           f" {totals[0] / totals[2]:>11.0f} {totals[2] / totals[1]:>6.1f}")  # fmt: skip
+    if patterns:
+        kernel.use_patterns(True)
+        print(
+            f"the kernel with its fitted patterns, same positions and depth (another tree): {pattern_nodes} nodes"
+            f" in {pattern_time:.3f} s, {pattern_nodes / pattern_time:.0f} nodes/s"
+        )
     rows = read_endgames(DATA / "othello_endgames_bench.txt")[14][:endgame_positions]
     print(f"\nendgame: exact solve of {len(rows)} reference positions with 14 empties, kernel vs pure Python")
     k_nodes = p_nodes = 0

@@ -63,6 +63,7 @@ def test_wheel_carries_every_file_of_the_three_folders(wheel):
     assert missing == []
     for marker in ("server", "client", "protocol"):
         assert f"gamenight/{marker}/py.typed" in names
+    assert "gamenight/server/ai/othello_patterns.dat" in names  # level 5's fitted tables (issue 38)
 
 
 def test_a_fresh_install_imports_every_module_and_type_checks(wheel, tmp_path):

@@ -10,10 +10,14 @@
  *   perft(own, opp, depth) -> int                       server.games.othello._perft (Bik's convention)
  *   evaluate(own, opp) -> int                           othello_ai.evaluate_sides with level 5's phase weights
  *   weights() -> ((mobility, ..., discs), ...)           the phase weights it uses, one row per empty count
+ *   load_patterns(instances, block, weights)            the fitted pattern tables (othello_patterns.PatternTable)
+ *   use_patterns(on) -> bool                            whether search's leaves use them (else the hand weights)
+ *   pattern_evaluate(own, opp) -> int                   othello_patterns.evaluate with the loaded tables
  *   search(own, opp, max_depth, deadline)
  *       -> (move, score, depth, nodes, main line)        search.search over OthelloEngine(8), noise 0: the same
  *                                                        iterations, ordering, table and stopping rules, so the
- *                                                        same tree, node for node, to any fixed depth
+ *                                                        same tree, node for node, to any fixed depth (with the
+ *                                                        hand weights; with patterns on, only the leaves differ)
  *   solve(own, opp, alpha, beta, deadline, fresh, award)
  *       -> (move, difference, nodes) or None             othello_ai.EndgameSolver.best_move's value (None: the
  *                                                        deadline passed first)
@@ -233,13 +237,12 @@ static u64 stable_edge_discs(u64 P, u64 O) {
     return stable;
 }
 
-/* othello_ai.evaluate_sides on 8x8: the static score for P to move, whose legal squares are P_moves. */
-static int evaluate(u64 P, u64 O, u64 P_moves) {
+/* evaluate, given the other side's legal squares O_moves and the squares next to an empty one, rim. */
+static int evaluate_with(u64 P, u64 O, u64 P_moves, u64 O_moves, u64 rim) {
     u64 empty = ~(P | O);
     int empties = popcount(empty);
     const int *w = WEIGHTS[empties];
-    int score = w[W_MOBILITY] * (popcount(P_moves) - popcount(legal(O, P)));
-    u64 rim = neighbours(empty);
+    int score = w[W_MOBILITY] * (popcount(P_moves) - popcount(O_moves));
     score += w[W_FRONTIER] * (popcount(O & rim) - popcount(P & rim));
     score += w[W_CORNER] * (popcount(P & CORNERS) - popcount(O & CORNERS));
     for (int z = 0; z < 4; z++) {
@@ -255,6 +258,65 @@ static int evaluate(u64 P, u64 O, u64 P_moves) {
     score += w[W_DISCS] * (popcount(P) - popcount(O));
     if (w[W_PARITY]) score += (empties & 1) ? w[W_PARITY] : -w[W_PARITY];
     return score;
+}
+
+/* othello_ai.evaluate_sides on 8x8: the static score for P to move, whose legal squares are P_moves. */
+static int evaluate(u64 P, u64 O, u64 P_moves) { return evaluate_with(P, O, P_moves, legal(O, P), neighbours(~(P | O))); }
+
+/* ---- the pattern evaluation (issue 38, session 2): othello_patterns.evaluate --------------------------------- */
+
+#define PATTERN_PHASES 6        /* othello_patterns.PHASES */
+#define PATTERN_SCALE 64        /* othello_patterns.SCALE: table units per disc */
+#define PATTERN_POINTS 16       /* othello_patterns.POINTS_PER_DISC */
+#define MAX_PATTERN_SQUARES 10  /* the longest instance */
+#define MAX_INSTANCES 256
+#define PATTERN_EXTRAS 5 /* othello_patterns.EXTRAS: mobility, frontier, parity, constant, hand */
+#define PATTERN_HAND_UNIT 100 /* othello_patterns.HAND_UNIT: the hand evaluation's feature is points / 100 */
+
+/* The loaded tables (load_patterns): each instance's squares, most significant digit first, and its table's offset
+ * in a phase block; PATTERN_PHASES blocks of `block` weights (the tables, then the PATTERN_EXTRAS' weights). */
+static struct {
+    int count, block, on;
+    int length[MAX_INSTANCES], offset[MAX_INSTANCES];
+    uint8_t squares[MAX_INSTANCES][MAX_PATTERN_SQUARES];
+    int16_t *weights;
+} PAT;
+
+/* othello_patterns.phase_of */
+static int pattern_phase(int empties) {
+    int phase = (60 - empties) / 10;
+    if (phase < 0) phase = 0;
+    return phase > PATTERN_PHASES - 1 ? PATTERN_PHASES - 1 : phase;
+}
+
+/* Floor division by a positive divisor (C's / rounds towards zero; Python's // floors). */
+static int floor_div(long a, long b) { return (int)(a >= 0 ? a / b : -((-a + b - 1) / b)); }
+
+/* othello_patterns.evaluate: the fitted tables' score for P to move (P_moves its legal squares), in points. */
+static int pattern_evaluate(u64 P, u64 O, u64 P_moves) {
+    uint8_t digit[64];
+    for (int sq = 0; sq < 64; sq++) digit[sq] = (uint8_t)((P >> sq & 1) | (O >> sq & 1) << 1);
+    const int16_t *w = PAT.weights + (long)pattern_phase(popcount(~(P | O))) * PAT.block;
+    long total = 0;
+    for (int i = 0; i < PAT.count; i++) {
+        const uint8_t *sq = PAT.squares[i];
+        int index = 0;
+        for (int k = 0; k < PAT.length[i]; k++) index = index * 3 + digit[sq[k]];
+        total += w[PAT.offset[i] + index];
+    }
+    const int16_t *extra = w + PAT.block - PATTERN_EXTRAS;
+    u64 empty = ~(P | O), rim = neighbours(empty), O_moves = legal(O, P);
+    total += (long)extra[0] * (popcount(P_moves) - popcount(O_moves));
+    total += (long)extra[1] * (popcount(O & rim) - popcount(P & rim));
+    total += (popcount(empty) & 1) ? extra[2] : -extra[2];
+    total += extra[3];
+    total = total * PATTERN_HAND_UNIT + (long)extra[4] * evaluate_with(P, O, P_moves, O_moves, rim);
+    return floor_div(total * PATTERN_POINTS, PATTERN_SCALE * PATTERN_HAND_UNIT);
+}
+
+/* The search's static score: the pattern tables when loaded and on, else level 5's hand weights. */
+static int static_score(u64 P, u64 O, u64 P_moves) {
+    return PAT.on ? pattern_evaluate(P, O, P_moves) : evaluate(P, O, P_moves);
 }
 
 /* othello_ai.game_over_score: a finished game for P, above every heuristic, ranked by the margin. */
@@ -470,7 +532,7 @@ static int negamax(u64 P, u64 O, u64 P_moves, int depth, int alpha, int beta, in
     if (!P_moves && !legal(O, P)) return from_tt(game_over_score(P, O), ply);
     if (depth <= 0) {
         M.horizon = 1;
-        return evaluate(P, O, P_moves);
+        return static_score(P, O, P_moves);
     }
     int hash_move = NO_MOVE;
     const MidEntry *e = mid_probe(P, O);
@@ -847,6 +909,91 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
     return PyLong_FromLong(evaluate(P, O, legal(P, O)));
 }
 
+static PyObject *py_pattern_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    u64 P, O;
+    if (read_sides(args, nargs, 2, "pattern_evaluate(own, opp)", &P, &O) < 0) return NULL;
+    if (!PAT.weights) {
+        PyErr_SetString(PyExc_ValueError, "no pattern tables are loaded");
+        return NULL;
+    }
+    return PyLong_FromLong(pattern_evaluate(P, O, legal(P, O)));
+}
+
+/* One instance (offset, squares) of load_patterns into slot i; 0, or -1 with an exception set. */
+static int read_instance(PyObject *item, int i, long block) {
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(item, 1))) {
+        PyErr_SetString(PyExc_TypeError, "an instance must be a tuple (offset, squares as bytes)");
+        return -1;
+    }
+    long offset = int_in(PyTuple_GET_ITEM(item, 0), 0, block, "an instance's offset");
+    if (offset == -1 && PyErr_Occurred()) return -1;
+    PyObject *squares = PyTuple_GET_ITEM(item, 1);
+    Py_ssize_t length = PyBytes_GET_SIZE(squares);
+    const uint8_t *sq = (const uint8_t *)PyBytes_AS_STRING(squares);
+    long size = 1;
+    for (Py_ssize_t k = 0; k < length && k < MAX_PATTERN_SQUARES; k++) size *= 3;
+    if (length < 1 || length > MAX_PATTERN_SQUARES || offset + size > block - PATTERN_EXTRAS) {
+        PyErr_SetString(PyExc_ValueError, "an instance must have 1-10 squares and its table must fit in the block");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < length; k++) {
+        if (sq[k] > 63) {
+            PyErr_SetString(PyExc_ValueError, "a square must be in 0..63");
+            return -1;
+        }
+        PAT.squares[i][k] = sq[k];
+    }
+    PAT.length[i] = (int)length;
+    PAT.offset[i] = (int)offset;
+    return 0;
+}
+
+static PyObject *py_load_patterns(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "expected load_patterns(instances: tuple, block: int, weights: bytes)");
+        return NULL;
+    }
+    long block = int_in(args[1], PATTERN_EXTRAS + 1, 1L << 24, "block");
+    if (block == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(args[0]);
+    if (count > MAX_INSTANCES) {
+        PyErr_Format(PyExc_ValueError, "at most %d instances", MAX_INSTANCES);
+        return NULL;
+    }
+    if (PyBytes_GET_SIZE(args[2]) != (Py_ssize_t)(PATTERN_PHASES * block * sizeof(int16_t))) {
+        PyErr_Format(PyExc_ValueError, "weights must be %d blocks of %ld int16", PATTERN_PHASES, block);
+        return NULL;
+    }
+    free(PAT.weights);
+    PAT.weights = NULL;
+    PAT.on = 0;
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (read_instance(PyTuple_GET_ITEM(args[0], i), (int)i, block) < 0) return NULL;
+    PAT.weights = malloc((size_t)PyBytes_GET_SIZE(args[2]));
+    if (!PAT.weights) return PyErr_NoMemory();
+    memcpy(PAT.weights, PyBytes_AS_STRING(args[2]), (size_t)PyBytes_GET_SIZE(args[2]));
+    PAT.count = (int)count;
+    PAT.block = (int)block;
+    PAT.on = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_use_patterns(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "expected use_patterns(on)");
+        return NULL;
+    }
+    int on = PyObject_IsTrue(args[0]);
+    if (on < 0) return NULL;
+    if (on && !PAT.weights) {
+        PyErr_SetString(PyExc_ValueError, "no pattern tables are loaded");
+        return NULL;
+    }
+    int was = PAT.on;
+    PAT.on = on;
+    return PyBool_FromLong(was);
+}
+
 static PyObject *py_weights(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs) {
         PyErr_SetString(PyExc_TypeError, "expected weights()");
@@ -995,6 +1142,14 @@ static PyMethodDef methods[] = {
      "perft(own, opp, depth) -> int: leaves depth plies below, by Bik's convention (othello._perft)."},
     {"evaluate", (PyCFunction)(void (*)(void))py_evaluate, METH_FASTCALL,
      "evaluate(own, opp) -> int: othello_ai.evaluate_sides on 8x8 with own to move."},
+    {"pattern_evaluate", (PyCFunction)(void (*)(void))py_pattern_evaluate, METH_FASTCALL,
+     "pattern_evaluate(own, opp) -> int: othello_patterns.evaluate with the loaded tables, own to move."},
+    {"load_patterns", (PyCFunction)(void (*)(void))py_load_patterns, METH_FASTCALL,
+     "load_patterns(instances, block, weights) -> None: the pattern tables (instances: (offset, squares) pairs; "
+     "weights: 6 blocks of `block` little-endian int16); search uses them from now on."},
+    {"use_patterns", (PyCFunction)(void (*)(void))py_use_patterns, METH_FASTCALL,
+     "use_patterns(on) -> bool: whether search scores leaves with the loaded tables (else the hand weights); "
+     "returns the previous setting."},
     {"weights", (PyCFunction)(void (*)(void))py_weights, METH_FASTCALL,
      "weights() -> tuple: the phase weights by empty squares, the fields of othello_ai.Weights in order."},
     {"search", (PyCFunction)(void (*)(void))py_search, METH_FASTCALL,

@@ -11,8 +11,10 @@ draw), above every heuristic score and ranked by the margin; the search core tak
 exact solver works in plain disc differences (empty squares go to nobody, as in `Othello.outcome`).
 
 The rules are the bitboard helpers of `server.games.othello`; nothing here re-implements them. On 8x8 an optional
-compiled kernel (server/ai/_othellokernel.c, issue 38) does level 5's search and solver with the same results
-(`KERNEL`); the pure-Python code stays as the fallback and the reference.
+compiled kernel (server/ai/_othellokernel.c, issue 38) does level 5's search and solver (`KERNEL`); with the hand
+weights it gets the same results, and when the fitted pattern tables ship (othello_patterns.py, `PATTERNS`) its
+search scores positions with them instead. The pure-Python code, hand weights, stays as the fallback and the
+reference.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from gamenight.server.ai import othello_patterns
 from gamenight.server.ai.levels import LEVELS, limits_for, noise_for, time_limit_ms
 from gamenight.server.ai.search import MAX_DEPTH, TT_LIMIT, WIN, Limits, NoMove, SearchInfo, search
 from gamenight.server.games.othello import (
@@ -120,12 +123,19 @@ class _Kernel(Protocol):
     def perft(self, own: Bitboard, opp: Bitboard, depth: int) -> int: ...
     def evaluate(self, own: Bitboard, opp: Bitboard) -> int: ...
     def weights(self) -> tuple[tuple[int, ...], ...]: ...
+    def pattern_evaluate(self, own: Bitboard, opp: Bitboard) -> int: ...
+    def load_patterns(self, instances: tuple[tuple[int, bytes], ...], block: int, weights: bytes) -> None: ...
+    def use_patterns(self, on: bool) -> bool: ...
     def search(
         self, own: Bitboard, opp: Bitboard, max_depth: int, deadline: float
     ) -> tuple[Move, int, int, int, tuple[Move, ...]]: ...
     def solve(
         self, own: Bitboard, opp: Bitboard, alpha: int, beta: int, deadline: float, fresh: bool, award: bool
     ) -> tuple[Move, int, int] | None: ...
+
+
+PATTERNS: othello_patterns.PatternTable | None = None
+"""The pattern tables the kernel's search uses (set when the kernel is loaded), None: the hand weights."""
 
 
 def _load_kernel() -> _Kernel | None:
@@ -143,7 +153,22 @@ def _load_kernel() -> _Kernel | None:
         return None
     if kernel.weights() != weight_rows(KERNEL_SIZE):
         return None
+    _load_patterns(kernel)
     return kernel
+
+
+def _load_patterns(kernel: _Kernel) -> None:
+    """Give the kernel the fitted pattern tables (issue 38, session 2) if the data file is there and readable; its
+    search then scores leaves with them, else with level 5's hand weights (`evaluate_sides`, as the pure code)."""
+    global PATTERNS
+    try:
+        table = othello_patterns.read_table()
+        kernel.load_patterns(table.kernel_instances, table.block, table.weights.tobytes())
+    except (OSError, ValueError):  # no file, not a pattern file, or tables the kernel refuses (too many instances)
+        kernel.use_patterns(False)
+        PATTERNS = None
+        return
+    PATTERNS = table
 
 
 def uses_kernel(size: int, level: int) -> bool:
@@ -798,7 +823,8 @@ def _choose_level(
 
 
 def kernel_search(own: Bitboard, opp: Bitboard, limits: Limits) -> tuple[Move, SearchInfo[Move]]:
-    """`search` over `engine_for(8)` without noise, run by the compiled kernel: the same move and info, faster."""
+    """`search` over `engine_for(8)` without noise, run by the compiled kernel: the same move and info, faster, with
+    the hand weights; with the pattern tables loaded (`PATTERNS`) the same search scores its leaves with them."""
     assert KERNEL is not None, "kernel_search needs the compiled kernel"
     start = time.perf_counter()
     deadline = -1.0 if limits.time_ms is None else start + limits.time_ms / 1000

@@ -10,6 +10,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,14 @@ def kernel_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(othello_ai, "KERNEL", _othellokernel)
 
 
+@pytest.fixture
+def hand_weights() -> Iterator[None]:
+    """The kernel's search scores leaves with level 5's hand weights (not the fitted patterns) for the test."""
+    was = _othellokernel.use_patterns(False)
+    yield
+    _othellokernel.use_patterns(was)
+
+
 def test_the_kernel_is_built_and_used_unless_switched_off() -> None:
     """An install with a C compiler (CI's, this one) builds the kernel and level 5 on 8x8 uses it, unless
     GAMENIGHT_PURE_AI=1 was set when othello_ai was imported (a failure here means the build step did not run)."""
@@ -138,9 +147,10 @@ def _python_search(own: int, opp: int, depth: int) -> tuple[Any, ...]:
     return move, info.score, info.depth, info.nodes, info.pv
 
 
-def test_search_visits_the_same_tree_as_the_python_core() -> None:
+def test_search_visits_the_same_tree_as_the_python_core(hand_weights: None) -> None:
     """To fixed depths 1, 2, 3 and 5 on random positions from the opening to the last moves the kernel's
-    search returns the move, score, depth, node count and main line of search.search over OthelloEngine(8)."""
+    search with the hand weights returns the move, score, depth, node count and main line of search.search over
+    OthelloEngine(8)."""
     states = [s for s in positions(40, seed=11) if not s.over][:10]
     states.append(random_state(3, 57))
     for state in states:

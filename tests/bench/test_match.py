@@ -11,7 +11,7 @@ import pytest
 
 from bench import match
 from bench.a1k0n import patched_source
-from bench.match import ContestBot, parse_player, play_game
+from bench.match import ContestBot, parse_player, play_game, play_timed_game
 from gamenight.server.ai import othello_ai
 from gamenight.server.games.tron import MATCH_DRAWN_MAPS, match_maps, match_opening, official_maps
 
@@ -95,6 +95,39 @@ def test_pure_names_an_othello_level_without_the_compiled_kernel(monkeypatch: py
     if kernel is not None:
         play_game("othello", "5", "1", 0, 20, 1)
         assert searched
+
+
+@pytest.mark.skipif(othello_ai.KERNEL is None, reason="the compiled Othello kernel is not built")
+def test_hand_names_the_kernel_level_with_its_hand_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--b hand5` plays the kernel's level 5 with the hand-weighted evaluation (to measure the fitted patterns
+    against it); `5` searches with the patterns when they are loaded, and they are back on after a hand move."""
+    assert parse_player("hand5") == {"hand": 5}
+    kernel = othello_ai.KERNEL
+    assert kernel is not None
+    patterns_on: list[bool] = []
+    real = othello_ai.kernel_search
+
+    def recorded(own: int, opp: int, limits: object) -> object:
+        was = kernel.use_patterns(False)
+        kernel.use_patterns(was)
+        patterns_on.append(was)
+        return real(own, opp, limits)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(othello_ai, "kernel_search", recorded)
+    play_game("othello", "hand5", "1", 0, 20, 1)
+    assert patterns_on and not any(patterns_on)
+    patterns_on.clear()
+    play_game("othello", "5", "1", 0, 20, 1)
+    assert patterns_on and all(patterns_on) == (othello_ai.PATTERNS is not None)
+
+
+def test_a_match_times_each_players_moves() -> None:
+    """A match reports each player's thinking time per move (the issue's "a fifth of GRhino's time" is read off
+    it): every move after the random opening is timed, for the player who made it."""
+    _index, _score, plies, _label, _moves, times = play_timed_game("othello", "1", "5", 0, 50, 2)
+    a_seconds, a_moves, b_seconds, b_moves = times
+    assert a_moves + b_moves == plies and a_moves > 0 and b_moves > 0
+    assert 0 < a_seconds < b_seconds  # level 1 at 50 ms thinks less than level 5 with 50 ms
 
 
 def test_a_contest_bot_answering_nonsense_stops_the_game_with_its_answer(monkeypatch: pytest.MonkeyPatch) -> None:
