@@ -225,31 +225,12 @@ def _corner_ray(size: int, row: int, col: int) -> tuple[Bitboard, tuple[tuple[Bi
 def geometry(size: int) -> Geometry:
     """The masks of a `size` board (built on first use, then shared)."""
     last = size - 1
-    cells = [(r, c) for r in range(size) for c in range(size)]
     corner_cells = [(0, 0), (0, last), (last, 0), (last, last)]
     zones = tuple(_corner_zone(size, r, c) for r, c in corner_cells)
     near_corner = 0
     for corner, x_square, c_squares in zones:
         near_corner |= corner | x_square | c_squares
-
-    def ring(r: int, c: int) -> int:
-        return min(r, c, last - r, last - c)
-
-    edges = (
-        _mask(size, [(0, c) for c in range(size)]),
-        _mask(size, [(last, c) for c in range(size)]),
-        _mask(size, [(r, 0) for r in range(size)]),
-        _mask(size, [(r, last) for r in range(size)]),
-    )
-    edge_squares = _mask(size, [cell for cell in cells if ring(*cell) == 0]) & ~near_corner
-    second_ring = _mask(size, [cell for cell in cells if ring(*cell) == 1]) & ~near_corner
-    centre = _mask(size, [cell for cell in cells if ring(*cell) >= 2])
-    half = size // 2
-    quadrants = tuple(
-        _mask(size, [(r, c) for r, c in cells if (r < half) == top and (c < half) == left])
-        for top in (True, False)
-        for left in (True, False)
-    )
+    edge_squares, second_ring, centre = _rings(size, near_corner)
     corners = _mask(size, corner_cells)
     x_squares = sum(zone[1] for zone in zones)
     c_squares = sum(zone[2] for zone in zones)
@@ -263,12 +244,46 @@ def geometry(size: int) -> Geometry:
         corners=corners,
         corner_zones=zones,
         corner_rays=tuple(_corner_ray(size, r, c) for r, c in corner_cells),
-        edges=edges,
+        edges=_edges(size),
         edge_squares=edge_squares,
         second_ring=second_ring,
         centre=centre,
-        quadrants=quadrants,
+        quadrants=_quadrants(size),
         priority=priority,
+    )
+
+
+def _edges(size: int) -> tuple[Bitboard, Bitboard, Bitboard, Bitboard]:
+    """The four edges: top row, bottom row, left column, right column."""
+    last = size - 1
+    return (
+        _mask(size, [(0, c) for c in range(size)]),
+        _mask(size, [(last, c) for c in range(size)]),
+        _mask(size, [(r, 0) for r in range(size)]),
+        _mask(size, [(r, last) for r in range(size)]),
+    )
+
+
+def _rings(size: int, near_corner: Bitboard) -> tuple[Bitboard, Bitboard, Bitboard]:
+    """(the edge squares, the second ring, the centre), the first two without the corners' zones."""
+    last = size - 1
+    by_ring: dict[int, list[tuple[int, int]]] = {}
+    for r in range(size):
+        for c in range(size):
+            by_ring.setdefault(min(min(r, c, last - r, last - c), 2), []).append((r, c))
+    edge_squares = _mask(size, by_ring.get(0, [])) & ~near_corner
+    second_ring = _mask(size, by_ring.get(1, [])) & ~near_corner
+    return edge_squares, second_ring, _mask(size, by_ring.get(2, []))
+
+
+def _quadrants(size: int) -> tuple[Bitboard, ...]:
+    """The four quadrants: top-left, top-right, bottom-left, bottom-right."""
+    half = size // 2
+    cells = [(r, c) for r in range(size) for c in range(size)]
+    return tuple(
+        _mask(size, [(r, c) for r, c in cells if (r < half) == top and (c < half) == left])
+        for top in (True, False)
+        for left in (True, False)
     )
 
 
