@@ -71,7 +71,7 @@ def preset_row(field_id: str = "preset", help_text: str = "fills the clock field
     return Horizontal(
         Label("Time control", classes="form-label"),
         presets,
-        Static(f"minutes + seconds added per move; {help_text}", classes="form-help"),
+        Static(plain(f"minutes + seconds added per move; {help_text}"), classes="form-help"),
         classes="form-row",
     )
 

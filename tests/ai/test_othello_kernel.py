@@ -33,6 +33,12 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 GAME = Othello()
 
 
+def passed_deadline() -> float:
+    """A deadline already behind us on the kernel's clock (perf_counter): whatever the machine's speed, a search
+    given it stops at its first check. Nothing here measures how long anything took."""
+    return time.perf_counter() - 1.0
+
+
 def data_lines(name: str) -> list[list[str]]:
     """The whitespace-split data lines of a file in tests/data, comments left out."""
     text = (DATA / name).read_text()
@@ -163,7 +169,7 @@ def test_kernel_search_respects_its_deadline(kernel_on: None) -> None:
     """With its deadline already passed the kernel stops after depth 1: exactly the search to depth 1 (same move,
     score, nodes, line), a legal move; and a 1 ms budget through `kernel_search` stops as early."""
     own, opp = random_state(1, 20).sides()
-    passed = _othellokernel.search(own, opp, 60, time.perf_counter() - 1)
+    passed = _othellokernel.search(own, opp, 60, passed_deadline())
     assert passed == _othellokernel.search(own, opp, 1, -1.0)
     move, _score, done, _nodes, _line = passed
     assert done == 1 and move is not None and legal_mask(own, opp, 8) >> move & 1
@@ -211,9 +217,9 @@ def test_solver_solves_ffo_1_to_19() -> None:
 def test_kernel_solver_gives_up_at_its_deadline(kernel_on: None) -> None:
     """A kernel solve whose deadline has passed stops (None; KernelSolver raises) instead of running on."""
     own, opp = with_empties(1, 18, 18, seed=2)[0]
-    assert _othellokernel.solve(own, opp, -LIMIT, LIMIT, time.perf_counter() - 1, True, False) is None
+    assert _othellokernel.solve(own, opp, -LIMIT, LIMIT, passed_deadline(), True, False) is None
     with pytest.raises(othello_ai._OutOfTime):
-        KernelSolver(time.perf_counter() - 1).best_move(own, opp)
+        KernelSolver(passed_deadline()).best_move(own, opp)
 
 
 class _Recorder:
