@@ -1,7 +1,8 @@
 """The server's one token bucket: a rate, a capacity, and the caller's clock.
 
-Every allowance of the server is one of these: a connection's messages (app.py), its bytes, frames and pings
-(guard.py), an address's code guesses and challenges, a room's chat (admission.py). The bucket never reads the
+Every allowance refilled at a rate is one of these: a connection's messages (app.py), its bytes, frames and pings
+(guard.py), an address's code guesses and challenges, a room's chat (admission.py). Allowances counted over a
+fixed span (new claims a day, reviews an hour) are a `Window` of the times they were used. The bucket never reads the
 clock itself: each call says what time it is, so the lobby's buckets run on the lobby's time (the time of the
 request being handled) and tests move time by passing a later number, without sleeping.
 """
@@ -9,6 +10,8 @@ request being handled) and tests move time by passing a later number, without sl
 from __future__ import annotations
 
 import math
+from collections import deque
+from collections.abc import Hashable
 
 
 class Bucket:
@@ -45,3 +48,38 @@ class Bucket:
     def full(self, now: float) -> bool:
         """True if the bucket would be full at `now` (forgetting it then changes nothing)."""
         return self.tokens + (now - self.stamp) * self.rate >= self.capacity
+
+
+class Window:
+    """How many times each key did something in the last `span` seconds: a sliding window of their times, for the
+    allowances counted per day or hour ("at most N new claims a day from one address") rather than refilled at a
+    rate. Keys with nothing in the window are forgotten, so a key costs memory only while it counts."""
+
+    def __init__(self, span: float) -> None:
+        self.span = span
+        self.times: dict[Hashable, deque[float]] = {}
+
+    def count(self, key: Hashable, now: float) -> int:
+        """How many times `key` did it in the window ending `now`."""
+        times = self.times.get(key)
+        if times is None:
+            return 0
+        while times and times[0] <= now - self.span:
+            times.popleft()
+        if not times:
+            del self.times[key]
+        return len(times)
+
+    def add(self, key: Hashable, now: float) -> None:
+        """`key` did it at `now`."""
+        self.times.setdefault(key, deque()).append(now)
+
+    def retry_after_s(self, key: Hashable, now: float) -> float:
+        """Seconds from `now` until `key`'s oldest time in the window leaves it (0 if it has none)."""
+        times = self.times.get(key)
+        return max(0.0, times[0] + self.span - now) if times else 0.0
+
+    def sweep(self, now: float) -> None:
+        """Forget every key with nothing left in the window."""
+        for key in list(self.times):
+            self.count(key, now)

@@ -15,12 +15,12 @@ stored analysis, or for one already running, costs nothing.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import Analyse, Analysis, AnalysisProgress, Error, Queued
+from gamenight.server.bucket import Window
 from gamenight.server.outbox import Outbox, Refusal
 from gamenight.server.records import AnalysisSaved
 from gamenight.server.review_report import DEFAULT_BUDGET_MS, GAMES, analyse
@@ -110,7 +110,7 @@ class ReviewService:
         self.store = store
         self.limits = limits or ReviewLimits()
         self.jobs: dict[int, Job] = {}  # by game id, oldest first
-        self.started: dict[str, deque[float]] = {}  # person or address -> when its analyses of the last hour started
+        self.started = Window(HOUR_S)  # by person or address: when its analyses of the last hour started
         self.searches = 0  # positions handed to workers since the start (what a stored analysis saves)
 
     # -- requests ---------------------------------------------------------------------------------------------------
@@ -170,22 +170,12 @@ class ReviewService:
             (f"ip:{asker.ip}", self.limits.reviews_per_ip_hour),
         )
         for key, per_hour in bounds:
-            times = self._recent(key, now)
-            if len(times) >= per_hour:
-                retry_ms = int((times[0] + HOUR_S - now) * 1000) + 1
+            if self.started.count(key, now) >= per_hour:
+                retry_ms = int(self.started.retry_after_s(key, now) * 1000) + 1
                 text = f"at most {per_hour} new analyses an hour"
                 raise Refusal(ErrorCode.RATE_LIMITED, text, retry_after_ms=retry_ms)
         for key, _ in bounds:
-            self.started.setdefault(key, deque()).append(now)
-
-    def _recent(self, key: str, now: float) -> deque[float]:
-        """When `key`'s analyses of the last hour started (older ones forgotten, and keys left with none)."""
-        times = self.started.get(key, deque())
-        while times and times[0] <= now - HOUR_S:
-            times.popleft()
-        if not times:
-            self.started.pop(key, None)
-        return times
+            self.started.add(key, now)
 
     def _ahead(self, game_id: int) -> int:
         """Analyses queued or running before this one."""

@@ -25,6 +25,7 @@ from typing import NamedTuple
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.identity import address_of, verified
 from gamenight.protocol.messages import Hello
+from gamenight.server.bucket import Window
 from gamenight.server.games import GAMES
 from gamenight.server.records import NameClaimed
 from gamenight.server.room import Member, Outbox, Refusal
@@ -96,7 +97,7 @@ class Sessions:
         self.claims: dict[str, NameClaimed] = {}  # name key -> its claim (loaded at start-up, then kept current)
         self.reserved: set[str] = {name_key(name) for name in RESERVED}  # name keys nobody may use (`reserve`)
         self.claims_per_ip_day = 0  # new claims from one address in CLAIM_WINDOW_S (0: no cap; LobbyLimits)
-        self.claimed_from: dict[str, list[float]] = {}  # address -> when its new claims of the window were made
+        self.claimed_from = Window(CLAIM_WINDOW_S)  # by address: when its new claims of the window were made
         self.online = 0  # sessions connected to this server
         self.on_count = on_count  # called when `online` changes (the lobby's counts change)
         self.on_forget = on_forget  # called with a session's id when it is forgotten (tournaments it watched)
@@ -224,14 +225,13 @@ class Sessions:
             )
         if not self.claims_per_ip_day:
             return
-        made = [t for t in self.claimed_from.get(ip, ()) if now - t < CLAIM_WINDOW_S]
-        if len(made) >= self.claims_per_ip_day:
-            self.claimed_from[ip] = made
+        made = self.claimed_from.count(ip, now)
+        if made >= self.claims_per_ip_day:
             raise Refusal(
                 ErrorCode.TOO_MANY,
-                f"your address has claimed {len(made)} new names today; play under one of them, or as a guest",
+                f"your address has claimed {made} new names today; play under one of them, or as a guest",
             )
-        self.claimed_from[ip] = [*made, now]
+        self.claimed_from.add(ip, now)
 
     def reserve(self, names: list[str]) -> None:
         """Names nobody may claim or play under (the server operator's, the named bots' labels), look-alikes too."""
@@ -318,7 +318,9 @@ class Sessions:
         self.on_forget(client.session)
 
     def sweep(self, now: float) -> None:
-        """Forget sessions offline for SESSION_GRACE_S that hold no seat: their token resumed nothing in time."""
+        """Forget sessions offline for SESSION_GRACE_S that hold no seat (their token resumed nothing in time), and
+        the addresses with no new claim in the claims' window."""
+        self.claimed_from.sweep(now)
         for client in list(self.clients.values()):
             gone = client.offline_since
             if not client.connected and not client.rooms and gone is not None and now - gone >= SESSION_GRACE_S:

@@ -9,7 +9,7 @@ from gamenight.protocol import PROTOCOL_VERSION
 from gamenight.protocol.messages import ChallengeRequest, GetGame, Hello, ListRooms, Profile
 from gamenight.protocol.vocab import Role, RoomStatus
 from gamenight.server.admission import Admission, LobbyLimits
-from gamenight.server.bucket import Bucket
+from gamenight.server.bucket import Bucket, Window
 from gamenight.server.challenges import Challenges
 from gamenight.server.directory import PROMPT_CLOSE_S, RoomDirectory, validated
 from gamenight.server.history_service import HistoryService
@@ -66,6 +66,20 @@ def test_bucket_refuses_when_empty_and_refills_with_the_clock_it_is_given():
     assert bucket.retry_after_ms() == 500 and bucket.delay(100.0) == pytest.approx(0.5)
     assert not bucket.take(100.4) and bucket.take(100.5)
     assert not bucket.full(100.5) and bucket.full(102.0)
+
+
+def test_a_window_counts_the_last_span_and_forgets_keys_with_nothing_in_it():
+    """A per-day or per-hour allowance counts only what happened in the last span, says when the oldest leaves it,
+    and forgets a key once nothing of it is left (the claims per address kept every address ever seen)."""
+    window = Window(span=10.0)
+    for at in (0.0, 4.0, 8.0):
+        window.add("10.0.0.1", at)
+    assert window.count("10.0.0.1", 9.0) == 3 and window.retry_after_s("10.0.0.1", 9.0) == 1.0
+    assert window.count("10.0.0.1", 10.0) == 2  # the first left the window exactly at its end
+    window.sweep(17.9)
+    assert window.count("10.0.0.1", 17.9) == 1
+    window.sweep(18.0)
+    assert window.times == {} and window.count("10.0.0.1", 18.0) == 0
 
 
 def test_a_claimed_name_needs_its_key_and_a_guest_gets_a_numbered_variant():
