@@ -3,6 +3,8 @@ app with its Pilot against a real server on loopback and reads what the screen s
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from textual.widget import Widget
 from textual.widgets import DataTable, RichLog, Select, Static
@@ -124,8 +126,9 @@ async def test_the_live_tron_panel_counts_the_ticks(make_app) -> None:
         await create_room_via_form(app, pilot, "tron", [ME, f"{BOT}:floodfill"], options)
         await mounted(app, pilot, TronArena, "the arena")
         moves = app.screen.query_one("#moves", Static)
-        await wait_for(pilot, lambda: "tick 3" in drawn(moves) or app.model.room.status == "finished", "tick 3")
-        assert app.model.room.status == "playing", "the floodfill bot and a rider riding straight last 3 ticks"
+        # Whatever tick the game reaches (a rider riding straight may crash early: it need not last), the panel
+        # names it once the riders have moved.
+        await wait_for(pilot, lambda: re.search(r"\btick [1-9]", drawn(moves)), "a tick named in the panel")
         assert drawn(app.screen.query_one("#moves-heading")) == "Ticks"
         assert "a replay (h in the lobby) steps through them" in drawn(moves)
 
