@@ -44,9 +44,18 @@ Z95 = 1.96
 """The normal quantile of a two-sided 95% interval."""
 MAX_PLIES = 10_000
 """A game still going after this many moves is scored a draw (a guard against endless games)."""
-GTP_TIMEOUT_S = 180
-"""How long a GTP engine may think about one move: GRhino's level 5 plays without a clock and took over 33 s on
-some endgame moves on the shared machine (issue 38), which stopped games at the earlier limit of 30 s + 3 x ms."""
+GTP_TIMEOUT_S = 180.0
+"""How long a GTP engine may think about one move by default (`--move-limit`): GRhino's level 5 plays without a
+clock and took over 33 s on some endgame moves on the shared machine (issue 38). An engine past the limit forfeits
+the game (it is scored a loss and the game's line says so); the match goes on."""
+
+
+class Forfeit(Exception):
+    """An outside engine gave no usable move for `seat` (late, crashed, illegal or resigned): it loses the game."""
+
+    def __init__(self, seat: int, reason: str) -> None:
+        super().__init__(reason)
+        self.seat = seat
 
 
 def opening_for(game: str, pair: int, rng: random.Random, maps: tuple[str, ...] = ()) -> Opening:
@@ -144,7 +153,7 @@ class GtpPlayer:
         try:
             return self.loop.run_until_complete(self.engine.choose(turn))
         except EngineFailure as failure:  # not picklable: the match's worker processes report it as text
-            raise RuntimeError(f"the GTP engine failed: {failure}") from None
+            raise Forfeit(seat, str(failure)) from None
 
     def close(self) -> None:
         """End the engine and the loop."""
@@ -153,14 +162,21 @@ class GtpPlayer:
 
 
 def _move(
-    game: str, state: Any, seat: int, ms: int, seed: int, player: dict[str, Any], history: list[tuple[int, str]]
+    game: str,
+    state: Any,
+    seat: int,
+    ms: int,
+    seed: int,
+    player: dict[str, Any],
+    history: list[tuple[int, str]],
+    move_limit_s: float = GTP_TIMEOUT_S,
 ) -> str:
     """The wire move of one player spec (see `parse_player`; a contest bot's has its running `ContestBot`, a GTP
-    engine's its `GtpPlayer`, which is told the game's moves so far, `history`)."""
+    engine's its `GtpPlayer`, which is told the game's moves so far, `history`, and forfeits past `move_limit_s`)."""
     if "gtp_process" in player:
         rules = find_game(game)
         assert rules is not None
-        return player["gtp_process"].move(rules, state, seat, history, GTP_TIMEOUT_S)  # type: ignore[no-any-return]
+        return player["gtp_process"].move(rules, state, seat, history, move_limit_s)  # type: ignore[no-any-return]
     if "pure" in player:
         if game != "othello":
             raise ValueError("pureN players exist for othello only")
@@ -227,14 +243,16 @@ def play_game(
     maps: tuple[str, ...] = (),
     random_plies: int | None = None,
     a_seat: int | None = None,
+    move_limit_s: float = GTP_TIMEOUT_S,
 ) -> tuple[int, float, int, str, str]:
     """Play game `index` of a match (A takes seat 0 in even games, seat 1 in odd ones); `maps`: Tron's maps.
 
-    `random_plies` replaces the opening's number of random plies; `a_seat` puts A on that seat in every game.
+    `random_plies` replaces the opening's number of random plies; `a_seat` puts A on that seat in every game;
+    an outside engine (GTP) with no usable move within `move_limit_s` forfeits: the label ends "B forfeits: why".
 
     Returns (index, A's score 1 / 0.5 / 0, plies played, the opening's label, the game's transcript).
     """
-    return play_timed_game(game, a, b, index, ms, seed, maps, random_plies, a_seat)[:5]
+    return play_timed_game(game, a, b, index, ms, seed, maps, random_plies, a_seat, move_limit_s)[:5]
 
 
 def play_timed_game(
@@ -247,6 +265,7 @@ def play_timed_game(
     maps: tuple[str, ...] = (),
     random_plies: int | None = None,
     a_seat: int | None = None,
+    move_limit_s: float = GTP_TIMEOUT_S,
 ) -> tuple[int, float, int, str, str, tuple[float, int, float, int]]:
     """`play_game`, and the thinking time: (A's seconds, A's moves, B's seconds, B's moves), wall clock per move
     (a GTP engine's includes the pipe's round trip; the random opening's moves are not counted)."""
@@ -273,13 +292,14 @@ def play_timed_game(
     written: list[str] = []
     spent = {0: 0.0, 1: 0.0}
     counted = {0: 0, 1: 0}
+    forfeit: Forfeit | None = None
     try:
         while rules.outcome(state) is None and plies < MAX_PLIES:
             moves = {}
             for seat in sorted(rules.to_move(state)):
                 move_seed = seed * 7_919 + index * 100_003 + plies * 2 + seat
                 started = time.perf_counter()
-                wire = _move(game, state, seat, ms, move_seed, players[seat], history)
+                wire = _move(game, state, seat, ms, move_seed, players[seat], history, move_limit_s)
                 spent[seat] += time.perf_counter() - started
                 counted[seat] += 1
                 moves[seat] = rules.parse_move(state, wire)
@@ -287,12 +307,18 @@ def play_timed_game(
             history.extend((seat, rules.format_move(state, move)) for seat, move in moves.items())
             state = rules.apply(state, moves)
             plies += 1
+    except Forfeit as lost:
+        forfeit = lost
     finally:
         for player in players.values():
             for process in ("bot_process", "gtp_process"):
                 if process in player:
                     player[process].close()
     times = (spent[a_seat], counted[a_seat], spent[1 - a_seat], counted[1 - a_seat])
+    if forfeit is not None:
+        who = "A" if forfeit.seat == a_seat else "B"
+        label = f"{opening.label}; {who} forfeits: {forfeit}"
+        return index, 0.0 if who == "A" else 1.0, plies, label, rules.transcript(written), times
     return index, _score(rules.outcome(state), a_seat), plies, opening.label, rules.transcript(written), times
 
 
@@ -389,6 +415,8 @@ def report(game: str, a: str, b: str, ms: int, stats: dict[str, Any], seconds: f
             f"\n  95% interval by pairs of games (draws as draws): {_format_elo(stats['pair_elo_low'])}"
             f" .. {_format_elo(stats['pair_elo_high'])}"
         )
+    if stats.get("forfeits"):
+        text += f"\n  forfeits (no usable move in time, counted as losses): {stats['forfeits']}"
     return text
 
 
@@ -405,24 +433,28 @@ def run(
     maps: tuple[str, ...] = (),
     random_plies: int | None = None,
     a_seat: int | None = None,
+    move_limit_s: float = GTP_TIMEOUT_S,
 ) -> dict[str, Any]:
     """Play the match in `jobs` processes and return its summary.
 
     Prints a line per game unless `quiet`, and the moves (after the random opening) of games A did not win
     if `losses`. `maps` are the Tron maps to cycle through (default `match_maps()`); `random_plies` and
-    `a_seat` as in `play_game`.
+    `a_seat` and `move_limit_s` as in `play_game`.
     """
     started = time.perf_counter()
     scores = [0.0] * games
     thinking = [0.0, 0, 0.0, 0]
+    forfeits = {"A": 0, "B": 0}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [
-            pool.submit(play_timed_game, game, a, b, index, ms, seed, maps, random_plies, a_seat)
+            pool.submit(play_timed_game, game, a, b, index, ms, seed, maps, random_plies, a_seat, move_limit_s)
             for index in range(games)
         ]
         for future in as_completed(futures):
             index, score, plies, label, transcript, times = future.result()
             scores[index] = score
+            for side in forfeits:
+                forfeits[side] += f"; {side} forfeits: " in label
             thinking = [total + part for total, part in zip(thinking, times, strict=True)]
             if not quiet:
                 seat = index % 2 if a_seat is None else a_seat
@@ -438,6 +470,7 @@ def run(
     stats["seconds"] = time.perf_counter() - started
     stats["a_ms_per_move"] = 1000 * thinking[0] / max(1, int(thinking[1]))
     stats["b_ms_per_move"] = 1000 * thinking[2] / max(1, int(thinking[3]))
+    stats["forfeits"] = ", ".join(f"{side} {count}" for side, count in forfeits.items() if count)
     print(report(game, a, b, ms, stats, stats["seconds"]))
     return stats
 
@@ -461,6 +494,12 @@ def main(argv: list[str] | None = None) -> int:
         "--random-plies", type=int, help="random plies opening every game (default: the game's own choice)"
     )
     parser.add_argument("--a-seat", type=int, choices=(0, 1), help="A plays this seat in every game (default: both)")
+    parser.add_argument(
+        "--move-limit",
+        type=float,
+        default=GTP_TIMEOUT_S,
+        help="seconds a GTP engine may think about one move; past it, it forfeits the game (default %(default)s)",
+    )
     args = parser.parse_args(argv)
     if find_game(args.game) is None:
         parser.error(f"unknown game {args.game!r}")
@@ -481,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         maps,
         args.random_plies,
         args.a_seat,
+        args.move_limit,
     )
     return 0
 

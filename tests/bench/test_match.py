@@ -76,6 +76,17 @@ def test_a_gtp_engine_plays_a_whole_othello_game(index: int) -> None:
     assert len(transcript) == 2 * plies
 
 
+def test_a_gtp_engine_past_the_move_limit_forfeits_and_the_match_goes_on() -> None:
+    """An outside engine that has not answered within `--move-limit` loses that game, and the game's line says it
+    forfeited and why, instead of the match waiting on it."""
+    slow = f"gtp:{GTP_ENGINE} --slow-ms 5000"
+    _index, score, _plies, label, _moves = play_game("othello", "1", slow, 0, 20, 3, move_limit_s=0.5)
+    assert score == 1.0
+    assert label.endswith("B forfeits: late: no answer in time")
+    _index, score, _plies, label, _moves = play_game("othello", slow, "1", 1, 20, 3, move_limit_s=0.5)
+    assert score == 0.0 and label.endswith("A forfeits: late: no answer in time")
+
+
 def test_pure_names_an_othello_level_without_the_compiled_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--b pure5` plays level 5 with its pure-Python search (level 5 as it was before issue 38); `5` uses the
     compiled kernel when it is built, and the kernel is back in place after a pure move."""
