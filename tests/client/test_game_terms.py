@@ -50,7 +50,7 @@ async def test_rated_game_shows_terms_ratings_and_the_rating_change(make_app, ur
             await bob.send(MakeMove(room=code, move="a", seq=played.seq))
             # ann's own move's state may reach her after bob's answer was sent: her turn again is a later seq
             await wait_for(
-                pilot, lambda: app.model.room.my_turn and app.model.room.seq > played.seq, "ann's turn again"
+                pilot, lambda seq=played.seq: app.model.room.my_turn and app.model.room.seq > seq, "ann's turn again"
             )
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the resign question")
