@@ -65,7 +65,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--db",
         default=None,
         help="SQLite file keeping rooms, moves and finished games (default: in your data folder;"
-        " ':memory:' keeps nothing across restarts), or a PostgreSQL database as postgresql://user:pass@host/dbname"
+        " ':memory:' keeps nothing across restarts), or a PostgreSQL database as postgresql://user@host/dbname"
         " (needs the cluster extra: pip install 'gamenight[cluster]'); its password from --db-password-file, PGPASSWORD"
         " or ~/.pgpass, never needed on the command line",
     )
