@@ -21,6 +21,7 @@ from redis.exceptions import AuthenticationError
 from gamenight.protocol.identity import Identity
 from gamenight.protocol.messages import CreateRoom, Message
 from gamenight.server.__main__ import database
+from gamenight.server.cluster.access import PASSWORD_ENV, URL_ENV, AccessError, resolve, shown, without_password
 from gamenight.server.cluster.coord import Keys
 from gamenight.server.cluster.trust import SECRET_ENV, Records, SecretError, load_secret
 from gamenight.server.cluster.wire import pack
@@ -302,3 +303,21 @@ async def test_a_forged_hello_on_the_bus_claims_no_name(
     alice = await Peer.connect(nodes[1].url, "alice", key="alice")
     assert alice.welcome is not None and (alice.welcome.name, alice.welcome.claimed) == ("alice", True)
     await alice.close()
+
+
+def test_the_redis_address_and_password_come_from_where_the_docs_say(tmp_path: Path) -> None:
+    """docs/cluster.md's order: the password file, then GAMENIGHT_REDIS_PASSWORD, then the URL's (warned about
+    when on the command line); `--cluster` alone takes GAMENIGHT_REDIS_URL; --redis-ca needs rediss://."""
+    (tmp_path / "pw").write_text("from-file\n")
+    environ = {PASSWORD_ENV: "from-env", URL_ENV: "rediss://gn:in-env@r:6380/0"}
+    access, warnings = resolve("redis://gn:in-argv@r:6379/0", str(tmp_path / "pw"), None, environ)
+    assert (access.url, access.password) == ("redis://gn:in-argv@r:6379/0", "from-file") and len(warnings) == 1
+    access, warnings = resolve("", None, "ca.pem", environ)
+    assert (access.url, access.password, access.ca) == ("rediss://gn:in-env@r:6380/0", "from-env", "ca.pem")
+    assert warnings == []  # (a password in the environment's URL is not on the command line)
+    access, _ = resolve("redis://gn@r:6379/0", None, None, {})
+    assert access.password is None and shown("redis://gn:secret@r:6379/0") == "redis://gn:***@r:6379/0"
+    assert without_password("redis://gn:secret@r:6379/0") == "redis://gn@r:6379/0"
+    for cluster, ca, environ in (("", None, {}), ("redis://r", "ca.pem", {}), ("http://r", None, {})):
+        with pytest.raises(AccessError):
+            resolve(cluster, None, ca, environ)
