@@ -29,7 +29,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
+import secrets
 import shutil
 import signal
 import socket
@@ -103,6 +105,10 @@ class Redis:
         self.proc.wait()
 
 
+SECRET = secrets.token_hex(32)
+"""The cluster secret of the nodes this run starts."""
+
+
 class Node:
     """A gamenight-server process (a cluster node with `redis`, else a lone server)."""
 
@@ -122,7 +128,8 @@ class Node:
         command += ["--log-level", "error", "--ai-workers", "1", *NO_CAPS]
         if self.redis is not None:
             command += ["--cluster", self.redis, "--node-id", str(self.node_id)]
-        self.proc = subprocess.Popen(command, cwd=self.tree or ROOT, stdout=subprocess.PIPE, text=True)
+        env = os.environ | {"GAMENIGHT_CLUSTER_SECRET": SECRET}  # a cluster node needs one (older checkouts ignore it)
+        self.proc = subprocess.Popen(command, cwd=self.tree or ROOT, stdout=subprocess.PIPE, text=True, env=env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if "listening on" not in line:

@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import random
 import resource
+import secrets
 import shutil
 import signal
 import socket
@@ -830,6 +831,7 @@ def start_cluster(nodes: int, ai_workers: int | None, db: str, folder: str) -> T
                     raise RuntimeError("redis-server did not start") from None
                 time.sleep(0.05)
         urls = []
+        os.environ.setdefault("GAMENIGHT_CLUSTER_SECRET", secrets.token_hex(32))  # the nodes' (inherited)
         for k in range(nodes):
             command = [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", db, "--metrics"]
             command += ["--log-level", "warning", *NO_CAPS, "--cluster", f"redis://127.0.0.1:{port}/0"]

@@ -2,7 +2,8 @@
 
 gamenight-server [--host H] [--port P] [--db PATH|URL] [--certfile C --keyfile K] [--ai-workers N]
 gamenight-server ... --web PORT [--web-host H]  (also serve the client to browsers: needs the `web` extra)
-gamenight-server --cluster redis://HOST:PORT [--node-id ID] [--public-url ws://...] --db PATH|URL  (a cluster node)
+gamenight-server --cluster redis://HOST:PORT --cluster-secret-file F [--node-id ID] [--public-url URL] --db PATH|URL
+    (a cluster node; Redis's password, the cluster secret and PostgreSQL's password from files or the environment)
 gamenight-server export GAME_ID [--db PATH|URL]
 gamenight-server [--db PATH|URL] calibrate --game G --games N [--levels 1,2,3,4,5] [--ms 100]
 gamenight-server [--db PATH|URL] admin add|remove NAME / admin list  (the admins who may moderate, docs/security.md)
@@ -17,12 +18,14 @@ import gc
 import importlib.util
 import json
 import logging
+import os
 import signal
 import sys
 import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from platformdirs import user_data_dir
 
@@ -32,7 +35,7 @@ from gamenight.server.app import STOP_SIGNALS, GameServer, ServerConfig, start_f
 from gamenight.server.guard import FrameLimits
 from gamenight.server.records import StoreError
 from gamenight.server.review import ReviewLimits
-from gamenight.server.store import open_store, shown
+from gamenight.server.store import is_postgres, open_store, shown
 from gamenight.server.text import clean_name, name_key
 
 if TYPE_CHECKING:
@@ -62,8 +65,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--db",
         default=None,
         help="SQLite file keeping rooms, moves and finished games (default: in your data folder;"
-        " ':memory:' keeps nothing across restarts), or a PostgreSQL database as postgresql://user:pass@host/dbname"
-        " (needs the cluster extra: pip install 'gamenight[cluster]')",
+        " ':memory:' keeps nothing across restarts), or a PostgreSQL database as postgresql://user@host/dbname"
+        " (needs the cluster extra: pip install 'gamenight[cluster]'); its password from --db-password-file, PGPASSWORD"
+        " or ~/.pgpass, never needed on the command line",
+    )
+    parser.add_argument(
+        "--db-password-file",
+        metavar="FILE",
+        help="the PostgreSQL password, read from this file (first line) instead of the --db URL (which `ps` shows)",
     )
     commands = parser.add_subparsers(dest="command")
     export = commands.add_parser("export", help="print a finished game in the replay format (docs/replay.md)")
@@ -117,8 +126,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--cluster",
         metavar="REDIS_URL",
-        help="run as one node of a cluster sharing this Redis (e.g. redis://host:6379) and the --db of every node"
-        " (docs/cluster.md); needs the `cluster` extra (pip install 'gamenight[cluster]')",
+        nargs="?",
+        const="",
+        help="run as one node of a cluster sharing this Redis (e.g. redis://user@host:6379/0, rediss:// for TLS) and"
+        " the --db of every node (docs/cluster.md); without a URL, GAMENIGHT_REDIS_URL's; needs the `cluster` extra"
+        " (pip install 'gamenight[cluster]')",
+    )
+    parser.add_argument(
+        "--redis-password-file",
+        metavar="FILE",
+        help="the cluster's Redis password, read from this file (default: GAMENIGHT_REDIS_PASSWORD, else the URL's)",
+    )
+    parser.add_argument("--redis-ca", metavar="FILE", help="the CA (PEM) of a rediss:// Redis's certificate")
+    parser.add_argument(
+        "--cluster-secret-file",
+        metavar="FILE",
+        help="the secret every node of the cluster shares, to sign what it writes to Redis (default:"
+        " GAMENIGHT_CLUSTER_SECRET); a cluster node needs one",
     )
     parser.add_argument("--node-id", help="this node's name in the cluster (default: host, process id, random)")
     parser.add_argument(
@@ -176,9 +200,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         )
     if args.web is not None and (min(args.web_sessions, args.web_per_address) < 1 or args.web_idle <= 0):
         parser.error("--web-sessions and --web-per-address must be at least 1, --web-idle more than 0")
-    if (args.node_id or args.public_url) and not args.cluster:
-        parser.error("--node-id and --public-url go with --cluster")
-    if args.cluster and importlib.util.find_spec("redis") is None:
+    cluster_only = (args.node_id, args.public_url, args.redis_password_file, args.redis_ca, args.cluster_secret_file)
+    if any(cluster_only) and args.cluster is None:
+        parser.error(
+            "--node-id, --public-url, --redis-password-file, --redis-ca and --cluster-secret-file go with --cluster"
+        )
+    if args.cluster is not None and importlib.util.find_spec("redis") is None:
         parser.error(
             "--cluster needs the cluster extra: pip install 'gamenight[cluster]' (from the project's folder: "
             "pip install '.[cluster]')"
@@ -398,11 +425,62 @@ def print_audit(db: str, limit: int) -> int:
     return 0
 
 
+def database(db: str, password_file: str | None) -> str:
+    """`--db` with the PostgreSQL password of `--db-password-file` in it (held in memory only); a password on the
+    command line gets a warning. Without either, libpq's PGPASSWORD, PGPASSFILE and ~/.pgpass apply."""
+    if not is_postgres(db):
+        if password_file is not None:
+            raise StoreError("--db-password-file goes with a postgresql:// --db")
+        return db
+    try:
+        parts = urlsplit(db)
+        in_url = parts.password is not None
+    except ValueError:
+        return db  # the store says what is wrong with it
+    if in_url:
+        print(
+            "gamenight-server: warning: the database password is on the command line, where every user of this"
+            " machine can read it (ps); use --db-password-file, PGPASSWORD or ~/.pgpass (docs/cluster.md)",
+            file=sys.stderr,
+        )
+    if password_file is None:
+        return db
+    try:
+        password = Path(password_file).read_text().splitlines()[0] if Path(password_file).stat().st_size else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"cannot read the database password file {password_file}: {exc}") from None
+    host = parts.netloc.rsplit("@", 1)[-1]
+    user = quote(unquote(parts.username or ""), safe="")
+    return urlunsplit(parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}"))
+
+
+def cluster_options(args: argparse.Namespace) -> dict[str, Any]:
+    """A cluster node's config: its Redis access and the cluster secret, from the command line, the environment
+    and files (server/cluster/access.py says which wins); warnings printed. ValueError if they cannot be used."""
+    from gamenight.server.cluster.access import resolve
+    from gamenight.server.cluster.trust import load_secret
+
+    access, warnings = resolve(args.cluster, args.redis_password_file, args.redis_ca, os.environ)
+    for warning in warnings:
+        print(f"gamenight-server: warning: {warning}", file=sys.stderr)
+    return {
+        "cluster": access.url,
+        "redis_password": access.password,
+        "redis_ca": access.ca,
+        "cluster_secret": load_secret(args.cluster_secret_file),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    db = args.db or default_db()
+    try:
+        db = database(args.db or default_db(), args.db_password_file)
+        cluster = cluster_options(args) if args.cluster is not None and args.command is None else {}
+    except (StoreError, ValueError) as exc:  # (ValueError: the cluster's options, access.py and trust.py)
+        print(f"gamenight-server: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.command == "export":
             return export_game(db, args.game_id)
@@ -422,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
             certfile=args.certfile,
             keyfile=args.keyfile,
             metrics=args.metrics,
-            cluster=args.cluster,
+            **cluster,
             node_id=args.node_id,
             public_url=args.public_url,
             reached_as=tuple(args.reached_as),

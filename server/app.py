@@ -137,6 +137,9 @@ class ServerConfig:
     lobby_limits: LobbyLimits = field(default_factory=LobbyLimits)  # rooms, spectators, chat
     frame_limits: FrameLimits = field(default_factory=FrameLimits)  # per connection: bytes, frames, pings, backlog
     cluster: str | None = None  # redis:// URL: run as one node of a cluster (server/cluster); None: a lone server
+    redis_password: str | None = None  # the Redis password (from a file or the environment) if not in the URL
+    redis_ca: str | None = None  # a rediss:// Redis's CA (PEM file)
+    cluster_secret: bytes = b""  # what the nodes sign their Redis records with (server/cluster/trust.py); required
     node_id: str | None = None  # this node's name in the cluster (default: host:port and a random suffix)
     public_url: str | None = None  # how clients reach this node (default: ws://host:port)
     reserved_names: tuple[str, ...] = ()  # names nobody may claim or play under (the operator's), look-alikes too

@@ -1,6 +1,7 @@
 """Persistence in PostgreSQL: the same records, the same meaning as on SQLite, for nodes that share one database.
 
-`gamenight-server --db postgresql://user:pass@host/dbname` opens this store (server/store.py `open_store`). A
+`gamenight-server --db postgresql://user@host/dbname` opens this store (server/store.py `open_store`; the password
+from `--db-password-file`, or libpq's PGPASSWORD / ~/.pgpass, docs/cluster.md "Secrets"). A
 cluster's nodes all write here (docs/architecture.md, "A cluster"); one process may use it too. The statements are
 server/sqlstore.py's `SqlStore`; this module has what is PostgreSQL's own:
 

@@ -33,6 +33,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from gamenight.server.cluster.access import without_password
+from gamenight.server.cluster.trust import Records
 from gamenight.server.cluster.wire import pack_batch, unpack_batch
 
 log = logging.getLogger("gamenight.server.cluster")
@@ -67,10 +69,24 @@ class _Sending:
     entries: list[tuple[str, bytes, bool]] = field(default_factory=list)  # channel, message (or batch), reach
 
 
-def connect(url: str) -> Redis:
-    """A Redis client for a node: short timeouts, so a dead Redis is noticed in about a second."""
+def connect(url: str, password: str | None = None, ca: str | None = None) -> Redis:
+    """A Redis client for a node: short timeouts, so a dead Redis is noticed in about a second.
+
+    `password` (from a file or the environment, server/cluster/access.py) replaces any in the URL; a `rediss://`
+    URL speaks TLS, its server's certificate verified (against `ca`, a PEM file, or the system's CAs) and its
+    host name checked.
+    """
+    tls: dict[str, Any] = {}
+    if url.lower().startswith("rediss://"):
+        tls = {"ssl_cert_reqs": "required", "ssl_check_hostname": True, "ssl_ca_certs": ca}
     return Redis.from_url(
-        url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=2, retry_on_timeout=False
+        url if password is None else without_password(url),
+        password=password,
+        socket_connect_timeout=1.0,
+        socket_timeout=2.0,
+        health_check_interval=2,
+        retry_on_timeout=False,
+        **tls,
     )
 
 
@@ -86,8 +102,10 @@ class Bus:
         max_queued: int = MAX_QUEUED,
         inboxes: str | None = None,
         max_batch: int = MAX_BATCH,
+        records: Records | None = None,
     ) -> None:
         self.redis = redis
+        self.records = records  # signs every publish and checks every message received (None: neither; tests)
         self.inboxes = inboxes  # the prefix of point-to-point channels (a node's inbox), if any
         self.max_batch = max_batch
         self.channels = channels
@@ -190,11 +208,11 @@ class Bus:
         if not entries:
             return
         if len(entries) == 1:
-            receivers = [await self.redis.publish(entries[0][0], entries[0][1])]
+            receivers = [await self.redis.publish(entries[0][0], self._signed(entries[0][0], entries[0][1]))]
         else:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for channel, data, _reach in entries:
-                    pipe.publish(channel, data)
+                    pipe.publish(channel, self._signed(channel, data))
                 receivers = await pipe.execute()
         self.publishes += len(entries)
         self.round_trips += 1
@@ -218,7 +236,7 @@ class Bus:
                 if held is None:
                     continue  # handed over meanwhile (`take_held`)
                 try:
-                    while held and await self.redis.publish(channel, held[0]):
+                    while held and await self.redis.publish(channel, self._signed(channel, held[0])):
                         held.popleft()
                 except DOWN_ERRORS:
                     continue
@@ -230,6 +248,10 @@ class Bus:
                     self.dropped += len(held)
                     log.warning("dropped %d messages for %s: nobody subscribed for %.0f s", len(held), channel, HOLD_S)
                     del self._held[channel], self._held_since[channel]
+
+    def _signed(self, channel: str, data: bytes) -> bytes:
+        """A message (or batch) as it is published: signed for its channel (held ones are kept unsigned)."""
+        return data if self.records is None else self.records.sign(channel, data)
 
     def call(self, call: Call, droppable: bool = False) -> None:
         """Queue any Redis work (a coroutine factory); it runs after everything queued before it."""
@@ -295,7 +317,12 @@ class Bus:
 
     # -- listening ----------------------------------------------------------------------------------------
     def _hand_over(self, channel: str, data: bytes) -> None:
-        """One received message to the node (a batch's messages one by one, in order)."""
+        """One received message to the node (a batch's messages one by one, in order), if a node signed it."""
+        if self.records is not None:
+            verified = self.records.verify(channel, data)
+            if verified is None:
+                return
+            data = verified
         try:
             messages = unpack_batch(data)
         except ValueError:

@@ -23,6 +23,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from gamenight.server.cluster.trust import Records
 from gamenight.server.cluster.wire import pack, unpack
 
 NODE_TTL_MS = 3000
@@ -306,9 +307,15 @@ class Directory:
     """Every room of the cluster, mirrored in memory; `on_change(code, before, after)` hears each difference."""
 
     def __init__(
-        self, redis: Redis, keys: Keys, node: str, on_change: Callable[[str, Entry | None, Entry | None], None]
+        self,
+        redis: Redis,
+        keys: Keys,
+        node: str,
+        on_change: Callable[[str, Entry | None, Entry | None], None],
+        records: Records | None = None,
     ):
         self.redis, self.keys, self.node, self.on_change = redis, keys, node, on_change
+        self.records = records  # signs the entries and deltas this node writes, checks those it reads (None: not)
         self.entries: dict[str, Entry] = {}
         self._put = redis.register_script(_PUT)
         self._delete = redis.register_script(_DELETE)
@@ -317,9 +324,10 @@ class Directory:
         """Read the whole directory (at start, after every reconnect): the mirror becomes exactly it."""
         raw = await self.redis.hgetall(self.keys.directory)
         fresh: dict[str, Entry] = {}
-        for code, value in raw.items():
+        for field, value in raw.items():
+            code = field.decode() if isinstance(field, bytes) else str(field)
             try:
-                fresh[code.decode() if isinstance(code, bytes) else str(code)] = Entry.of(json.loads(value))
+                fresh[code] = Entry.of(self._open(code, value))
             except ValueError:
                 continue
         for code in set(self.entries) | set(fresh):
@@ -333,6 +341,14 @@ class Directory:
             raise ValueError("a directory delta without a code")
         entry = header.get("entry")
         self._set(code, None if entry is None else Entry.of(entry))
+
+    def _where(self, code: str) -> str:
+        """Where a room's entry is stored (what its signature is bound to)."""
+        return f"{self.keys.directory}/{code}"
+
+    def _open(self, code: str, value: bytes | str) -> Any:
+        """A stored entry's plain data: checked against its signature when entries are signed (None if it fails)."""
+        return json.loads(value) if self.records is None else self.records.open(self._where(code), value)
 
     def _set(self, code: str, entry: Entry | None) -> None:
         before = self.entries.get(code)
@@ -348,15 +364,22 @@ class Directory:
         """Publish this node as the room's owner (with its summary and host); refused (False) unless it holds the
         lease."""
         entry = Entry(self.node, summary, host)
-        value = json.dumps(entry.plain(), separators=(",", ":"))
-        delta = pack({"code": code, "entry": entry.plain()})
+        if self.records is None:
+            value = json.dumps(entry.plain(), separators=(",", ":"))
+        else:
+            value = self.records.seal(self._where(code), entry.plain())
+        delta = self._signed(pack({"code": code, "entry": entry.plain()}))
         done = await self._put(keys=[self.keys.lease(code), self.keys.directory], args=[self.node, code, value, delta])
         return bool(done)
 
     async def delete(self, code: str) -> bool:
         """Remove the room (closed or given up) if this node is its owner in the directory."""
-        delta = pack({"code": code, "entry": None})
+        delta = self._signed(pack({"code": code, "entry": None}))
         return bool(await self._delete(keys=[self.keys.directory], args=[code, self.node, delta]))
+
+    def _signed(self, delta: bytes) -> bytes:
+        """A delta as the Lua script publishes it on the directory's channel (signed, as the bus signs its own)."""
+        return delta if self.records is None else self.records.sign(self.keys.directory, delta)
 
     def owner(self, code: str) -> str | None:
         """The room's owner as mirrored (None: no such room in the cluster, as far as this node knows)."""

@@ -24,9 +24,11 @@ import json
 import logging
 import os
 import secrets
+import ssl
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from redis.exceptions import AuthenticationError, ResponseError
 from websockets.asyncio.server import ServerConnection
 
 from gamenight.protocol import ErrorCode, ProtocolError, decode
@@ -53,6 +55,7 @@ from gamenight.protocol.messages import (
     TakebackDecline,
 )
 from gamenight.protocol.vocab import Role, RoomSummary
+from gamenight.server.cluster.access import shown
 from gamenight.server.cluster.bus import DOWN_ERRORS, Bus, connect
 from gamenight.server.cluster.coord import (
     BEAT_S,
@@ -67,6 +70,7 @@ from gamenight.server.cluster.coord import (
     place,
 )
 from gamenight.server.cluster.tours import TOURNAMENT_REQUESTS, Tours
+from gamenight.server.cluster.trust import Records
 from gamenight.server.cluster.wire import join_frames, pack, split_frames, unpack
 from gamenight.server.directory import random_code
 from gamenight.server.lobby import Lobby
@@ -108,6 +112,10 @@ WHERE_TTL_S = 24 * 3600  # how long a session's edge is remembered (a hint: a wr
 _UNLIST = """
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if v and cjson.decode(v)['e'] == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
+_REPLACE = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
 return 0
 """
 MOVING_TEXT = "room {code} is moving to another server node; try again in a moment"
@@ -156,15 +164,25 @@ class ClusterNode:
         config = server.config
         self.id = config.node_id or f"{config.host}-{os.getpid()}-{secrets.token_hex(3)}"
         self.keys = Keys()
-        self.redis = connect(url)
-        self.url = url
+        if not config.cluster_secret:
+            raise ValueError("a cluster node needs the cluster secret (ServerConfig.cluster_secret)")
+        self.records = Records(config.cluster_secret)  # what grants identity in Redis is signed (trust.py)
+        self.redis = connect(url, config.redis_password, config.redis_ca)
+        self.url = shown(url)  # for messages: no password
         self.registry = Registry(self.redis, self.keys, self.id, "")
         self.leases = Leases(self.redis, self.keys, self.id)
         self.addresses = Addresses(self.redis, self.keys, self.registry.run)
         self.counted: dict[str, int] = {}  # client address -> its connections here counted in Redis
-        self.directory = Directory(self.redis, self.keys, self.id, self._directory_changed)
+        self.directory = Directory(self.redis, self.keys, self.id, self._directory_changed, self.records)
         channels = [self.keys.inbox(self.id), self.keys.directory, self.keys.everyone]
-        self.bus = Bus(self.redis, channels, self._on_message, self._on_connected, inboxes=self.keys.inbox(""))
+        self.bus = Bus(
+            self.redis,
+            channels,
+            self._on_message,
+            self._on_connected,
+            inboxes=self.keys.inbox(""),
+            records=self.records,
+        )
         self.epochs: dict[str, int] = {}  # rooms this node owns -> the store epoch it writes them under
         self.remotes: dict[str, RemoteSession] = {}  # sessions connected elsewhere that use rooms owned here
         self.routes: dict[str, set[str]] = {}  # sessions connected here -> rooms of other nodes they used
@@ -188,6 +206,7 @@ class ClusterNode:
         self.tag = _tag(self.id)
         self.lobby.challenges.tag = self.tag + "-"
         self._unlist = self.redis.register_script(_UNLIST)
+        self._replace = self.redis.register_script(_REPLACE)  # a forged claim, by a true one (`_claim_name`)
         self._rate_from_the_store()
         self.tours = Tours(self)  # the cluster's tournaments (server/cluster/tours.py)
 
@@ -207,6 +226,7 @@ class ClusterNode:
     async def start(self) -> None:
         """Join the cluster: subscribe, read the directory, beat once, take the rooms nobody owns."""
         self.registry.url = self.server.config.public_url or f"ws://{self.server.config.host}:{self.server.port}"
+        await self._log_in()
         self.bus.start()
         try:
             await asyncio.wait_for(self._ready.wait(), READY_TIMEOUT_S)
@@ -221,6 +241,19 @@ class ClusterNode:
         await self._reserve()
         self._tasks.append(asyncio.get_running_loop().create_task(self._beats()))
         log.info("node %s joined the cluster (%d rooms known)", self.id, len(self.directory.entries))
+
+    async def _log_in(self) -> None:
+        """Refuse to start (OSError, one line) if Redis refuses this node: a wrong or missing password, an ACL user
+        without the rights, a TLS certificate that does not verify. Redis not answering yet is left to the bus."""
+        try:
+            await self.redis.ping()
+        except (AuthenticationError, ResponseError) as exc:  # (before DOWN_ERRORS: AuthenticationError is one)
+            await self.redis.aclose()
+            raise OSError(f"redis at {self.url} refused this node: {exc} (check its user and password)") from None
+        except DOWN_ERRORS as exc:
+            if _tls_refused(exc):
+                await self.redis.aclose()
+                raise OSError(f"redis at {self.url}: its TLS certificate does not verify: {exc}") from None
 
     async def stop(self) -> None:
         """Leave cleanly: what is queued goes out, leases and the node key go now (others take the rooms at once)."""
@@ -386,10 +419,10 @@ class ClusterNode:
         old = self.remotes.pop(client.session, None)
         if old is not None:
             self.bus.publish(self.keys.inbox(old.edge), pack({"t": "x", "s": client.session, "o": self.id}))
-        identity = json.dumps({"name": client.name, "claimed": client.claimed, "bot": client.bot})
         token_key, where_key = self.keys.token(client.token_hash), self.keys.where(client.session)
+        identity = self.records.seal(token_key, {"name": client.name, "claimed": client.claimed, "bot": client.bot})
         header = {"t": "h", "e": self.id, "s": client.session, **_identity(client, self.lobby)}
-        online = json.dumps(header)
+        online = self.records.seal(self._online(client.session), header)
 
         async def note() -> None:
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -434,6 +467,10 @@ class ClusterNode:
         self.bus.publish(self.keys.everyone, pack({"t": "g", "e": self.id, "s": session}))
         self.bus.call(functools.partial(self._offline, session))
 
+    def _online(self, session: str) -> str:
+        """Where a connected session's entry is stored (what its signature is bound to)."""
+        return f"{self.keys.online}/{session}"
+
     async def _offline(self, session: str) -> None:
         await self._unlist(keys=[self.keys.online], args=[session, self.id])
 
@@ -453,26 +490,31 @@ class ClusterNode:
                 self.lobby.sessions.load_claims(self.server.store.claimed_names())
         if key in self.lobby.sessions.claims:
             return
-        mine = json.dumps({"name": name, "key_hash": "", "public_key": msg.public_key.lower(), "bot": msg.bot})
+        where = f"{self.keys.claims}/{key}"
+        first = {"name": name, "key_hash": "", "public_key": msg.public_key.lower(), "bot": msg.bot}
         try:
-            if await self.redis.hsetnx(self.keys.claims, key, mine):
+            if await self.redis.hsetnx(self.keys.claims, key, self.records.seal(where, first)):
                 return  # this hello claims it: the lobby makes and stores the claim as usual
             raw = await self.redis.hget(self.keys.claims, key)
         except DOWN_ERRORS:
             return
-        if raw is not None:
-            first = json.loads(raw)
-            self.lobby.sessions.load_claims(
-                [
-                    NameClaimed(
-                        key,
-                        str(first["name"]),
-                        str(first["key_hash"]),
-                        bool(first["bot"]),
-                        str(first.get("public_key", "")),
-                    )
-                ]
-            )
+        found = self.records.open(where, raw)
+        if found is None:  # forged or moved here (logged): this hello's claim takes its place, if nobody's did
+            with contextlib.suppress(*DOWN_ERRORS):
+                await self._replace(keys=[self.keys.claims], args=[key, raw or b"", self.records.seal(where, first)])
+            return
+        first = found
+        self.lobby.sessions.load_claims(
+            [
+                NameClaimed(
+                    key,
+                    str(first["name"]),
+                    str(first["key_hash"]),
+                    bool(first["bot"]),
+                    str(first.get("public_key", "")),
+                )
+            ]
+        )
 
     async def _known_token(self, token: str) -> None:
         """A resume token this node does not know: if another node gave it out, the session becomes known here."""
@@ -483,10 +525,10 @@ class ClusterNode:
             raw = await self.redis.get(self.keys.token(token_hash))
         except DOWN_ERRORS:
             return  # answered as an unknown token; the client may try again
-        if raw is None:
-            return
+        identity = self.records.open(self.keys.token(token_hash), raw)
+        if identity is None:
+            return  # none, or forged (logged): an unknown token
         try:
-            identity = json.loads(raw)
             self.lobby.sessions.adopt(
                 token_hash, str(identity["name"]), bool(identity["claimed"]), bool(identity["bot"])
             )
@@ -900,13 +942,11 @@ class ClusterNode:
 
     async def _present(self) -> None:
         """At start: everyone connected to the other live nodes is present here (players, challenges)."""
-        for session, raw in (await self.redis.hgetall(self.keys.online)).items():
-            try:
-                header = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(header, dict) and header.get("e") in self.registry.live and header.get("e") != self.id:
-                self._attach(session.decode() if isinstance(session, bytes) else str(session), str(header["e"]), header)
+        for field, raw in (await self.redis.hgetall(self.keys.online)).items():
+            session = field.decode() if isinstance(field, bytes) else str(field)
+            header = self.records.open(self._online(session), raw)
+            if header is not None and header.get("e") in self.registry.live and header.get("e") != self.id:
+                self._attach(session, str(header["e"]), header)
 
     async def _adopt_orphans(self) -> None:
         """At start: rooms open in the store that no node lists (the whole cluster was down) are claimed."""
@@ -979,6 +1019,16 @@ class ClusterNode:
                 continue
             self._attach(session, edge_id, _identity(client))
             self.server.deliver(self.lobby.reattach(session, self.server.clock.now()))
+
+
+def _tls_refused(exc: BaseException) -> bool:
+    """True if a connection failed because the server's TLS certificate did not verify (not a passing outage)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _tag(node: str) -> str:

@@ -52,7 +52,7 @@ class Tours:
         self.host = node.lobby.tournaments
         self.keys = Keys(node.keys.prefix + "t:")  # gn:t:lease:<id>, gn:t:dir
         self.leases = Leases(node.redis, self.keys, node.id)
-        self.directory = Directory(node.redis, self.keys, node.id, self._directory_changed)
+        self.directory = Directory(node.redis, self.keys, node.id, self._directory_changed, node.records)
         self.epochs: dict[str, int] = {}  # tournaments run here -> the store epoch their writes carry
         self.lost: set[str] = set()  # rooms of tournaments run here that are closed or cannot be restored
         self.claiming: set[str] = set()

@@ -6,6 +6,10 @@ made), so a node never re-encodes what it relays; only the small header is JSON.
 Several messages for one channel that the bus sends together travel as one *batch* (`pack_batch`): the header
 `{"t":"b"}` and the messages, each length-prefixed (`join_frames`). The bus's listener opens batches before the
 node sees them (`unpack_batch`), so a batch is one PUBLISH and the node handles its messages one by one, in order.
+
+On Redis, each PUBLISH (a message or a batch) is followed by 32 bytes: its HMAC-SHA256 under the cluster secret,
+bound to the channel (server/cluster/trust.py). The bus adds it when it publishes and checks and strips it before
+anything here sees the bytes; a message that fails is dropped.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 import subprocess
 import sys
 
@@ -42,10 +44,6 @@ def test_a_node_without_redis_says_so(tmp_path) -> None:
 
     command = [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", str(tmp_path / "g.db")]
     command += ["--ai-workers", "1", "--cluster", f"redis://127.0.0.1:{free_port()}/0", "--log-level", "error"]
-    result = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    secret = {"GAMENIGHT_CLUSTER_SECRET": secrets.token_hex(32)}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ | secret)
     assert result.returncode == 1 and "cannot reach redis" in result.stderr

@@ -198,7 +198,7 @@ async def test_a_room_its_creator_heard_of_survives_its_node_dying_at_once(
     taken over and restored by n2, and its creator resumes there in its seat."""
     nodes = [cluster("n1"), cluster("n2")]
     alice = await Peer.connect(nodes[0].url, "alice")
-    redis = Redis.from_url(redis_server.url)
+    redis = Redis.from_url(redis_server.admin_url)
     try:
         await redis.execute_command("CLIENT", "PAUSE", 1500, "WRITE")  # n1 cannot publish anything meanwhile
         code = (await alice.request(CreateRoom, game="othello", options={})).room

@@ -15,9 +15,10 @@ class ServerProcess:
     """A server child process on a free loopback port, with a database (a file, or a postgresql:// URL) that
     outlives it."""
 
-    def __init__(self, db: Path | str, *extra: str) -> None:
+    def __init__(self, db: Path | str, *extra: str, env: dict[str, str] | None = None) -> None:
         self.db = db
         self.extra = extra
+        self.env = env  # the server's environment (default: the test's)
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
 
@@ -40,6 +41,7 @@ class ServerProcess:
             ],
             stdout=subprocess.PIPE,
             text=True,
+            env=self.env,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
