@@ -609,6 +609,11 @@ typedef struct {
 #define END_BITS 19 /* 524,288 slots in buckets of two */
 #define END_SLOTS (1u << END_BITS)
 #define END_CHECK_MASK 4095
+#define SORT_SEARCH_EMPTIES 16 /* from here up, children are ordered by a one-ply search of the evaluation */
+#define SORT_REPLY_POINTS 8    /* ... plus this many points per reply the opponent would have */
+#define ETC_EMPTIES 12         /* from here up, the children's table entries are read before any is searched */
+#define ASPIRATION_EMPTIES 14  /* from here up, a wide window is first narrowed around the evaluation's guess */
+#define ASPIRATION_DISCS 2     /* ... to this many discs either side, doubled after each miss */
 
 static struct {
     EndEntry *table;
@@ -706,12 +711,39 @@ typedef struct {
     int sq, rank;
 } Child;
 
+/* A plain negamax of the static evaluation `depth` plies deep (no table, no clock), in points: only to order the
+ * solver's children where many empties remain. A finished game counts far beyond any evaluation. */
+static int sort_search(u64 P, u64 O, int depth, int alpha, int beta) {
+    u64 moves = legal(P, O);
+    if (depth <= 0) return static_score(P, O, moves);
+    if (!moves) {
+        if (!legal(O, P)) return (popcount(P) - popcount(O)) * 1000;
+        return -sort_search(O, P, depth - 1, -beta, -alpha);
+    }
+    int best = -INFINITY_SCORE;
+    for (; moves; moves &= moves - 1) {
+        int sq = lowest_square(moves);
+        u64 f = flips_of(P, O, sq);
+        int score = -sort_search(O ^ f, P | f | 1ULL << sq, depth - 1, -beta, -alpha);
+        if (score > best) {
+            best = score;
+            if (score > alpha) {
+                alpha = score;
+                if (alpha >= beta) break;
+            }
+        }
+    }
+    return best;
+}
+
 /* The children of P's `moves`, the table's best move first, then fastest first: fewest opponent replies (a reply
  * on a corner counts twice), then fewest empty squares next to P's discs (the opponent's potential mobility); a
  * move to a corner counts 1.5 replies less; ties in square order. On self-play positions with 19-20 empties this
- * visits a quarter fewer nodes than replies alone (EndgameSolver's order). */
+ * visits a quarter fewer nodes than replies alone (EndgameSolver's order). With SORT_SEARCH_EMPTIES or more empty
+ * squares the order is the opponent's one-ply search score instead (lowest first), plus SORT_REPLY_POINTS a reply:
+ * on FFO #24-#38 a third less time (issue 38, session 3; docs/ai.md). */
 static int fastest_first(u64 P, u64 O, u64 moves, int hash_move, Child *out) {
-    int n = 0;
+    int n = 0, searched = popcount(~(P | O)) >= SORT_SEARCH_EMPTIES;
     for (; moves; moves &= moves - 1) {
         int sq = lowest_square(moves);
         u64 f = flips_of(P, O, sq), bit = 1ULL << sq;
@@ -720,7 +752,10 @@ static int fastest_first(u64 P, u64 O, u64 moves, int hash_move, Child *out) {
         c->O = P | f | bit;
         c->sq = sq;
         if (sq == hash_move) {
-            c->rank = -100000;
+            c->rank = -4 * INFINITY_SCORE;
+        } else if (searched) {
+            c->rank = sort_search(c->P, c->O, 1, -INFINITY_SCORE, INFINITY_SCORE) +
+                      SORT_REPLY_POINTS * popcount(legal(c->P, c->O));
         } else {
             u64 replies = legal(c->P, c->O);
             c->rank = (popcount(replies) + popcount(replies & CORNERS)) * 16 +
@@ -769,6 +804,16 @@ static int solve_node(u64 P, u64 O, u64 empty, int count, int alpha, int beta, i
     int original_alpha = alpha, best = -LIMIT, best_move = NO_MOVE;
     Child children[64]; /* a position has at most 33 legal moves; every square for safety */
     int n = fastest_first(P, O, moves, hash_move, children);
+    if (count >= ETC_EMPTIES) {
+        /* Enhanced transposition cut-off: a child whose stored upper bound for the opponent already gives P beta. */
+        for (int i = 0; i < n; i++) {
+            const EndEntry *child = end_probe(children[i].P, children[i].O);
+            if (child && -child->upper >= beta) {
+                end_store(P, O, -child->upper, upper, children[i].sq, count);
+                return -child->upper;
+            }
+        }
+    }
     for (int i = 0; i < n; i++) {
         const Child *c = &children[i];
         u64 rest = empty ^ 1ULL << c->sq;
@@ -832,6 +877,36 @@ static int solve_root(u64 P, u64 O, int alpha, int beta, int *move) {
     }
     *move = best_sq;
     return best;
+}
+
+/* solve_root with a wide window narrowed first: with ASPIRATION_EMPTIES or more empties and the pattern tables on,
+ * a window of ASPIRATION_DISCS either side of the evaluation's guess (a 4-ply sort_search, in discs), widened
+ * towards the side it missed, doubling, until the value falls inside or at the caller's own bounds: the same
+ * answer as one search over (alpha, beta), in half the time on FFO #38 (docs/ai.md). */
+static int solve_narrowed(u64 P, u64 O, int alpha, int beta, int *move) {
+    int count = popcount(~(P | O)), width = ASPIRATION_DISCS;
+    if (count < ASPIRATION_EMPTIES || !PAT.on || beta - alpha <= 4 * width) return solve_root(P, O, alpha, beta, move);
+    int guess = floor_div(sort_search(P, O, 4, -INFINITY_SCORE, INFINITY_SCORE), PATTERN_POINTS);
+    int low = guess - width > alpha ? guess - width : alpha, high = guess + width < beta ? guess + width : beta;
+    if (low >= high) {
+        low = alpha;
+        high = beta;
+    }
+    for (;;) {
+        int value = solve_root(P, O, low, high, move);
+        if (E.aborted) return 0;
+        if (value <= low && low > alpha) { /* below the window: the value is at most `value` */
+            width *= 2;
+            high = value + 1 < beta ? value + 1 : beta;
+            low = value - width > alpha ? value - width : alpha;
+        } else if (value >= high && high < beta) { /* above it: at least `value` */
+            width *= 2;
+            low = value - 1 > alpha ? value - 1 : alpha;
+            high = value + width < beta ? value + width : beta;
+        } else {
+            return value;
+        }
+    }
 }
 
 /* ---- the Python interface ---------------------------------------------------------------------------------- */
@@ -1128,7 +1203,7 @@ static PyObject *py_solve(PyObject *self, PyObject *const *args, Py_ssize_t narg
     E.deadline = deadline;
     E.aborted = 0;
     int move;
-    int diff = solve_root(P, O, (int)alpha, (int)beta, &move);
+    int diff = solve_narrowed(P, O, (int)alpha, (int)beta, &move);
     if (E.aborted) Py_RETURN_NONE;
     return Py_BuildValue("(NiL)", move_object(move), diff, E.nodes);
 }
