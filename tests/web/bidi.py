@@ -43,6 +43,7 @@ RECORDER = """() => {
   window.WebSocket = class extends Native {
     constructor(url, protocols) {
       super(url, protocols);
+      record.sent.push(String(url));
       this.addEventListener("message", (event) => {
         if (typeof event.data === "string") return;
         const bytes = new Uint8Array(event.data);
@@ -173,6 +174,10 @@ class FirefoxTab(Tab):
         more = await self.evaluate(f"window.gamenightRecord.output.slice({len(self._output)})")
         self._output += str(more).encode("latin-1")
         return self._output
+
+    async def sent(self) -> list[str]:
+        """The websocket's URL and the text frames the page sent, as the recorder kept them."""
+        return list(json.loads(await self.evaluate("JSON.stringify(window.gamenightRecord.sent)")))
 
     async def press(self, key: str) -> None:
         """Press and release a key, as a keyboard does."""

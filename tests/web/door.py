@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import json
 import os
 import re
 import signal
@@ -13,11 +14,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from rich.cells import cell_len
 
 from gamenight.protocol.messages import Join, ListGames, ListPlayers, ListRooms
 from gamenight.protocol.vocab import Role
+from gamenight.server.games import REGISTRY
 from tests.peer import Peer
 from tests.procs import living
 from tests.server.serverproc import NO_ROOM_CAPS
@@ -99,6 +102,14 @@ class Tab(abc.ABC):
         """Type a text, key by key."""
 
     @abc.abstractmethod
+    async def sent(self) -> list[str]:
+        """The terminal websocket's URL, then every text frame the page sent on it (its size, its keys)."""
+
+    @abc.abstractmethod
+    async def click(self, x: float, y: float) -> None:
+        """A left click at (x, y) CSS pixels from the viewport's top left."""
+
+    @abc.abstractmethod
     async def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page."""
 
@@ -122,9 +133,54 @@ class Tab(abc.ABC):
 
         await eventually(written, f"{text!r} on the screen")
 
+    async def screen(self) -> list[str]:
+        """The lines the terminal shows now."""
+        cols, rows = await self.terminal_size()
+        return screen_lines(await self.output(), rows, cols)
+
+    async def on_screen(self, text: str) -> None:
+        """Wait until the terminal shows `text` now (not: has shown it once, as `shows` waits for)."""
+
+        async def showing() -> bool:
+            return any(text in line for line in await self.screen())
+
+        await eventually(showing, f"{text!r} on the screen now")
+
+    async def terminal_size(self) -> tuple[int, int]:
+        """The terminal's (columns, rows) as the page last told the client: in the websocket's URL when it opened,
+        then in a "resize" frame each time xterm.js fits the terminal to a new page size."""
+        sizes = [size for size in map(size_of, await self.sent()) if size is not None]
+        assert sizes, "the page has not said its terminal's size"
+        return sizes[-1]
+
+    async def click_square(self, square: str) -> None:
+        """Click the middle of an Othello square where the screen shows it (the terminal's cells are its screen
+        element's size over its columns and rows)."""
+        cols, rows = await self.terminal_size()
+        row, col = othello_square_cell(await self.screen(), square)
+        box = json.loads(
+            await self.evaluate("JSON.stringify(document.querySelector('.xterm-screen').getBoundingClientRect())")
+        )
+        await self.click(box["x"] + (col + 0.5) * box["width"] / cols, box["y"] + (row + 0.5) * box["height"] / rows)
+
     async def has_focus(self) -> bool:
         """Whether the terminal's input has the keyboard focus (keys go to the client without a click)."""
         return bool(await self.evaluate("document.activeElement.classList.contains('xterm-helper-textarea')"))
+
+
+def size_of(sent: str) -> tuple[int, int] | None:
+    """The terminal size (columns, rows) a text the page sent says: its websocket's URL (?width=&height=) or a
+    ["resize", {"width", "height"}] frame; None for any other."""
+    if sent.startswith(("ws://", "wss://")):
+        query = parse_qs(urlsplit(sent).query)
+        return (int(query["width"][0]), int(query["height"][0])) if "width" in query and "height" in query else None
+    try:
+        frame = json.loads(sent)
+    except ValueError:
+        return None
+    if isinstance(frame, list) and len(frame) == 2 and frame[0] == "resize":
+        return int(frame[1]["width"]), int(frame[1]["height"])
+    return None
 
 
 def screen_lines(output: bytes, rows: int, cols: int) -> list[str]:
@@ -149,20 +205,29 @@ def screen_lines(output: bytes, rows: int, cols: int) -> list[str]:
     return ["".join(line) for line in screen]
 
 
+FILE_LETTERS = re.compile(r"(?<!\S)a(?: +[b-j](?!\S))+")  # the board's line of file letters: "a  b  c ..."
+
+
 def othello_square_cell(lines: list[str], square: str) -> tuple[int, int]:
     """The terminal cell (row, col) at the middle of an Othello square on the screen: its file letter's column in
     the board's line of file letters, its rank number's row in the labels left of the board."""
-    files = next(i for i, line in enumerate(lines) if re.search(r"\ba +b +c +d +e +f\b", line))
-    col = re.search(r"\ba +b +c +d +e +f\b", lines[files])
-    assert col is not None
-    letters = {match[0]: match.start() for match in re.finditer(r"[a-j]", lines[files][col.start() :])}
-    board_left = col.start() - (letters["b"] - letters["a"]) // 2  # the first square's left edge
+    files, run = next((i, found) for i, line in enumerate(lines) if (found := FILE_LETTERS.search(line)))
+    letters = {match[0]: run.start() + match.start() for match in re.finditer(r"[a-j]", run[0])}
+    board_left = letters["a"] - (letters["b"] - letters["a"]) // 2  # the first square's left edge
     rank = int(square[1:])
     for row in range(files + 1, len(lines)):
-        label = lines[row][max(0, board_left - 3) : board_left]
-        if label.strip() == str(rank):
-            return row, col.start() + letters[square[0]]
+        if lines[row][max(0, board_left - 3) : board_left].strip() == str(rank):
+            return row, letters[square[0]]
     raise AssertionError(f"no rank {rank} left of the board at column {board_left}: {lines[files:]}")
+
+
+def othello_legal(room: Any, state: Any, seat: int) -> list[str]:
+    """The squares `seat` may play in a room's Othello position (its moves replayed by the game's rules)."""
+    rules = REGISTRY["othello"].rules
+    position = rules.initial_state({"size": room.options.get("size", 8)})
+    for move in state.moves:
+        position = rules.apply(position, {next(iter(rules.to_move(position))): rules.parse_move(position, move)})
+    return list(rules.legal_notation(position, seat))
 
 
 async def online(watcher: Peer, name: str) -> bool:

@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from tests.procs import HAS_PROC
 from tests.web.bidi import Firefox
-from tests.web.door import play_until, start_ai_game
+from tests.web.door import othello_legal, play_until, start_ai_game
 
 FIREFOX = Path("/usr/bin/firefox-esr")
 if not FIREFOX.exists() or not HAS_PROC:
@@ -32,12 +32,19 @@ async def firefox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fir
     await browser.stop()
 
 
-async def test_a_firefox_player_plays_othello_against_the_ai_by_keyboard(firefox, server, watcher, artefacts):
+async def test_a_firefox_player_plays_othello_against_the_ai_by_keyboard_and_mouse(firefox, server, watcher, artefacts):
     """A friend with Firefox opens the page (it has the keyboard focus at once), types a name, presses n and plays
-    Othello moves against the AI with the keyboard; an ordinary client watching the room sees that player's moves."""
+    Othello moves against the AI with the keyboard, then one with a click on its square; an ordinary client
+    watching the room sees that player's moves."""
     tab = await firefox.open(server.page_url)
     room, seat = await start_ai_game(tab, watcher, "fay", artefacts / "firefox-lobby.png")
-    await play_until(watcher, room.room, {seat: tab}, lambda state: len(state.moves) >= 6)
+    state = await play_until(watcher, room.room, {seat: tab}, lambda state: len(state.moves) >= 6)
     moved = [m for m in watcher.seen if m.type == "moved" and m.room == room.room]
     assert len([m for m in moved if m.seat == seat]) >= 3
+    while seat not in state.to_move:  # the AI answers
+        state = await watcher.state_after(room.room, state.seq)
+    await tab.on_screen("Your move")
+    target = othello_legal(room, state, seat)[-1]  # not the cursor's square (the first legal one): the click's
+    await tab.click_square(target)
+    assert (await watcher.state_after(room.room, state.seq)).moves[-1] == target
     await tab.screenshot(artefacts / "firefox-othello.png")

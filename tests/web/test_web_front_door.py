@@ -19,7 +19,17 @@ from gamenight.server.games import REGISTRY
 from tests.peer import Peer
 from tests.procs import HAS_PROC, living
 from tests.waiting import eventually
-from tests.web.door import ROOM_CODE, Tab, games_of, online, play_until, sign_in, start_ai_game
+from tests.web.door import (
+    ROOM_CODE,
+    Tab,
+    games_of,
+    online,
+    othello_legal,
+    othello_square_cell,
+    play_until,
+    sign_in,
+    start_ai_game,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists() or not HAS_PROC:
@@ -48,18 +58,27 @@ class ChromiumTab(Tab):
     def __init__(self, page: Any) -> None:
         self.page = page
         self.received = bytearray()
-        self.sent: list[str] = []
+        self.frames_sent: list[str] = []
         page.on("websocket", self._watch)
 
     def _watch(self, socket: Any) -> None:
         """Keep the client's output (the text frames it receives are the page's own pings and notes) and the text
         frames the page sends (its size, its keys)."""
+        self.frames_sent.append(socket.url)
         socket.on("framereceived", lambda payload: isinstance(payload, bytes) and self.received.extend(payload))
-        socket.on("framesent", lambda payload: isinstance(payload, str) and self.sent.append(payload))
+        socket.on("framesent", lambda payload: isinstance(payload, str) and self.frames_sent.append(payload))
 
     async def output(self) -> bytes:
         """What the client has written so far."""
         return bytes(self.received)
+
+    async def sent(self) -> list[str]:
+        """The websocket's URL and the text frames the page sent."""
+        return list(self.frames_sent)
+
+    async def click(self, x: float, y: float) -> None:
+        """A left click."""
+        await self.page.mouse.click(x, y)
 
     async def press(self, key: str) -> None:
         """Press and release a key."""
@@ -269,4 +288,43 @@ async def test_the_arrows_move_and_a_reloaded_page_puts_the_player_back_in_the_g
     await tab.page.reload()
     await tab.shows(f"Welcome back: you are in room {room.room} again", since=mark)
     assert b"What name should" not in await tab.text(mark)
+    await tab.page.context.close()
+
+
+async def test_a_click_plays_a_square_and_a_resized_page_is_laid_out_again(browser, server, watcher, artefacts):
+    """A click on an Othello square plays it; a smaller window re-lays the client at the terminal's new size (the
+    page tells the client its new columns and rows, the board is drawn again to fit) and a click there plays the
+    square under the pointer."""
+    tab = await open_tab(browser, server.page_url)
+    room, seat = await start_ai_game(tab, watcher, "gus")
+    await tab.shows("Your move")
+    state = await watcher.at(room.room, 0)
+    target = othello_legal(room, state, seat)[-1]  # not the cursor's square (the first legal one): the click's
+    await tab.click_square(target)
+    state = await watcher.state_after(room.room, state.seq)
+    assert state.moves == [target]
+    while seat not in state.to_move:  # the AI answers
+        state = await watcher.state_after(room.room, state.seq)
+    await tab.on_screen("Your move")
+    target = othello_legal(room, state, seat)[-1]
+    cols, rows = await tab.terminal_size()
+    before = othello_square_cell(await tab.screen(), target)
+    await tab.page.set_viewport_size({"width": 760, "height": 520})
+
+    async def refitted() -> bool:
+        new_cols, new_rows = await tab.terminal_size()
+        return new_cols < cols and new_rows < rows
+
+    await eventually(refitted, "the page telling the client its smaller terminal")
+
+    async def board_drawn_again() -> bool:
+        try:
+            return othello_square_cell(await tab.screen(), target) != before
+        except (AssertionError, StopIteration):  # not drawn yet at the new size
+            return False
+
+    await eventually(board_drawn_again, "the board drawn again, smaller")
+    await tab.screenshot(artefacts / "othello-resized.png")
+    await tab.click_square(target)
+    assert (await watcher.state_after(room.room, state.seq)).moves[-1] == target
     await tab.page.context.close()
