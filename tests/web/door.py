@@ -11,7 +11,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -138,13 +138,14 @@ class Tab(abc.ABC):
         cols, rows = await self.terminal_size()
         return screen_lines(await self.output(), rows, cols)
 
-    async def on_screen(self, text: str) -> None:
-        """Wait until the terminal shows `text` now (not: has shown it once, as `shows` waits for)."""
+    async def on_screen(self, pattern: str) -> None:
+        """Wait until a line the terminal shows now matches the regular expression `pattern` (`shows` waits for a
+        text written once, perhaps drawn over since)."""
 
         async def showing() -> bool:
-            return any(text in line for line in await self.screen())
+            return any(re.search(pattern, line) for line in await self.screen())
 
-        await eventually(showing, f"{text!r} on the screen now")
+        await eventually(showing, f"{pattern!r} on the screen now")
 
     async def terminal_size(self) -> tuple[int, int]:
         """The terminal's (columns, rows) as the page last told the client: in the websocket's URL when it opened,
@@ -274,23 +275,26 @@ async def play_until(watcher: Peer, room: str, tabs: dict[int, Tab], done: Calla
 
 
 async def start_ai_game(
-    tab: Tab, watcher: Peer, name: str, lobby: Path | None = None, game: str = "othello", keys: tuple[str, ...] = ()
+    tab: Tab,
+    watcher: Peer,
+    name: str,
+    lobby: Path | None = None,
+    game: str = "othello",
+    choose: Callable[[Tab], Awaitable[None]] | None = None,
 ) -> tuple[Any, int]:
     """A friend who has just opened the page (title, keyboard focus from the start) gives a name (a screenshot of
-    the lobby saved at `lobby`), presses n and starts a game against the AI from the quick menu (`keys` pick
-    another game than its default, Othello); the watcher joins the room as a spectator. Returns the room as listed
-    and the friend's seat."""
+    the lobby saved at `lobby`), presses n and starts a game against the AI from the quick menu: `choose` picks
+    `game` there and plays, or Enter plays its default (Othello); the watcher joins the room as a spectator.
+    Returns the room as listed and the friend's seat."""
     assert await tab.evaluate("document.title") == "gamenight"
     assert await tab.has_focus()
     await sign_in(tab, watcher, name)
     await tab.shows(f"Hello {name}")
     if lobby is not None:
         await tab.screenshot(lobby)
-    await tab.press("n")  # the quick menu, Play focused: Enter plays its choice (default: Othello, AI level 3)
+    await tab.press("n")  # the quick menu, Play focused: Enter plays its choice (Othello, AI level 3 at first)
     await tab.shows("Play against the AI")
-    for key in keys:
-        await tab.press(key)
-    await tab.press("Enter")
+    await (choose(tab) if choose is not None else tab.press("Enter"))
     room = await room_of(watcher, name)
     assert room.game == game
     await watcher.request(Join, room=room.room, role=Role.SPECTATOR)

@@ -16,6 +16,7 @@ import pytest_asyncio
 from gamenight.protocol.messages import Join
 from gamenight.protocol.vocab import Role, RoomStatus
 from gamenight.server.games import REGISTRY
+from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST
 from tests.peer import Peer
 from tests.procs import HAS_PROC, living
 from tests.waiting import eventually
@@ -327,4 +328,56 @@ async def test_a_click_plays_a_square_and_a_resized_page_is_laid_out_again(brows
     await tab.screenshot(artefacts / "othello-resized.png")
     await tab.click_square(target)
     assert (await watcher.state_after(room.room, state.seq)).moves[-1] == target
+    await tab.page.context.close()
+
+
+TRON_KEYS = {NORTH: "ArrowUp", EAST: "ArrowRight", SOUTH: "ArrowDown", WEST: "ArrowLeft"}
+TRON_STEPS = {NORTH: (0, -1), EAST: (1, 0), SOUTH: (0, 1), WEST: (-1, 0)}
+
+
+def free_run(state: Any, seat: int, direction: int) -> int:
+    """How many empty squares (the board's " ") lie ahead of a rider's head in `direction`."""
+    (x, y), (dx, dy), board = state.view["heads"][seat], TRON_STEPS[direction], state.view["board"]
+    run = 0
+    while 0 <= y + dy <= len(board) - 1 and 0 <= x + dx <= len(board[0]) - 1 and board[y + dy][x + dx] == " ":
+        x, y, run = x + dx, y + dy, run + 1
+    return run
+
+
+def open_side(state: Any, seat: int, heading: int) -> int:
+    """The turn off `heading` with the longer free run ahead (the arena has walls inside)."""
+    sides = (NORTH, SOUTH) if heading in (EAST, WEST) else (EAST, WEST)
+    return max(sides, key=lambda side: free_run(state, seat, side))
+
+
+async def pick_tron(tab: Tab) -> None:
+    """In the quick menu: from Play back to the game's selector, open it, go down from Othello past Pentago to Tron
+    (the server's order of games), choose it, and play (ctrl+s). Each step waits for the screen it needs."""
+    for key in ("Shift+Tab", "Shift+Tab", "Shift+Tab", "Enter"):
+        await tab.press(key)
+    await tab.on_screen("Connect Four")  # the selector's list is open
+    for key in ("ArrowDown", "ArrowDown", "Enter"):
+        await tab.press(key)
+    await tab.on_screen(r"Game +Tron light cycles")
+    await tab.press("Control+s")
+
+
+async def test_a_tron_rider_in_the_browser_steers_with_the_arrow_keys(browser, server, watcher, artefacts):
+    """A friend starts a Tron game against the AI in the browser and steers the cycle with the arrow keys: each
+    turn pressed is the rider's direction in the game's next ticks, as an ordinary client watching sees them."""
+    tab = await open_tab(browser, server.page_url)
+    room, seat = await start_ai_game(tab, watcher, "tia", game="tron", choose=pick_tron)
+    state = await watcher.at(room.room, 0)
+    while state.view["tick"] < 1:  # the countdown, then the first tick: the cycle rides its first heading
+        state = await watcher.state_after(room.room, state.seq)
+    ridden = [state.view["dirs"][seat]]
+    for _ in range(2):  # two turns, each to the more open side
+        turn = open_side(state, seat, ridden[-1])
+        await tab.press(TRON_KEYS[turn])
+        while state.view["dirs"][seat] != turn:
+            assert state.view["alive"][seat], f"the rider crashed before turning {turn}: {ridden}"
+            state = await watcher.state_after(room.room, state.seq)
+        ridden.append(turn)
+    await tab.screenshot(artefacts / "tron.png")
+    assert ridden[0] != ridden[1] != ridden[2]
     await tab.page.context.close()
