@@ -162,7 +162,8 @@ def key_actions(key: str) -> list[dict[str, str]]:
 
 
 class FirefoxTab(Tab):
-    """A Firefox tab (a top-level browsing context) on the page."""
+    """A Firefox tab (a top-level browsing context) on the page, for one load of it (a reload starts the page's
+    recorder afresh)."""
 
     def __init__(self, bidi: BiDi, context: str) -> None:
         self.bidi = bidi
