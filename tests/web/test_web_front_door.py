@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from gamenight.protocol.messages import Join
+from gamenight.protocol.messages import CreateRoom, Join
 from gamenight.protocol.vocab import Role, RoomStatus
 from gamenight.server.games import REGISTRY
 from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST
@@ -381,3 +381,24 @@ async def test_a_tron_rider_in_the_browser_steers_with_the_arrow_keys(browser, s
     await tab.screenshot(artefacts / "tron.png")
     assert ridden[0] != ridden[1] != ridden[2]
     await tab.page.context.close()
+
+
+async def test_a_room_code_pasted_with_ctrl_shift_v_joins_that_room(browser, server, watcher):
+    """A friend who got a private room's code (in a chat, say) pastes it from the clipboard into the Code dialog
+    with Ctrl+Shift+V (Ctrl+V is the terminal's own key, as in any terminal) and takes the room's free seat."""
+    context = await browser.new_context(viewport=VIEWPORT, permissions=["clipboard-read", "clipboard-write"])
+    tab = await open_tab(browser, server.page_url, context)
+    await sign_in(tab, watcher, "pam")
+    room = await watcher.request(CreateRoom, game="othello", private=True)
+    await watcher.request(Join, room=room.room, seat=0)
+    await tab.evaluate(f"navigator.clipboard.writeText({room.room!r})")  # as copying it elsewhere would
+    await tab.press("o")
+    await tab.shows("Join a room by its code")
+    await tab.press("Control+Shift+V")
+    await tab.on_screen(room.room)
+    await tab.press("Enter")
+    seated = await watcher.wait(
+        lambda m: m.type == "room" and m.room == room.room and any(seat.name == "pam" for seat in m.seats)
+    )
+    assert [seat.name for seat in seated.seats] == ["watcher", "pam"]
+    await context.close()
