@@ -351,13 +351,13 @@ def open_side(state: Any, seat: int, heading: int) -> int:
 
 
 async def pick_tron(tab: Tab) -> None:
-    """In the quick menu: from Play back to the game's selector, open it, go down from Othello past Pentago to Tron
-    (the server's order of games), choose it, and play (ctrl+s). Each step waits for the screen it needs."""
+    """In the quick menu: from Play back to the game's selector, open it, type the game's name (the list jumps to
+    it), choose it with Enter, and play (ctrl+s). Each step waits for the screen it needs."""
     for key in ("Shift+Tab", "Shift+Tab", "Shift+Tab", "Enter"):
         await tab.press(key)
     await tab.on_screen("Connect Four")  # the selector's list is open
-    for key in ("ArrowDown", "ArrowDown", "Enter"):
-        await tab.press(key)
+    await tab.type("tron light")  # type-to-search; should its query restart between keys, any tail matches Tron too
+    await tab.press("Enter")
     await tab.on_screen(r"Game +Tron light cycles")
     await tab.press("Control+s")
 
