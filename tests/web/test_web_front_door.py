@@ -3,27 +3,34 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import re
 import shutil
-import signal
 import subprocess
-import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from gamenight.protocol.messages import Join, ListGames, ListPlayers, ListRooms
+from gamenight.protocol.messages import CreateRoom, Join
 from gamenight.protocol.vocab import Role, RoomStatus
 from gamenight.server.games import REGISTRY
+from gamenight.server.games.tron import EAST, NORTH, SOUTH, WEST
 from tests.peer import Peer
 from tests.procs import HAS_PROC, living
-from tests.server.serverproc import NO_ROOM_CAPS
 from tests.waiting import eventually
+from tests.web.door import (
+    ROOM_CODE,
+    Tab,
+    games_of,
+    online,
+    othello_legal,
+    othello_square_cell,
+    play_until,
+    sign_in,
+    start_ai_game,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists() or not HAS_PROC:
@@ -35,77 +42,6 @@ playwright = pytest.importorskip("playwright.async_api", reason="the test extra'
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 VIEWPORT = {"width": 1200, "height": 800}
-MOVE_WAIT_S = 5.0  # after a key that should make a move: press again if the move has not come by then
-
-
-class WebServer:
-    """`gamenight-server --web 0` as a child process, its visitors' folders and database in `folder`."""
-
-    def __init__(self, folder: Path, *extra: str) -> None:
-        self.folder = folder
-        self.extra = extra
-        self.proc: subprocess.Popen[str] | None = None
-        self.game_url = self.page_url = ""
-
-    def start(self) -> WebServer:
-        """Start it and read the two lines naming the game server and the page."""
-        command = [sys.executable, "-m", "gamenight.server", "--port", "0", "--db", str(self.folder / "games.db")]
-        command += ["--log-level", "warning", "--ai-workers", "1", *NO_ROOM_CAPS, "--web", "0", *self.extra]
-        environment = dict(os.environ, XDG_DATA_HOME=str(self.folder / "data"))
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment)
-        assert self.proc.stdout is not None
-        listening, door = self.proc.stdout.readline(), self.proc.stdout.readline()
-        assert "listening on" in listening and "friends can open" in door, (listening, door)
-        scheme, port = listening.split()[-1].split("://")[0], listening.rsplit(":", 1)[1].strip()
-        self.game_url = f"{scheme}://127.0.0.1:{port}"
-        scheme, port = door.split()[-1].split("://")[0], door.strip().rstrip("/").rsplit(":", 1)[1]
-        self.page_url = f"{scheme}://127.0.0.1:{port}/"
-        return self
-
-    def clients(self) -> set[int]:
-        """The web client processes it runs now (its children running gamenight.client)."""
-        assert self.proc is not None
-        return {
-            pid
-            for pid, (parent, _) in living().items()
-            if parent == self.proc.pid and b"gamenight.client" in read_cmdline(pid)
-        }
-
-    def stop(self) -> int:
-        """SIGTERM (a clean stop, as Ctrl+C) and wait."""
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=30)
-
-
-def read_cmdline(pid: int) -> bytes:
-    """A process's command line ("" once it has ended)."""
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-@pytest.fixture(scope="module")
-def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the screenshots go (kept with pytest's temporary folders)."""
-    return tmp_path_factory.mktemp("web-screenshots")
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., WebServer]]:
-    """Starts web servers (extra flags allowed), each in a folder of its own; any still running is killed after."""
-    started: list[WebServer] = []
-
-    def make(*extra: str, folder: Path | None = None) -> WebServer:
-        server = WebServer(folder or tmp_path_factory.mktemp("web"), *extra).start()
-        started.append(server)
-        return server
-
-    yield make
-    for server in started:
-        server.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -117,103 +53,59 @@ async def browser() -> AsyncIterator[Any]:
         await chromium.close()
 
 
-@pytest.fixture(scope="module")
-def server(servers: Callable[..., WebServer]) -> WebServer:
-    """The web server the playing tests share (the default bounds)."""
-    return servers()
-
-
-ANSI = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-"""Terminal control sequences (CSI, OSC, two-byte escapes): what is left of the client's output is its text."""
-ROOM_CODE = re.compile(rb"room ([A-Z0-9]{4,8})\b")  # as the game screen's title names its room
-
-
-class Tab:
-    """A browser tab on the page, with what its terminal was sent so far (the client's screen output, read off its
-    websocket: the terminal is drawn on a canvas, with no text in the page to read)."""
+class ChromiumTab(Tab):
+    """A chromium tab (Playwright's page) on the page; the client's output is read off its websocket."""
 
     def __init__(self, page: Any) -> None:
         self.page = page
-        self.output = bytearray()
-        page.on("websocket", lambda socket: socket.on("framereceived", self._received))
+        self.received = bytearray()
+        self.frames_sent: list[str] = []
+        page.on("websocket", self._watch)
 
-    def _received(self, payload: bytes | str) -> None:
-        """Keep the client's output (the text frames are the page's own pings and notes)."""
-        if isinstance(payload, bytes):
-            self.output += payload
+    def _watch(self, socket: Any) -> None:
+        """Keep the client's output (the text frames it receives are the page's own pings and notes) and the text
+        frames the page sends (its size, its keys)."""
+        self.frames_sent.append(socket.url)
+        socket.on("framereceived", lambda payload: isinstance(payload, bytes) and self.received.extend(payload))
+        socket.on("framesent", lambda payload: isinstance(payload, str) and self.frames_sent.append(payload))
 
-    def mark(self) -> int:
-        """Where the output is now: `shows` can look only at what comes after."""
-        return len(self.output)
+    async def output(self) -> bytes:
+        """What the client has written so far."""
+        return bytes(self.received)
 
-    async def shows(self, text: str, since: int = 0) -> None:
-        """Wait until the client has written `text` (after `since`)."""
+    async def sent(self) -> list[str]:
+        """The websocket's URL and the text frames the page sent."""
+        return list(self.frames_sent)
 
-        async def written() -> bool:
-            return text.encode() in ANSI.sub(b"", bytes(self.output[since:]))
+    async def click(self, x: float, y: float) -> None:
+        """A left click."""
+        await self.page.mouse.click(x, y)
 
-        await eventually(written, f"{text!r} on the screen")
+    async def press(self, key: str) -> None:
+        """Press and release a key."""
+        await self.page.keyboard.press(key)
+
+    async def type(self, text: str) -> None:
+        """Type a text."""
+        await self.page.keyboard.type(text)
+
+    async def evaluate(self, expression: str) -> Any:
+        """A JavaScript expression's value in the page."""
+        return await self.page.evaluate(expression)
+
+    async def screenshot(self, path: Path) -> None:
+        """Save a PNG of the viewport."""
+        await self.page.screenshot(path=path)
 
 
-async def open_tab(browser: Any, url: str, context: Any = None) -> Tab:
+async def open_tab(browser: Any, url: str, context: Any = None) -> ChromiumTab:
     """A new tab (in its own browser context, so its own cookie, unless one is given) on the page, once the client
     has drawn its first screen."""
     context = context or await browser.new_context(viewport=VIEWPORT)
-    tab = Tab(await context.new_page())
+    tab = ChromiumTab(await context.new_page())
     await tab.page.goto(url)
     await tab.page.wait_for_function("document.body.classList.contains('-first-byte')", timeout=60_000)
     return tab
-
-
-async def online(watcher: Peer, name: str) -> bool:
-    """Whether `name` is online, as the server's player list says."""
-    reply = await watcher.request(ListPlayers)
-    return any(player.name == name for player in reply.players)
-
-
-async def room_of(watcher: Peer, name: str) -> Any:
-    """The listed room where `name` has a seat, once there is one."""
-    found: list[Any] = []
-
-    async def seated() -> bool:
-        reply = await watcher.request(ListRooms)
-        found[:] = [room for room in reply.rooms if any(seat.name == name for seat in room.seats)]
-        return bool(found)
-
-    await eventually(seated, f"a room with {name} seated")
-    return found[0]
-
-
-async def sign_in(tab: Tab, watcher: Peer, name: str) -> None:
-    """Give the first visit's name prompt a name and wait until the server has that player online."""
-    await tab.shows("What name should")
-    await tab.page.keyboard.type(name)
-    await tab.page.keyboard.press("Enter")
-    await eventually(lambda: online(watcher, name), f"{name} online")
-
-
-async def play_until(watcher: Peer, room: str, pages: dict[int, Any], done: Callable[[Any], bool]) -> Any:
-    """Press Enter (play the square under the board's cursor, which sits on a legal one on your turn) in the tab
-    of whichever seat is to move, until `done(state)`; returns that state. A key pressed before the tab has the
-    position is pressed again."""
-    state = await watcher.at(room, 0)
-    while not done(state):
-        movers = [seat for seat in state.to_move if seat in pages]
-        if movers:
-            await pages[movers[0]].keyboard.press("Enter")
-        try:
-            state = await asyncio.wait_for(watcher.state_after(room, state.seq), MOVE_WAIT_S if movers else 60)
-        except TimeoutError:
-            continue
-    return state
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def watcher(server: WebServer) -> AsyncIterator[Peer]:
-    """An ordinary protocol client on the same server, to see what the browser players did."""
-    peer = await Peer.connect(server.game_url, "watcher")
-    yield peer
-    await peer.close()
 
 
 @pytest.mark.slow  # a whole game against the AI: about 40 s here
@@ -221,27 +113,15 @@ async def test_a_browser_player_plays_othello_against_the_ai(browser, server, wa
     """A friend opens the page, types a name, presses n and plays a whole Othello game against the AI with the
     keyboard alone (the page has the focus from the start); the server records the game as that player's."""
     tab = await open_tab(browser, server.page_url)
-    page = tab.page
-    assert await page.title() == "gamenight"
-    assert await page.evaluate("document.activeElement.classList.contains('xterm-helper-textarea')")
-    await sign_in(tab, watcher, "ann")
-    await tab.shows("Hello")
-    await page.screenshot(path=artefacts / "lobby.png")
-    await page.keyboard.press("n")  # the quick menu, Play focused: Enter plays its default (Othello, AI level 3)
-    await tab.shows("Play against the AI")
-    await page.keyboard.press("Enter")
-    room = await room_of(watcher, "ann")
-    assert room.game == "othello"
-    seat = next(s.seat for s in room.seats if s.name == "ann")
-    await watcher.request(Join, room=room.room, role=Role.SPECTATOR)
-    await play_until(watcher, room.room, {seat: page}, lambda state: len(state.moves) >= 6)
-    await page.screenshot(path=artefacts / "othello.png")
-    final = await play_until(watcher, room.room, {seat: page}, lambda state: state.status == RoomStatus.FINISHED)
+    room, seat = await start_ai_game(tab, watcher, "ann", artefacts / "lobby.png")
+    await play_until(watcher, room.room, {seat: tab}, lambda state: len(state.moves) >= 6)
+    await tab.screenshot(artefacts / "othello.png")
+    final = await play_until(watcher, room.room, {seat: tab}, lambda state: state.status == RoomStatus.FINISHED)
     assert final.result is not None
-    played = (await watcher.request(ListGames, player="ann")).games
+    played = await games_of(watcher, "ann")
     assert [game["game"] for game in played] == ["othello"] and "ann" in str(played[0]["players"])
-    await page.screenshot(path=artefacts / "othello-over.png")
-    await page.context.close()
+    await tab.screenshot(artefacts / "othello-over.png")
+    await tab.page.context.close()
 
 
 async def test_two_friends_in_two_tabs_play_each_other(browser, server, watcher, artefacts):
@@ -251,26 +131,26 @@ async def test_two_friends_in_two_tabs_play_each_other(browser, server, watcher,
     await sign_in(amy, watcher, "amy")
     await sign_in(bo, watcher, "bo")
     await bo.shows("amy")  # bo's online list has amy (listed first: by name)
-    await bo.page.keyboard.press("Tab")
-    mark = bo.mark()
-    await bo.page.keyboard.press("p")
+    await bo.press("Tab")
+    mark = await bo.mark()
+    await bo.press("p")
     await bo.shows("Challenge amy", since=mark)
-    await bo.page.keyboard.press("Control+s")
+    await bo.press("Control+s")
     await amy.shows("It expires in")
-    mark = amy.mark()
-    await amy.page.keyboard.press("y")
+    mark = await amy.mark()
+    await amy.press("y")
     await amy.shows("sits down", since=mark)  # the game screen of the challenge's room (private: not listed)
-    code = ROOM_CODE.findall(ANSI.sub(b"", bytes(amy.output[mark:])))[-1].decode()
+    code = ROOM_CODE.findall(await amy.text(mark))[-1].decode()
     joined = await watcher.request(Join, room=code, role=Role.SPECTATOR)
     assert joined.type == "joined"
     info = await watcher.expect("room", room=code)
     seats = {seat.name: seat.seat for seat in info.seats}
     assert set(seats) == {"amy", "bo"}
-    pages = {seats["amy"]: amy.page, seats["bo"]: bo.page}
-    await play_until(watcher, code, pages, lambda state: len(state.moves) >= 4)
-    await amy.page.screenshot(path=artefacts / "friends-amy.png")
+    tabs: dict[int, Tab] = {seats["amy"]: amy, seats["bo"]: bo}
+    await play_until(watcher, code, tabs, lambda state: len(state.moves) >= 4)
+    await amy.screenshot(artefacts / "friends-amy.png")
     moved = [m for m in watcher.seen if m.type == "moved" and m.room == code]
-    assert {m.seat for m in moved} == set(pages)
+    assert {m.seat for m in moved} == set(tabs)
     await amy.page.context.close()
     await bo.page.context.close()
 
@@ -333,7 +213,7 @@ async def test_the_cookie_brings_the_same_player_back_and_shutdown_leaves_no_cli
     watcher = await Peer.connect(server.game_url, "watcher")
     again = await open_tab(browser, server.page_url, context)
     await eventually(lambda: online(watcher, "cora"), "cora back without being asked her name")
-    assert b"What name should" not in ANSI.sub(b"", bytes(again.output))
+    assert b"What name should" not in await again.text()
     stranger = await open_tab(browser, server.page_url)
     await stranger.shows("What name should")
     await watcher.close()
@@ -379,9 +259,9 @@ async def test_with_a_certificate_the_page_is_https_and_its_clients_play(browser
     context = await browser.new_context(viewport=VIEWPORT, ignore_https_errors=True)
     tab = await open_tab(browser, server.page_url, context)
     await tab.shows("What name should")
-    await tab.page.keyboard.type("dee")
-    mark = tab.mark()
-    await tab.page.keyboard.press("Enter")
+    await tab.type("dee")
+    mark = await tab.mark()
+    await tab.press("Enter")
     await tab.shows("connected to ws://127.0.0.1", since=mark)  # its header, once the server welcomed it
     await tab.shows("Hello dee", since=mark)
     await context.close()
@@ -393,13 +273,8 @@ async def test_the_arrows_move_and_a_reloaded_page_puts_the_player_back_in_the_g
     starts again (a reload, or the reconnect after a lost connection) is the same player's client with its resume
     token: it opens the unfinished game again, as the terminal client does."""
     tab = await open_tab(browser, server.page_url)
-    await sign_in(tab, watcher, "eve")
-    await tab.page.keyboard.press("n")
-    await tab.shows("Play against the AI")
-    await tab.page.keyboard.press("Enter")
-    room = await room_of(watcher, "eve")
+    room, _ = await start_ai_game(tab, watcher, "eve")
     await tab.shows("Your move")
-    await watcher.request(Join, room=room.room, role=Role.SPECTATOR)
     state = await watcher.at(room.room, 0)
     assert state.moves == []  # the opening position, where the player (black) moves first
     rules = REGISTRY["othello"].rules
@@ -407,11 +282,123 @@ async def test_the_arrows_move_and_a_reloaded_page_puts_the_player_back_in_the_g
     start, target = legal[0], legal[-1]  # the cursor sits on the first legal square on your turn
     rows, cols = int(target[1:]) - int(start[1:]), ord(target[0]) - ord(start[0])
     for key in ["ArrowDown"] * rows + ["ArrowUp"] * -rows + ["ArrowRight"] * cols + ["ArrowLeft"] * -cols:
-        await tab.page.keyboard.press(key)
-    await tab.page.keyboard.press("Enter")
+        await tab.press(key)
+    await tab.press("Enter")
     assert (await watcher.state_after(room.room, state.seq)).moves[0] == target
-    mark = tab.mark()
+    mark = await tab.mark()
     await tab.page.reload()
     await tab.shows(f"Welcome back: you are in room {room.room} again", since=mark)
-    assert b"What name should" not in ANSI.sub(b"", bytes(tab.output[mark:]))
+    assert b"What name should" not in await tab.text(mark)
     await tab.page.context.close()
+
+
+async def test_a_click_plays_a_square_and_a_resized_page_is_laid_out_again(browser, server, watcher, artefacts):
+    """A click on an Othello square plays it; a smaller window re-lays the client at the terminal's new size (the
+    page tells the client its new columns and rows, the board is drawn again to fit) and a click there plays the
+    square under the pointer."""
+    tab = await open_tab(browser, server.page_url)
+    room, seat = await start_ai_game(tab, watcher, "gus")
+    await tab.shows("Your move")
+    state = await watcher.at(room.room, 0)
+    target = othello_legal(room, state, seat)[-1]  # not the cursor's square (the first legal one): the click's
+    await tab.click_square(target)
+    state = await watcher.state_after(room.room, state.seq)
+    assert state.moves == [target]
+    while seat not in state.to_move:  # the AI answers
+        state = await watcher.state_after(room.room, state.seq)
+    await tab.on_screen("Your move")
+    target = othello_legal(room, state, seat)[-1]
+    cols, rows = await tab.terminal_size()
+    before = othello_square_cell(await tab.screen(), target)
+    await tab.page.set_viewport_size({"width": 760, "height": 520})
+
+    async def refitted() -> bool:
+        new_cols, new_rows = await tab.terminal_size()
+        return new_cols < cols and new_rows < rows
+
+    await eventually(refitted, "the page telling the client its smaller terminal")
+
+    async def board_drawn_again() -> bool:
+        try:
+            return othello_square_cell(await tab.screen(), target) != before
+        except (AssertionError, StopIteration):  # not drawn yet at the new size
+            return False
+
+    await eventually(board_drawn_again, "the board drawn again, smaller")
+    await tab.screenshot(artefacts / "othello-resized.png")
+    await tab.click_square(target)
+    assert (await watcher.state_after(room.room, state.seq)).moves[-1] == target
+    await tab.page.context.close()
+
+
+TRON_KEYS = {NORTH: "ArrowUp", EAST: "ArrowRight", SOUTH: "ArrowDown", WEST: "ArrowLeft"}
+TRON_STEPS = {NORTH: (0, -1), EAST: (1, 0), SOUTH: (0, 1), WEST: (-1, 0)}
+
+
+def free_run(state: Any, seat: int, direction: int) -> int:
+    """How many empty squares (the board's " ") lie ahead of a rider's head in `direction`."""
+    (x, y), (dx, dy), board = state.view["heads"][seat], TRON_STEPS[direction], state.view["board"]
+    run = 0
+    while 0 <= y + dy <= len(board) - 1 and 0 <= x + dx <= len(board[0]) - 1 and board[y + dy][x + dx] == " ":
+        x, y, run = x + dx, y + dy, run + 1
+    return run
+
+
+def open_side(state: Any, seat: int, heading: int) -> int:
+    """The turn off `heading` with the longer free run ahead (the arena has walls inside)."""
+    sides = (NORTH, SOUTH) if heading in (EAST, WEST) else (EAST, WEST)
+    return max(sides, key=lambda side: free_run(state, seat, side))
+
+
+async def pick_tron(tab: Tab) -> None:
+    """In the quick menu: from Play back to the game's selector, open it, type the game's name (the list jumps to
+    it), choose it with Enter, and play (ctrl+s). Each step waits for the screen it needs."""
+    for key in ("Shift+Tab", "Shift+Tab", "Shift+Tab", "Enter"):
+        await tab.press(key)
+    await tab.on_screen("Connect Four")  # the selector's list is open
+    await tab.type("tron light")  # type-to-search; should its query restart between keys, any tail matches Tron too
+    await tab.press("Enter")
+    await tab.on_screen(r"Game +Tron light cycles")
+    await tab.press("Control+s")
+
+
+async def test_a_tron_rider_in_the_browser_steers_with_the_arrow_keys(browser, server, watcher, artefacts):
+    """A friend starts a Tron game against the AI in the browser and steers the cycle with the arrow keys: each
+    turn pressed is the rider's direction in the game's next ticks, as an ordinary client watching sees them."""
+    tab = await open_tab(browser, server.page_url)
+    room, seat = await start_ai_game(tab, watcher, "tia", game="tron", choose=pick_tron)
+    state = await watcher.at(room.room, 0)
+    while state.view["tick"] < 1:  # the countdown, then the first tick: the cycle rides its first heading
+        state = await watcher.state_after(room.room, state.seq)
+    ridden = [state.view["dirs"][seat]]
+    for _ in range(2):  # two turns, each to the more open side
+        turn = open_side(state, seat, ridden[-1])
+        await tab.press(TRON_KEYS[turn])
+        while state.view["dirs"][seat] != turn:
+            assert state.view["alive"][seat], f"the rider crashed before turning {turn}: {ridden}"
+            state = await watcher.state_after(room.room, state.seq)
+        ridden.append(turn)
+    await tab.screenshot(artefacts / "tron.png")
+    assert ridden[0] != ridden[1] != ridden[2]
+    await tab.page.context.close()
+
+
+async def test_a_room_code_pasted_with_ctrl_shift_v_joins_that_room(browser, server, watcher):
+    """A friend who got a private room's code (in a chat, say) pastes it from the clipboard into the Code dialog
+    with Ctrl+Shift+V (Ctrl+V is the terminal's own key, as in any terminal) and takes the room's free seat."""
+    context = await browser.new_context(viewport=VIEWPORT, permissions=["clipboard-read", "clipboard-write"])
+    tab = await open_tab(browser, server.page_url, context)
+    await sign_in(tab, watcher, "pam")
+    room = await watcher.request(CreateRoom, game="othello", private=True)
+    await watcher.request(Join, room=room.room, seat=0)
+    await tab.evaluate(f"navigator.clipboard.writeText({room.room!r})")  # as copying it elsewhere would
+    await tab.press("o")
+    await tab.shows("Join a room by its code")
+    await tab.press("Control+Shift+V")
+    await tab.on_screen(room.room)
+    await tab.press("Enter")
+    seated = await watcher.wait(
+        lambda m: m.type == "room" and m.room == room.room and any(seat.name == "pam" for seat in m.seats)
+    )
+    assert [seat.name for seat in seated.seats] == ["watcher", "pam"]
+    await context.close()
