@@ -38,8 +38,8 @@ TERRITORY = ("tron",)
 GAMES = TURN_BASED + TERRITORY
 """Every game a review analyses."""
 TICK_SPAN = 200
-"""Positions of a Tron game per piece of work in the AI workers (a position's territory takes up to about a
-millisecond on a 50x50 arena: a piece stays well under the review budget, as a move's position does)."""
+"""Positions of a Tron game per piece of work in the AI workers (a position's territory took about 2 ms on a 50x50
+arena on the loaded 2-core machine: a piece stays under the review budget, as a move's position does)."""
 DEFAULT_BUDGET_MS = 800
 """Thinking time per position: a 60-move Othello game took 29 s on one worker (bench/review_bench.py)."""
 
