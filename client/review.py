@@ -189,6 +189,9 @@ class TronReview(Review):
         if self.analysed:
             changes = sum(self.changed(step) for step in range(1, len(self.moves) + 1))
             return f"Analysed: the lead changed {changes} times (n / p jump between them)"
+        if self.progress is not None:
+            done, total = self.progress
+            return f"Counting territory… {done} of {total} parts of up to 200 ticks"
         return super().status_text()
 
     def seat_text(self, seat: Mapping[str, Any]) -> str:
