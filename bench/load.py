@@ -217,6 +217,7 @@ class Tally:
     """A worker's counters over the measured window."""
 
     rtt_ms: list[float] = field(default_factory=list)
+    rtt_at: list[float] = field(default_factory=list)  # when each round trip ended (time.monotonic, as rtt_ms)
     moves: int = 0
     frames: int = 0
     turn_frames: int = 0  # every frame the fast turn-based players received
@@ -403,6 +404,7 @@ class TurnPlayer(Player):
         if self.sent_at is not None:
             if self.measured and self.window.measuring(now):
                 self.tally.rtt_ms.append((now - self.sent_at) * 1000)
+                self.tally.rtt_at.append(now)
                 self.tally.moves += 1
             self.sent_at = None
 
@@ -783,9 +785,11 @@ NO_CAPS = tuple(
 """All the load comes from 127.0.0.1, so the per-address caps (docs/security.md) are off for the bench."""
 
 
-def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memory:") -> Target:
-    """Start the game server ("game", storing into `db`), the fan-out echo server ("echo") or the raw echo server
-    ("raw": one frame back to the sender per move) on a free loopback port."""
+def start_target(
+    kind: str, game: str, ai_workers: int | None, db: str = ":memory:", extra: tuple[str, ...] = ()
+) -> Target:
+    """Start the game server ("game", storing into `db`, with `extra` arguments), the fan-out echo server ("echo") or
+    the raw echo server ("raw": one frame back to the sender per move) on a free loopback port."""
     if kind in ("echo", "raw"):
         command = [sys.executable, str(ROOT / "bench" / "echo_server.py"), "--port", "0", "--game", game]
         command += ["--raw"] if kind == "raw" else []
@@ -805,6 +809,7 @@ def start_target(kind: str, game: str, ai_workers: int | None, db: str = ":memor
         ]
         if ai_workers is not None:
             command += ["--ai-workers", str(ai_workers)]
+        command += extra
     proc, url = launch(command)
     return Target(url, proc, has_metrics=kind == "game")
 

@@ -33,7 +33,7 @@ from gamenight.client.link import Connect, ConnectionChanged, ServerLink, Server
 from gamenight.client.model import DEFAULT_AI_LEVEL, RoomPlan, quick_game_plan
 from gamenight.client.presence import Ask, offer_text
 from gamenight.client.replay import Replay
-from gamenight.client.review import REVIEWED_GAMES, Review
+from gamenight.client.review import REVIEWED_GAMES, Review, review_of
 from gamenight.client.screens.challenge import InvitePlan, InviteScreen, OfferScreen
 from gamenight.client.screens.dialogs import NameScreen
 from gamenight.client.screens.game import GameScreen
@@ -46,7 +46,7 @@ from gamenight.client.screens.ratings import (
     ShowLeaderboard,
     ShowPlayerCard,
 )
-from gamenight.client.screens.review import ReviewScreen
+from gamenight.client.screens.review import ReviewScreen, review_screen
 from gamenight.client.screens.tournaments import (
     OpenTournament,
     ReplayTournamentGame,
@@ -558,8 +558,8 @@ class GameNightApp(App[None]):
             self.notify(f"{self.model.lobby.title(game)} games are not reviewed", severity="warning")
             return
         replay = Replay(reply.record, reply.frames, self.model.lobby.games.get(game), board_spec(game).fold)
-        review = Review(replay)
-        await self.push_screen(ReviewScreen(self.model, review), lambda _: self._review_closed(review))
+        review = review_of(replay)
+        await self.push_screen(review_screen(self.model, review), lambda _: self._review_closed(review))
         self._send(Analyse(game_id=game_id))
 
     def _ask_reviews_again(self) -> None:

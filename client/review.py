@@ -3,7 +3,9 @@
 Plain data, no Textual: `Review` wraps a `Replay` (the record, its frames, the step shown) and adds the `analysis`
 message once it arrives (docs/review.md): each move's label and sign, the best move and the values before and after
 it, the first seat's win percentage over the game for the graph, the clock time each move took, and where the
-next and previous labelled moves are.
+next and previous labelled moves are. A Tron game's review is a `TronReview`: the server sends each tick's
+territory per rider instead (docs/review.md, "Tron"); its graph is the first rider's lead in squares, and `n` / `p`
+jump to the ticks where the lead changed hands.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from typing import Any
 from gamenight.client.replay import Replay
 from gamenight.protocol.messages import Analysis, AnalysisProgress, Queued
 
-REVIEWED_GAMES = frozenset({"othello", "connect4", "pentago"})
-"""The games the server reviews (turn-based games with an AI; not Tron)."""
+REVIEWED_GAMES = frozenset({"othello", "connect4", "pentago", "tron"})
+"""The games the server reviews (turn-based games with an AI move by move, Tron by territory)."""
 SIGNS = {"blunder": "??", "mistake": "?", "inaccuracy": "?!"}
 """Each label's sign, as annotated games write it."""
 
@@ -121,17 +123,93 @@ class Review:
             return f"Queued behind {self.ahead} other analyses"
         return "Waiting for the analysis…"
 
-
-def summary_rows(review: Review) -> Sequence[tuple[int, str]]:
-    """Per seat: its number and its accuracy and labels, "88.9% · 4 ?! · 2 ? · 1 ??"."""
-    rows = []
-    for seat in review.summary:
-        text = (
+    def seat_text(self, seat: Mapping[str, Any]) -> str:
+        """One seat's summary: its accuracy and labels, "88.9% · 4 ?! · 2 ? · 1 ??"."""
+        return (
             f"{seat.get('accuracy', '?')}% · {seat.get('inaccuracies', 0)} ?! · "
             f"{seat.get('mistakes', 0)} ? · {seat.get('blunders', 0)} ??"
         )
-        rows.append((int(seat.get("seat", 0)), text))
-    return rows
+
+
+class TronReview(Review):
+    """A Tron game's review: each tick's territory per rider (the squares it reaches first), the first rider's lead
+    over the game, and the ticks where the lead changed hands."""
+
+    def territory(self, step: int) -> list[int]:
+        """Each rider's squares at step `step` (after tick `step`; empty until analysed)."""
+        if not self.moves:
+            return []
+        entry = self.moves[step - 1] if step else self.moves[0]
+        counts = entry.get("territory_after" if step else "territory_before")
+        return [int(count) for count in counts if isinstance(count, int)] if isinstance(counts, list) else []
+
+    def lead(self, step: int) -> int:
+        """The first rider's squares less the best other rider's at step `step`."""
+        counts = self.territory(step)
+        return counts[0] - max(counts[1:]) if len(counts) > 1 else 0
+
+    def leader(self, step: int) -> int | None:
+        """The rider with strictly the most squares at step `step`, if one has."""
+        counts = self.territory(step)
+        best = max(counts, default=0)
+        return counts.index(best) if counts.count(best) == 1 else None
+
+    def comment(self, step: int) -> str:
+        """Nothing beyond who leads (`position_value`): the replay's status line names the tick's moves."""
+        return ""
+
+    def lead_text(self, step: int) -> str:
+        """ "player 1 leads by 12 squares", or "even"."""
+        leader = self.leader(step)
+        if leader is None:
+            return "even"
+        counts = self.territory(step)
+        margin = counts[leader] - max(count for seat, count in enumerate(counts) if seat != leader)
+        return f"{self.replay.session.label(leader)} leads by {margin} square{'s' if margin != 1 else ''}"
+
+    def position_value(self, step: int) -> str:
+        """Who leads at step `step`."""
+        return self.lead_text(step) if self.moves else ""
+
+    def graph(self) -> list[float]:
+        """The first rider's lead in squares at every position, start to end (empty until analysed)."""
+        return [float(self.lead(step)) for step in range(len(self.moves) + 1)] if self.moves else []
+
+    def labelled(self, step: int, direction: int) -> int | None:
+        """The step of the next (1) or previous (-1) tick after / before `step` where the leader changed."""
+        steps = range(step + 1, len(self.moves) + 1) if direction > 0 else range(step - 1, 0, -1)
+        return next((each for each in steps if self.changed(each)), None)
+
+    def changed(self, step: int) -> bool:
+        """True if tick `step` changed who leads."""
+        return 0 < step <= len(self.moves) and self.leader(step) != self.leader(step - 1)
+
+    def status_text(self) -> str:
+        """How the analysis is coming, or how often the lead changed."""
+        if self.analysed:
+            changes = sum(self.changed(step) for step in range(1, len(self.moves) + 1))
+            return f"Analysed: the lead changed {changes} times (n / p jump between them)"
+        if self.progress is not None:
+            done, total = self.progress
+            return f"Counting territory… {done} of {total} parts of up to 200 ticks"
+        return super().status_text()
+
+    def seat_text(self, seat: Mapping[str, Any]) -> str:
+        """One rider's summary: "41.5 squares on average · ahead after 12 of 40 ticks"."""
+        return (
+            f"{seat.get('mean_territory', '?')} squares on average · "
+            f"ahead after {seat.get('ticks_ahead', 0)} of {len(self.moves)} ticks"
+        )
+
+
+def review_of(replay: Replay) -> Review:
+    """The review of a finished game: a `TronReview` for Tron, else a `Review`."""
+    return TronReview(replay) if replay.game == "tron" else Review(replay)
+
+
+def summary_rows(review: Review) -> Sequence[tuple[int, str]]:
+    """Per seat: its number and its summary (`Review.seat_text`)."""
+    return [(int(seat.get("seat", 0)), review.seat_text(seat)) for seat in review.summary]
 
 
 def _text(value: object) -> str:

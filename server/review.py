@@ -23,7 +23,7 @@ from gamenight.protocol.messages import Analyse, Analysis, AnalysisProgress, Err
 from gamenight.server.bucket import Window
 from gamenight.server.outbox import Outbox, Refusal
 from gamenight.server.records import AnalysisSaved
-from gamenight.server.review_report import DEFAULT_BUDGET_MS, GAMES, analyse
+from gamenight.server.review_report import DEFAULT_BUDGET_MS, GAMES, analyse, units
 
 HOUR_S = 3600.0
 
@@ -75,7 +75,8 @@ class Asker:
 
 @dataclass(frozen=True, slots=True)
 class Work:
-    """One position to assess in a worker: the position before move `ply` of a game (`ply` = len(moves): the end)."""
+    """One position to assess in a worker: the position before move `ply` of a game (`ply` = len(moves): the end);
+    for Tron, the whole game's territories at once (`ply` 0)."""
 
     game_id: int
     game: str
@@ -87,7 +88,8 @@ class Work:
 
 @dataclass(slots=True)
 class Job:
-    """An analysis being made: its game, the values found so far (one per position) and who waits for it."""
+    """An analysis being made: its game, the values found so far (one per position; one for a whole Tron game) and
+    who waits for it."""
 
     game_id: int
     game: str
@@ -143,7 +145,7 @@ class ReviewService:
                 record["game"],
                 record["options"],
                 tuple(record["moves"]),
-                [None] * (len(record["moves"]) + 1),
+                [None] * units(record["game"], record["moves"]),
             )
         elif asker.session not in job.waiters:
             self._may_wait(asker)

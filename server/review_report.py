@@ -5,6 +5,10 @@ only the games' rules, so the server's own process builds the report without loa
 is docs/review.md's: per move the value before and after, the best move and its value, a label; per seat the
 accuracy and the count of each label.
 
+Tron is reviewed differently (its ticks are simultaneous moves): each position's Voronoi territory per rider, the
+squares it reaches strictly before every other rider (server/ai/analysis.py `tron_territories`); `tron_analysis`
+puts them per tick into the same message shape (docs/review.md, "Tron").
+
 Labels are lichess's: a move that loses at least 0.3 of win chance (on the [-1, 1] scale: a sure win is 1, a
 sure loss -1) is a blunder, 0.2 a mistake, 0.1 an inaccuracy. Accuracy is lichess's per-move formula on the win
 percentage lost, averaged over a seat's moves.
@@ -17,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gamenight.server.games import REGISTRY
-from gamenight.server.games.base import Game
+from gamenight.server.games.base import Game, LiveGame
 
 LABELS: tuple[tuple[float, str], ...] = (
     (0.3, "blunder"),
@@ -27,17 +31,30 @@ LABELS: tuple[tuple[float, str], ...] = (
 """A move's label by the win chance it lost (on the [-1, 1] scale), lichess's thresholds, worst first."""
 SIGNS = {"blunder": "??", "mistake": "?", "inaccuracy": "?!"}
 """Each label's sign, as annotated games write it."""
-GAMES = ("othello", "connect4", "pentago")
-"""The games a review analyses (turn-based, with an AI); Tron is not reviewed."""
+TURN_BASED = ("othello", "connect4", "pentago")
+"""The games reviewed move by move (turn-based, with an AI): each position valued, each move labelled."""
+TERRITORY = ("tron",)
+"""The games reviewed by territory: each tick's Voronoi split between the riders."""
+GAMES = TURN_BASED + TERRITORY
+"""Every game a review analyses."""
+TICK_SPAN = 200
+"""Positions of a Tron game per piece of work in the AI workers (a position's territory took about 2 ms on a 50x50
+arena on the loaded 2-core machine: a piece stays under the review budget, as a move's position does)."""
 DEFAULT_BUDGET_MS = 800
 """Thinking time per position: a 60-move Othello game took 29 s on one worker (bench/review_bench.py)."""
 
 
 def reviewed(game: str) -> Game[Any, Any]:
-    """The rules of a reviewed game; ValueError for another."""
-    if game not in GAMES:
-        raise ValueError(f"{game} games are not reviewed; {', '.join(GAMES)} are")
+    """The rules of a game reviewed move by move; ValueError for another."""
+    if game not in TURN_BASED:
+        raise ValueError(f"{game} games are not reviewed move by move; {', '.join(TURN_BASED)} are")
     return REGISTRY[game].rules
+
+
+def units(game: str, moves: Sequence[str]) -> int:
+    """The pieces of work a game's analysis takes in the AI workers: one per position for a game reviewed move by
+    move, one per `TICK_SPAN` positions of a Tron game."""
+    return len(moves) // TICK_SPAN + 1 if game in TERRITORY else len(moves) + 1
 
 
 def seat_to_move(rules: Game[Any, Any], state: Any) -> int:
@@ -53,6 +70,19 @@ def positions(game: str, options: dict[str, Any], moves: Sequence[str]) -> list[
     for text in moves:
         (seat,) = rules.to_move(state)
         state = rules.apply(state, {seat: rules.parse_move(state, text)})
+        states.append(state)
+    return states
+
+
+def ticks(game: str, options: dict[str, Any], moves: Sequence[str]) -> list[Any]:
+    """The states of a game reviewed by territory: the start, then after each tick (joint moves as stored)."""
+    rules = REGISTRY[game].rules
+    if game not in TERRITORY or not isinstance(rules, LiveGame):
+        raise ValueError(f"{game} games are not reviewed by territory")
+    state = rules.initial_state(rules.validate_options(options))
+    states = [state]
+    for text in moves:
+        state = rules.apply(state, rules.parse_joint(state, text))
         states.append(state)
     return states
 
@@ -80,7 +110,9 @@ def analyse(
     game: str, options: dict[str, Any], moves: Sequence[str], values: Sequence[dict[str, Any]], budget_ms: int
 ) -> dict[str, Any]:
     """The analysis (docs/review.md) of a game whose positions, start to end, were assessed as `values`
-    (`assess_plain`'s maps, one more than `moves`)."""
+    (`assess_plain`'s maps, one more than `moves`; for Tron one per `TICK_SPAN` positions)."""
+    if game in TERRITORY:
+        return tron_analysis(moves, [counts for value in values for counts in value["territory"]])
     rules = reviewed(game)
     if len(values) != len(moves) + 1:
         raise ValueError("one assessment per position is needed")
@@ -112,6 +144,29 @@ def analyse(
         )
     summary = [_summary(seat, losses[seat]) for seat in range(len(names))]
     return {"moves": analysed, "summary": summary, "budget_ms": budget_ms}
+
+
+def tron_analysis(moves: Sequence[str], territory: Sequence[Sequence[int]]) -> dict[str, Any]:
+    """A Tron game's analysis from each position's squares per rider (`territory`, one more than `moves`): per tick
+    the territories before and after it; per rider its mean territory and the ticks after which it held the most."""
+    if len(territory) != len(moves) + 1:
+        raise ValueError("one territory per position is needed")
+    analysed = [
+        {"ply": index + 1, "played": text, "territory_before": list(territory[index]), "territory_after": list(after)}
+        for index, (text, after) in enumerate(zip(moves, territory[1:], strict=True))
+    ]
+    summary = []
+    for seat in range(len(territory[0])):
+        own = [counts[seat] for counts in territory]
+        ahead = sum(_leader(counts) == seat for counts in territory[1:])
+        summary.append({"seat": seat, "mean_territory": round(sum(own) / len(own), 1), "ticks_ahead": ahead})
+    return {"moves": analysed, "summary": summary, "budget_ms": 0}
+
+
+def _leader(counts: Sequence[int]) -> int | None:
+    """The rider with strictly the most squares, if one has."""
+    best = max(counts, default=0)
+    return counts.index(best) if list(counts).count(best) == 1 else None
 
 
 def _same_as_best(rules: Game[Any, Any], before: Any, after: Any, best: str | None) -> bool:

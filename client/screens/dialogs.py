@@ -200,8 +200,9 @@ their recent rated games, on the selected room closes it; say why (the server's 
 **History** — `g` filter by game · `m` only my games · `Enter` replays the selected game · `v` reviews it ·
 `Esc` back. **Replay** — `←`/`→` (or `h`/`l`) step back and forth · `PgUp`/`PgDn` ten moves ·
 `Home`/`End` jump to the start or the end · `Esc` back to the history. **Review** — as a replay, and `n`/`p` jump
-to the next and previous labelled move (`?!` inaccuracy, `?` mistake, `??` blunder). `v` in the game-over dialog
-reviews the game just played
+to the next and previous labelled move (`?!` inaccuracy, `?` mistake, `??` blunder); in a Tron review the empty
+squares are shaded by the rider that reaches them first, and `n`/`p` jump to the ticks where the lead changed. `v` in
+the game-over dialog reviews the game just played
 
 **In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `i` invite someone
 online into an open seat (host, before the start) · `p` the players' cards (each press the next) · `r` rematch ·

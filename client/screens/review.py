@@ -5,6 +5,10 @@ win chance over the game, each seat's accuracy, and the time each move took.
 Opened from the game-over dialog or the history (`OpenReview`); the app fetches the game, opens this screen and
 sends `analyse`; the analysis (or its progress) reaches it as `ModelChanged.changes.review`. Leaving before the
 analysis came makes the app cancel the request.
+
+A Tron game opens a `TronReviewScreen`: the replay tick by tick with every empty square shaded in the colour of
+the rider that reaches it first (the arena computes it for the shown tick, `TronGrid.territory`), each rider's
+count of squares there, and the server's per-tick counts as a graph of the first rider's lead.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ from textual.widgets import Label, Sparkline, Static
 
 from gamenight.client.messages import ModelChanged
 from gamenight.client.plain import plain
-from gamenight.client.review import Review, summary_rows
+from gamenight.client.review import Review, TronReview, summary_rows
 from gamenight.client.screens.history import MOVES_WIDTH, ReplayScreen
 from gamenight.client.state import ClientState
 from gamenight.client.widgets.panel import moves_columns, moves_line_of, seat_chip
+from gamenight.client.widgets.tron import TronArena
 
 
 class ReviewScreen(ReplayScreen):
@@ -34,13 +39,15 @@ class ReviewScreen(ReplayScreen):
         Binding("p", "labelled(-1)", "Previous mistake"),
     ]
 
+    summary_heading = "Accuracy"
+
     def __init__(self, model: ClientState, review: Review) -> None:
         super().__init__(model, review.replay)
         self.review = review
 
     def above_clocks(self) -> ComposeResult:
         """The accuracy summary, the evaluation graph, where the shown move is on it, and the analysis's progress."""
-        yield Label("Accuracy", classes="side-heading")
+        yield Label(self.summary_heading, classes="side-heading")
         yield Static(id="review-summary")
         yield Sparkline([], id="review-graph")
         yield Static(id="review-cursor")
@@ -88,9 +95,10 @@ class ReviewScreen(ReplayScreen):
         comment = Text()
         if review.analysed:
             comment.append_text(plain(f"position: {review.position_value(step)}", style="bold"))
-            if step:
+            said = review.comment(step)
+            if said:
                 comment.append("\n")
-                comment.append_text(plain(review.comment(step)))
+                comment.append_text(plain(said))
         spent = review.move_ms(step)
         if spent is not None:
             comment.append_text(plain(f"\ntook {spent / 1000:.1f} s", style="dim"))
@@ -125,3 +133,53 @@ class ReviewScreen(ReplayScreen):
     def action_back(self) -> None:
         """Back (if the analysis has not come, the app stops waiting for it)."""
         self.dismiss(None)
+
+
+class TronReviewScreen(ReviewScreen):
+    """A Tron game's review: the replay with each tick's territory shaded and counted; `n` / `p` jump to the ticks
+    where the lead changed hands."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "labelled(1)", "Next lead change"),
+        Binding("p", "labelled(-1)", "Previous lead change"),
+    ]
+    summary_heading = "Territory"
+
+    def compose(self) -> ComposeResult:
+        """The review screen, its arena shading territory."""
+        yield from super().compose()
+        if isinstance(self.board, TronArena):
+            self.board.shaded = True
+
+    def below_step(self) -> ComposeResult:
+        """The shown tick's territory per rider, then the comment."""
+        yield Static(id="review-territory")
+        yield from super().below_step()
+
+    def show_step(self) -> None:
+        """The tick, and each rider's squares in it as shaded (and the squares two riders reach at once)."""
+        super().show_step()
+        if not isinstance(self.board, TronArena):
+            return
+        counts = self.board.zone_counts
+        shown = Text()
+        for seat, count in enumerate(counts):
+            shown.append_text(seat_chip(self.replay.game, seat))
+            shown.append_text(plain(f" {self.replay.session.label(seat)}: {count} squares\n"))
+        tied = sum(owner > len(counts) for owner in self.board.zones)
+        shown.append_text(plain(f"{tied} squares reached at once by two", style="dim"))
+        self.query_one("#review-territory", Static).update(shown)
+
+    def action_labelled(self, direction: int) -> None:
+        """Jump to the next (1) or previous (-1) tick where the lead changed hands."""
+        step = self.review.labelled(self.replay.step, direction)
+        if step is None:
+            self.notify("No further lead change" if direction > 0 else "No lead change before this tick")
+            return
+        if self.replay.go(step):
+            self.show_step()
+
+
+def review_screen(model: ClientState, review: Review) -> ReviewScreen:
+    """The review screen for `review`'s game."""
+    return TronReviewScreen(model, review) if isinstance(review, TronReview) else ReviewScreen(model, review)

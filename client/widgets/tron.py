@@ -5,6 +5,10 @@ the lines of the squares that changed are redrawn (Line API + region refresh), w
 arena smooth at the tick rate. A square is two columns wide when the arena fits that way, else two
 squares share one character cell (upper and lower half blocks); an arena larger than the widget
 scrolls to follow your rider.
+
+A review (client/screens/review.py) shades the empty squares by territory: the rider that reaches each first
+(`TronGrid.territory`, breadth-first from every living head a layer at a time; a square two reach at once is
+nobody's), in a dim tone of its colour.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ OPPOSITE = {NORTH: SOUTH, SOUTH: NORTH, EAST: WEST, WEST: EAST}
 HEAD_GLYPHS = {NORTH: "▲▲", EAST: "▶▶", SOUTH: "▼▼", WEST: "◀◀", 0: "◆◆"}
 CRASHED_GLYPH = "✖✖"
 MAX_RIDERS = 4
+TIED = 255  # a square of `TronGrid.territory` that two riders reach at once: nobody's
 FOLLOW_MARGIN = 4  # squares kept between your rider and the edge of the view when the arena scrolls
 
 
@@ -78,6 +83,34 @@ class TronGrid:
         """The value of a square (0 empty, 255 wall, k + 1 the trail of seat k)."""
         return self.cells[y * self.width + x]
 
+    def territory(self) -> tuple[bytearray, list[int]]:
+        """Who reaches each square first: per square 0 (not open, or out of every rider's reach), k + 1 (seat k
+        gets there strictly first) or TIED; and each seat's count of squares. Every living rider's front spreads
+        one square a layer, all at once; a square reached by two in the same layer is TIED and spreads no further
+        (the server's review counts it the same way: server/ai/analysis.py `territory`)."""
+        width, height, cells = self.width, self.height, self.cells
+        owner = bytearray(width * height)
+        counts = [0] * len(self.heads)
+        fronts = {
+            seat: [y * width + x]
+            for seat, ((x, y), alive) in enumerate(zip(self.heads, self.alive, strict=False))
+            if alive and 0 <= x < width and 0 <= y < height
+        }
+        while fronts:
+            claims: dict[int, int] = {}  # square -> the seat reaching it in this layer, or TIED
+            for seat, front in fronts.items():
+                for square in front:
+                    for near in _neighbours(square, width, height):
+                        if cells[near] == EMPTY and not owner[near]:
+                            claims[near] = seat if claims.get(near, seat) == seat else TIED
+            fronts = {}
+            for square, seat in claims.items():
+                owner[square] = TIED if seat == TIED else seat + 1
+                if seat != TIED:
+                    counts[seat] += 1
+                    fronts.setdefault(seat, []).append(square)
+        return owner, counts
+
     def to_view(self) -> dict[str, Any]:
         """The grid as a full Tron `state.view` again (what a replay hands the arena for each step)."""
         chars = {EMPTY: " ", WALL: "#", **{k: str(k) for k in range(1, MAX_RIDERS + 1)}}
@@ -114,6 +147,21 @@ class TronGrid:
         return changed
 
 
+def _neighbours(square: int, width: int, height: int) -> list[int]:
+    """The squares next to `square` (row-major index) on the map."""
+    x, y = square % width, square // width
+    near = []
+    if y:
+        near.append(square - width)
+    if x + 1 < width:
+        near.append(square + 1)
+    if y + 1 < height:
+        near.append(square + width)
+    if x:
+        near.append(square - 1)
+    return near
+
+
 def _direction(old: tuple[int, int], new: tuple[int, int]) -> int:
     """The direction of a one-square step (0 if it is not one)."""
     step = (new[0] - old[0], new[1] - old[1])
@@ -133,6 +181,7 @@ class TronArena(ScrollView, can_focus=True):
         "tron-arena--overlay",
         *(f"tron-arena--p{k}" for k in range(1, MAX_RIDERS + 1)),
         *(f"tron-arena--head{k}" for k in range(1, MAX_RIDERS + 1)),
+        *(f"tron-arena--zone{k}" for k in range(1, MAX_RIDERS + 1)),
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,w", f"steer({NORTH})", "Steer", key_display="←↑→↓/WASD"),
@@ -149,6 +198,9 @@ class TronArena(ScrollView, can_focus=True):
         self.countdown_until: float | None = None  # monotonic time of the first tick
         self.sent: int | None = None  # the direction already asked for this tick
         self._timer: Timer | None = None
+        self.shaded = False  # a review's arena: empty squares shaded by territory (`TronGrid.territory`)
+        self.zones = bytearray()  # while shaded: each square's owner (0, seat + 1 or TIED)
+        self.zone_counts: list[int] = []  # while shaded: each seat's squares
 
     # -- state in ----------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -158,6 +210,7 @@ class TronArena(ScrollView, can_focus=True):
     def watch_position(self, position: Position) -> None:
         """A full state: rebuild the grid, start the countdown before the first tick, redraw everything."""
         self.grid = TronGrid.from_view(position.view)
+        self.zones, self.zone_counts = self.grid.territory() if self.shaded else (bytearray(), [])
         self.sent = None
         self._start_countdown(position)
         self._resize_virtual()
@@ -271,6 +324,15 @@ class TronArena(ScrollView, can_focus=True):
         """A component style (just what the CSS sets)."""
         return self.get_component_rich_style(f"tron-arena--{name}", partial=True)
 
+    def _square_style(self, x: int, y: int) -> Style:
+        """The style of a square: its value's, or on a shaded arena an empty square's owner's zone."""
+        value = self.grid.cell(x, y)
+        if value == EMPTY and self.zones:
+            owner = self.zones[y * self.grid.width + x]
+            if 0 < owner <= MAX_RIDERS:
+                return self._part(f"zone{owner}")
+        return self._cell_style(value)
+
     def _cell_style(self, value: int) -> Style:
         """The style of a square's value: floor, wall or a trail."""
         if value == EMPTY:
@@ -306,7 +368,7 @@ class TronArena(ScrollView, can_focus=True):
         for x in range(self.grid.width):
             seat = heads.get((x, row))
             if seat is None:
-                segments.append(Segment("  ", self._cell_style(self.grid.cell(x, row))))
+                segments.append(Segment("  ", self._square_style(x, row)))
             elif self.grid.alive[seat] if seat < len(self.grid.alive) else False:
                 glyph = HEAD_GLYPHS.get(self.grid.dirs[seat], HEAD_GLYPHS[0])
                 segments.append(Segment(glyph, self._part(f"head{seat + 1}")))
@@ -330,7 +392,7 @@ class TronArena(ScrollView, can_focus=True):
         if seat is not None:
             alive = self.grid.alive[seat] if seat < len(self.grid.alive) else False
             return self._part(f"head{seat + 1}" if alive else "dead").bgcolor
-        return self._cell_style(self.grid.cell(x, y)).bgcolor
+        return self._square_style(x, y).bgcolor
 
     def _overlay(self, strip: Strip, y: int, base: Style) -> Strip:
         """Lay the countdown over the middle line while the game waits for its first tick."""

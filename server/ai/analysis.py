@@ -18,7 +18,12 @@ labels are judged in, and when known exactly something people count in:
 A search score becomes a win chance as lichess turns centipawns into winning chances: `tanh(score / (2 * scale))`
 (= 2 / (1 + e^(-score / scale)) - 1) with `scale` = `SCALE_UNITS` of the game's `UNIT` (the score of a small clear
 advantage, as a pawn is in chess; lichess's scale is 1 / 0.00368208 = 272 centipawns, 2.7 pawns). An exact win is
-1, an exact loss -1, a draw 0. The module is pure: no I/O, no asyncio.
+1, an exact loss -1, a draw 0.
+
+Tron is not valued move by move: `tron_territories` gives each position's Voronoi territory per rider, the open
+squares it reaches strictly before every other rider (breadth-first, all riders a layer at a time; squares two reach
+at once are nobody's and stop there), with the AI's own split (`tron_ai.voronoi`) when two ride. The module is
+pure: no I/O, no asyncio.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gamenight.server.ai.search import PROVEN, WIN, Limits, search
-from gamenight.server.review_report import positions, reviewed, seat_to_move
+from gamenight.server.review_report import TERRITORY, TICK_SPAN, positions, reviewed, seat_to_move, ticks
 
 SCALE_UNITS = 2.7
 """A win chance's scale in a game's `UNIT`s: lichess's 272 centipawns are 2.7 pawns."""
@@ -153,6 +158,59 @@ def assess(game: str, state: Any, budget_ms: int) -> Assessment:
 
 def assess_plain(game: str, options: dict[str, Any], moves: Sequence[str], ply: int, budget_ms: int) -> dict[str, Any]:
     """In a worker: the assessment of the position before move `ply` (0 = the start; `len(moves)` the end) as a
-    plain map. Replaying the moves costs microseconds next to the search."""
+    plain map. Replaying the moves costs microseconds next to the search. For Tron, `ply` numbers a span of
+    `TICK_SPAN` positions, and their territories come back (no budget applies)."""
+    if game in TERRITORY:
+        return {"territory": tron_territories(options, moves, ply * TICK_SPAN, TICK_SPAN)}
     state = positions(game, options, moves[:ply])[-1]
     return assess(game, state, budget_ms).to_plain()
+
+
+# -- Tron: territory -------------------------------------------------------------------------------------------
+
+
+def tron_territories(
+    options: dict[str, Any], moves: Sequence[str], first: int = 0, count: int | None = None
+) -> list[list[int]]:
+    """Each position's territory per rider (`territory`), start to end, or `count` positions from position `first`
+    (0 the start; replaying the ticks before it costs microseconds each)."""
+    states = ticks("tron", options, moves)
+    return [territory(state) for state in states[first : None if count is None else first + count]]
+
+
+def territory(state: Any) -> list[int]:
+    """The squares each seat of a Tron state reaches strictly before every other living rider (0 for a rider who
+    crashed); squares two reach at once count for nobody."""
+    from gamenight.server.ai import tron_ai
+
+    grid = tron_ai.grid_of(state)
+    riding = [seat for seat, alive in enumerate(grid.alive) if alive]
+    counts = [0] * len(grid.alive)
+    if len(riding) == 2:
+        first, second = riding
+        split = tron_ai.voronoi(grid.open, grid.stride, grid.heads[first], grid.heads[second])
+        counts[first], counts[second] = split.first.bit_count(), split.second.bit_count()
+        return counts
+    owned = split_territory(grid.open, grid.stride, [grid.heads[seat] for seat in riding])
+    for seat, squares in zip(riding, owned, strict=True):
+        counts[seat] = squares.bit_count()
+    return counts
+
+
+def split_territory(free: int, stride: int, heads: Sequence[int]) -> list[int]:
+    """The open squares (`free`, tron_ai's padded grid) each head reaches strictly first, a breadth-first layer of
+    every head at a time: `tron_ai.voronoi` for any number of heads (squares two reach at once are nobody's)."""
+    from gamenight.server.ai.tron_ai import spread
+
+    fronts = [1 << head for head in heads]
+    owned = [0] * len(heads)
+    while any(fronts):
+        reached = [spread(front, stride) & free for front in fronts]
+        seen = twice = 0
+        for squares in reached:
+            twice |= seen & squares
+            seen |= squares
+        free &= ~seen
+        fronts = [squares & ~twice for squares in reached]
+        owned = [mine | new for mine, new in zip(owned, fronts, strict=True)]
+    return owned

@@ -135,3 +135,71 @@ def test_a_move_reaching_the_best_moves_position_is_never_labelled():
     ]
     assert analyse("pentago", {}, ["a1 br ccw"], values, BUDGET_MS)["moves"][0]["label"] is None
     assert analyse("pentago", {}, ["a2 br ccw"], values, BUDGET_MS)["moves"][0]["label"] == "blunder"
+
+
+# A position worked out by hand, breadth-first a layer at a time from both heads: rider 1 (top left) reaches 7
+# squares first, rider 2 (right) 6, and both reach (2, 2) in their fourth layer.
+SMALL_MAP = "6 3\n1  #  \n   # 2\n      \n"
+
+
+def test_tron_territory_of_a_hand_checked_position_counts_squares_reached_first():
+    """A Tron position's territory is each rider's squares reached strictly first (7 and 6 here, one square tied
+    for nobody), with the compiled kernel or without; a rider who crashed has none."""
+    from gamenight.server.ai import tron_ai
+    from gamenight.server.ai.analysis import territory
+    from gamenight.server.games.tron import load_map, new_state
+
+    state = new_state(load_map(SMALL_MAP))
+    assert territory(state) == [7, 6]
+    pure = pytest.MonkeyPatch()
+    pure.setattr(tron_ai, "KERNEL", None)
+    try:
+        assert territory(state) == [7, 6]
+    finally:
+        pure.undo()
+    from dataclasses import replace
+
+    assert territory(replace(state, alive=(True, False))) == [14, 0], "alone, every open square (14) is its"
+
+
+def test_tron_territory_for_any_number_of_riders_splits_as_the_ai_does():
+    """The split for 3-4 riders is the AI's two-rider Voronoi split generalised: with two heads it gives exactly
+    `tron_ai.voronoi`'s squares, on random positions."""
+    from gamenight.server.ai import tron_ai
+    from gamenight.server.ai.analysis import split_territory
+    from gamenight.server.games.tron import Tron
+
+    rules, rng = Tron(), random.Random(36)
+    for seed in range(20):
+        state = rules.initial_state(rules.validate_options({"width": 14, "height": 11, "seed": seed}))
+        for _ in range(rng.randrange(12)):
+            if rules.outcome(state) is not None:
+                break
+            state = rules.apply(state, {seat: rng.randrange(1, 5) for seat in rules.to_move(state)})
+        grid = tron_ai.grid_of(state)
+        split = tron_ai.voronoi(grid.open, grid.stride, *grid.heads)
+        assert split_territory(grid.open, grid.stride, grid.heads) == [split.first, split.second]
+
+
+def test_a_tron_review_counts_each_ticks_territory_in_spans_of_ticks(monkeypatch):
+    """A Tron game's analysis has per tick the riders' territory before and after it, the same whichever span of
+    ticks each piece of work covers; per rider its mean and the ticks after which it led."""
+    from gamenight.server import review_report
+    from gamenight.server.ai import analysis
+    from gamenight.server.games.tron import Tron
+
+    options = Tron().validate_options({"width": 10, "height": 8, "seed": 11})
+    ticks = ["N W", "E S", "N W", "E W", "S E"]  # rider 2 rides back into its trail on the last tick
+    whole = analyse("tron", options, ticks, [assess_plain("tron", options, ticks, 0, 0)], 0)
+    assert [move["territory_after"] for move in whole["moves"]] == [[15, 15], [14, 14], [12, 13], [12, 11], [26, 0]]
+    assert whole["moves"][0] == {"ply": 1, "played": "N W", "territory_before": [16, 16], "territory_after": [15, 15]}
+    assert whole["summary"] == [
+        {"seat": 0, "mean_territory": 15.8, "ticks_ahead": 2},
+        {"seat": 1, "mean_territory": 11.5, "ticks_ahead": 1},
+    ]
+    for module in (review_report, analysis):
+        monkeypatch.setattr(module, "TICK_SPAN", 2)
+    pieces = review_report.units("tron", ticks)
+    assert pieces == 3
+    values = [assess_plain("tron", options, ticks, piece, 0) for piece in range(pieces)]
+    assert analyse("tron", options, ticks, values, 0) == whole

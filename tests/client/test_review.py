@@ -205,3 +205,131 @@ async def test_a_review_still_waiting_asks_again_after_a_reconnect():
         assert "7. e??" in _shown(screen, "#moves")
         await pilot.press("right", "right")
         assert "took 1.6 s" in _shown(screen, "#review-comment"), "the clock time of move 2"
+
+
+TRON_TICKS = ["N W", "E S", "N W", "E W", "S E"]  # on the 10x8 arena of seed 11: player 2 rides into its trail
+# Tick 4's territory, worked out by hand layer by layer from both heads (a: player 1, b: player 2, T: reached by
+# both in the same layer, ".": a wall, a trail, a head or out of reach): 12 squares to a, 11 to b, 4 tied.
+TRON_TICK_4 = [
+    "..........",
+    "....bbb...",
+    ".aaTb.....",
+    "..aaTbbb..",
+    "....aTbb..",
+    "...aaaTbb.",
+    "..aaaa....",
+    "..........",
+]
+
+
+def _tron_record() -> dict:
+    """The finished Tron game of `TRON_TICKS` as the history sends it."""
+    from gamenight.server.games.tron import Tron
+
+    return {
+        "game_id": 4,
+        "game": "tron",
+        "options": Tron().validate_options({"width": 10, "height": 8, "seed": 11}),
+        "moves": TRON_TICKS,
+        "players": [
+            {"seat": 0, "label": "player 1", "name": "[b]ann"},
+            {"seat": 1, "label": "player 2", "name": "bob"},
+        ],
+        "result": {"winner": 0, "winners": [0], "reason": "crash"},
+        "finished_at": 0,
+    }
+
+
+def _zones_picture(arena) -> list[str]:
+    """The arena's territory shading as rows of a, b, T and "."."""
+    from gamenight.client.widgets.tron import TIED
+
+    width = arena.grid.width
+    marks = {0: ".", 1: "a", 2: "b", TIED: "T"}
+    return [
+        "".join(marks[owner] for owner in arena.zones[row * width : (row + 1) * width])
+        for row in range(arena.grid.height)
+    ]
+
+
+async def test_a_tron_review_replays_the_ticks_with_each_riders_territory_shaded(tmp_path):
+    """Reviewing a Tron game from the history shows the arena tick by tick with every empty square shaded by the
+    rider that reaches it first (tick 4 as worked out by hand: 12 and 11 squares, 4 tied), each rider's count, the
+    server's per-tick lead as the graph, and `n` / `p` jump to the ticks where the lead changed hands."""
+    from gamenight.client import messages as ui
+    from gamenight.client.screens.review import TronReviewScreen
+    from gamenight.client.widgets.tron import TronArena
+    from gamenight.protocol.messages import Analyse, Analysis, GameRecord, GetGame
+    from gamenight.server.ai.analysis import assess_plain
+    from gamenight.server.history_service import replay_frames
+    from gamenight.server.review_report import analyse
+    from tests.client.recorded import FakeConnection, answer, fake_app, welcome
+
+    record = _tron_record()
+    made = analyse(
+        "tron", record["options"], TRON_TICKS, [assess_plain("tron", record["options"], TRON_TICKS, 0, 0)], 0
+    )
+
+    def respond(request):
+        if isinstance(request, GetGame):
+            return [answer(GameRecord(record=record, frames=replay_frames(record)))]
+        if isinstance(request, Analyse):
+            return [answer(Analysis(game_id=4, moves=made["moves"], summary=made["summary"]))]
+        return []
+
+    app = fake_app(FakeConnection(respond, on_connect=[welcome()]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.lobby.games, "the welcome")
+        app.post_message(ui.OpenReview(4))
+        await wait_for(pilot, lambda: isinstance(app.screen, TronReviewScreen), "the Tron review screen")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.review.analysed, "the analysis")
+        arena = screen.query_one(TronArena)
+        assert arena.zone_counts == [16, 16] and "16 squares" in _shown(screen, "#review-territory")
+        assert screen.query_one("#review-graph", Sparkline).data == [0, 0, 0, -1, 1, 26]
+        assert "lead changed 2 times" in _shown(screen, "#review-status")
+
+        await pilot.press("right", "right", "right", "right")
+        assert screen.replay.step == 4 and arena.grid.tick == 4
+        assert _zones_picture(arena) == TRON_TICK_4 and arena.zone_counts == [12, 11]
+        territory = _shown(screen, "#review-territory")
+        assert "player 1: 12 squares" in territory and "player 2: 11 squares" in territory
+        assert "4 squares reached at once" in territory
+        assert "player 1 leads by 1 square" in _shown(screen, "#review-comment")
+        app.save_screenshot("tron-review.svg", str(tmp_path))
+
+        await pilot.press("home", "n")
+        assert screen.replay.step == 3, "player 2 takes the lead"
+        await pilot.press("n")
+        assert screen.replay.step == 4, "player 1 takes it back"
+        await pilot.press("n")
+        assert screen.replay.step == 4, "no further lead change: it stays"
+        await pilot.press("p")
+        assert screen.replay.step == 3
+        await pilot.press("end")
+        assert arena.zone_counts == [26, 0], "alone, player 1's territory is all it can reach"
+
+
+async def test_a_tron_game_is_reviewed_from_the_game_over_dialog(make_app):
+    """After a Tron game against a bot ends, the game-over dialog offers Review; the server's territory of every
+    tick, stepped through with →, is what the arena shades."""
+    from gamenight.client.model import BOT
+    from gamenight.client.screens.review import TronReviewScreen
+    from gamenight.client.widgets.tron import TronArena
+
+    app = make_app("ann")
+    async with app.run_test(size=SIZE) as pilot:
+        options = {"width": 12, "height": 10, "seed": 5, "tick_ms": 100, "countdown_ms": 500}
+        await create_room_via_form(app, pilot, "tron", [ME, f"{BOT}:chaser"], options)
+        await wait_for(pilot, lambda: isinstance(app.screen, GameOverScreen), "the game over", timeout=30)
+        assert app.screen.query("#review").results(Button)
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, TronReviewScreen), "the review screen")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.review.analysed, "the analysis")
+        assert screen.replay.game == "tron" and screen.replay.last == len(screen.replay.moves) >= 1
+        assert len(screen.review.graph()) == screen.replay.last + 1
+        arena = screen.query_one(TronArena)
+        for step in range(screen.replay.last + 1):
+            assert arena.zone_counts == screen.review.territory(step), f"tick {step}"
+            await pilot.press("right")

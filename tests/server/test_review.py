@@ -163,16 +163,36 @@ def test_an_analysis_nobody_waits_for_stops(tmp_path):
     assert late.sends == [] and late.records == []
 
 
-def test_tron_games_are_not_reviewed(tmp_path):
-    """A Tron game (simultaneous, not reviewed) is refused with `not_allowed`, saying so."""
-    from gamenight.server.outbox import Refusal
+def test_a_tron_game_is_reviewed_by_territory_in_spans_of_ticks(tmp_path, monkeypatch):
+    """A Tron game's analysis is made in pieces of `TICK_SPAN` positions (progress between them), then stored and
+    sent with each tick's territory per rider."""
+    from gamenight.server import review_report
+    from gamenight.server.ai import analysis
+    from gamenight.server.games.tron import Tron
+    from gamenight.server.review_runner import assess_work
 
+    for module in (review_report, analysis):
+        monkeypatch.setattr(module, "TICK_SPAN", 2)
     store = Store(str(tmp_path / "g.db"))
     players = [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}]
-    store.write([GameFinished("R", 0, "tron", {}, players, {"winner": 0, "reason": "crash"}, ["E W"], "")])
-    with pytest.raises(Refusal) as refused:
-        ReviewService(store, REVIEW).request(Asker("s", "h", "h", "ip"), Analyse(game_id=1), now=0.0)
-    assert refused.value.code == "not_allowed" and "tron" in refused.value.message
+    options = Tron().validate_options({"width": 10, "height": 8, "seed": 11})
+    ticks = ["N W", "E S", "N W", "E W", "S E"]
+    store.write([GameFinished("R", 0, "tron", options, players, {"winner": 0, "reason": "crash"}, ticks, "")])
+    reviews = ReviewService(store, REVIEW)
+    asker = Asker("s", "h", "h", "ip")
+    assert reviews.request(asker, Analyse(game_id=1), now=0.0).sends[0].message.type == "queued"
+    sent = []
+    while (work := reviews.next_work()) is not None:
+        out = reviews.done(work, assess_work(work))
+        sent += [send.message for send in out.sends]
+    assert [(m.type, getattr(m, "done", None), getattr(m, "total", None)) for m in sent[:2]] == [
+        ("analysis_progress", 1, 3),
+        ("analysis_progress", 2, 3),
+    ]
+    made = sent[-1]
+    assert made.type == "analysis" and reviews.searches == 3
+    assert [move["territory_after"] for move in made.moves] == [[15, 15], [14, 14], [12, 13], [12, 11], [26, 0]]
+    assert [record.analysis["moves"] for record in out.records] == [made.moves]
 
 
 async def test_a_live_games_ai_never_waits_for_a_review(tmp_path, monkeypatch):
