@@ -46,8 +46,9 @@ async def play_blunder_game(url: str) -> None:
 
 
 def _shown(screen: ReviewScreen, selector: str) -> str:
-    """The text a Static shows."""
-    return str(screen.query_one(selector, Static).render())
+    """The text a Static shows ("" while the screen is still being composed and has no such widget yet)."""
+    found = screen.query(selector)
+    return str(found.first(Static).render()) if found else ""
 
 
 async def test_review_from_the_history_steps_and_jumps_to_the_blunder(make_app, url):
