@@ -536,6 +536,8 @@ def describe_event(event: Event, session: RoomSession) -> str | None:
         if action == "accept":
             return f"{session.who(seat)} accepts the takeback"
         return f"{session.who(seat)} declines the takeback"
+    if event.kind == EventKind.UNRATED:
+        return f"This game is not rated: {data.get('reason', '')}"
     if event.kind == EventKind.GAME_OVER:
         result = read_result(data)
         return "Game over: " + describe_result(result, session) if result is not None else "Game over"

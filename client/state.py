@@ -17,7 +17,7 @@ from typing import Literal
 from gamenight.client.model import Lobby, LogLine, RoomSession, describe_event, read_result
 from gamenight.client.presence import Offer, Presence
 from gamenight.client.replay import HistoryEntry
-from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.errors import ErrorCode, ProtocolError
 from gamenight.protocol.messages import (
     Analysis,
     AnalysisProgress,
@@ -48,7 +48,9 @@ from gamenight.protocol.messages import (
     Tick,
     TournamentInfo,
     Tournaments,
+    TournamentUpdate,
     Welcome,
+    fold_tournament,
 )
 from gamenight.protocol.vocab import ChallengeEnd, EventKind, EventNote, Result, Role, RoomStatus, RoomSummary
 
@@ -155,6 +157,18 @@ class TournamentView:
     listed: Tournaments | None = None
     known: dict[str, TournamentInfo] = field(default_factory=dict)
 
+    def fold(self, update: TournamentUpdate) -> bool:
+        """A tournament's change, applied to the whole one known (True); one not known (never asked for, or its
+        update does not follow what is known) is left alone: the screen asks for it whole when it opens."""
+        info = self.known.get(update.tournament)
+        if info is None:
+            return False
+        try:
+            self.known[update.tournament] = fold_tournament(info, update)
+        except ProtocolError:
+            return False
+        return True
+
 
 class ClientState:
     """Everything the client knows, updated by the server's messages (one `apply` per message)."""
@@ -240,6 +254,8 @@ class ClientState:
             case TournamentInfo():
                 self.tournaments.known[message.tournament] = message
                 changes.tournaments = True
+            case TournamentUpdate():
+                changes.tournaments = self.tournaments.fold(message)
             case Moderated():
                 changes.notices.append(Notice(moderated_text(message), title="Admin", timeout=6))
             case _:

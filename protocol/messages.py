@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from gamenight.protocol.errors import ErrorCode
+from gamenight.protocol.errors import ErrorCode, ProtocolError
 from gamenight.protocol.schema import FieldSpec, field_specs, omitted_when_empty, wire_name
 from gamenight.protocol.vocab import (
     ChallengeEnd,
@@ -720,6 +720,29 @@ class TournamentInfo(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class TournamentUpdate(Message):
+    """A tournament's change, pushed to its entrants and watchers who were sent the whole `tournament` before: its
+    size does not grow with the games played. `games`: the games added, started or ended since the last push, each
+    `{index, players, room, places, forfeit}` (`index`: its place in schedule order); `game_count`: how many games
+    it has now (an arena forgets a game whose room was lost: a longer list is cut to it); `standings`: the rows that
+    changed; `order`: every player of the standings in their order; the rest as in `tournament`. `fold_tournament`
+    applies it to the `tournament` it follows."""
+
+    type: ClassVar[str] = "tournament_update"
+    tournament: str
+    status: TournamentStatus
+    game_count: int
+    games: list[Any]
+    standings: list[Any]
+    order: list[str]
+    entries: list[str]
+    starts_in_ms: int = 0
+    ends_in_ms: int | None = None
+    invited: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class Tournaments(Message):
     """Reply to list_tournaments: summaries {tournament, game, kind, status, host, entries, starts_in_ms}."""
 
@@ -875,6 +898,40 @@ def fold(state: State, change: Moved | Tick) -> State:
     )
 
 
+def fold_tournament(info: TournamentInfo, update: TournamentUpdate) -> TournamentInfo:
+    """The whole tournament after `update`, from the `tournament` (or folded one) before it.
+
+    The games list is cut to `game_count`, then each game of the update replaces the one at its index or, at the
+    end of the list, is added; the standings are the rows before with the update's replacing theirs, in its
+    `order`. ProtocolError if the update does not follow `info` (another tournament, a game's index past the end).
+    """
+    if update.tournament != info.tournament:
+        raise ProtocolError(f"an update of {update.tournament[:16]!r} does not follow {info.tournament[:16]!r}")
+    games = list(info.games[: max(0, update.game_count)])
+    for change in update.games:
+        index = change.get("index") if isinstance(change, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index <= len(games):
+            raise ProtocolError(f"a tournament game's index {str(index)[:20]} does not follow the games known")
+        game = {k: v for k, v in change.items() if k != "index"}
+        if index == len(games):
+            games.append(game)
+        else:
+            games[index] = game
+    rows = {row.get("player"): row for row in [*info.standings, *update.standings] if isinstance(row, dict)}
+    return replace(
+        info,
+        status=update.status,
+        entries=list(update.entries),
+        standings=[rows[player] for player in update.order if player in rows],
+        games=games,
+        starts_in_ms=update.starts_in_ms,
+        ends_in_ms=update.ends_in_ms,
+        invited=list(update.invited),
+        dropped=list(update.dropped),
+        id=None,
+    )
+
+
 CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Hello,
     ListRooms,
@@ -938,6 +995,7 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     Leaders,
     PlayerCard,
     TournamentInfo,
+    TournamentUpdate,
     Tournaments,
     Moderated,
 )

@@ -64,6 +64,7 @@ class EventKind(StrEnum):
     GAME_OVER = "game_over"
     MORETIME = "moretime"  # a seat gave its opponent 15 s
     TAKEBACK = "takeback"  # a takeback was offered, accepted or declined
+    UNRATED = "unrated"  # a rated game that starts rates nobody (`reason`: a person against their own bot)
 
 
 @dataclass(frozen=True, slots=True)

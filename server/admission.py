@@ -49,6 +49,7 @@ class LobbyLimits:
     tournaments_per_ip: int = 5  # ... and hosted from one address, whatever the names
     claims_per_ip_day: int = 20  # new names claimed from one address in 24 hours (on this server, since its start)
     rated_pair_games_per_day: int = 10  # rated games a day between the same two players that change ratings
+    own_bot_by_address: int = 1  # 1: a person's rated game against a bot from their own address rates nobody
     challenge_s: float = 60.0  # a challenge nobody answers is gone after this long
     invitation_s: float = 60.0  # ... and a tournament's invitation (the tournament waits for the answers to start)
 

@@ -57,6 +57,7 @@ class RoomDirectory:
     def __init__(self, sessions: Sessions, rater: Rater, tournament_of: Callable[[str], str | None]) -> None:
         self.sessions = sessions
         self.rater = rater  # every room rates its finished rated game through this
+        self.vetter: Callable[[Room], str | None] = lambda room: None  # why a rated game rates nobody (the lobby's)
         self.tournament_of = tournament_of  # the tournament a room's game belongs to, if any (`Room.tournament_of`)
         self.rooms: dict[str, Room] = {}
         self.hosts: dict[str, tuple[str, str]] = {}  # room code -> (host's token hash, host's address)
@@ -111,7 +112,7 @@ class RoomDirectory:
         """Make a room hosted by `client` with validated rules (`validated`); its record is in the outbox."""
         game, game_options, room_options = rules
         room = Room(self.new_code(), game, game_options, room_options, client.session, client.name, private)
-        room.rater = self.rater
+        room.rater, room.vetter = self.rater, self.vetter
         room.empty_since = room.now = now
         self.rooms[room.code] = room
         self.hosts[room.code] = (client.token_hash, client.ip)
@@ -121,7 +122,7 @@ class RoomDirectory:
 
     def add(self, room: Room, host: tuple[str, str], played: bool) -> None:
         """Keep a room made elsewhere (a tournament's game), rating through this directory's rater."""
-        room.rater = self.rater
+        room.rater, room.vetter = self.rater, self.vetter
         room.tournament_of = self.tournament_of
         self.rooms[room.code] = room
         self.hosts[room.code] = host
@@ -253,6 +254,8 @@ class RoomDirectory:
                         self.sessions.forget(clients[session])
                 continue
             self.add(room, (saved.host_token_hash or "", ""), played=bool(room.moves))
+            if room.rated and room.result is None:  # (nobody's address is known yet: only a shared key counts)
+                room.unrated = room.vetter(room)
             for seat in room.seats:
                 if seat.holder is not None:
                     clients[seat.holder.session].rooms.add(room.code)

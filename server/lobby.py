@@ -70,6 +70,7 @@ from gamenight.server.games.base import Game
 from gamenight.server.history_service import History, HistoryService
 from gamenight.server.listing import Listing
 from gamenight.server.moderation import Moderation
+from gamenight.server.outbox import Member
 from gamenight.server.presence import Presence
 from gamenight.server.rated import RatingBook
 from gamenight.server.records import GameFinished, StoredRoom
@@ -78,6 +79,7 @@ from gamenight.server.room import Outbox, Refusal, Room
 from gamenight.server.room_options import describe
 from gamenight.server.room_requests import ROOM_ACTIONS, RoomRequests, players_of, reply
 from gamenight.server.sessions import Client, Proof, Sessions
+from gamenight.server.text import name_key
 from gamenight.server.tournament_host import TournamentHost
 
 SERVER_NAME = "gamenight/0.1"
@@ -105,6 +107,9 @@ class Lobby:
         self.sessions.claims_per_ip_day = self.limits.claims_per_ip_day
         self.sessions.reserve(list(reserved))  # the operator's names (the AI's and bots' labels always are)
         self.directory = RoomDirectory(self.sessions, self.ratings.rate, self.tournament_of)
+        self.directory.vetter = self.ratings.unrated_why  # a person's rated game against their own bot (rated.own_bot)
+        self.ratings.owner = self._owner
+        self.ratings.own_bot_by_address = bool(self.limits.own_bot_by_address)
         self.listing = Listing(self.directory, lambda: self.sessions.online)
         self.sessions.on_count = self.listing.counts_dirty
         self.admission = Admission(self.limits, self.sessions, self.directory)
@@ -328,6 +333,13 @@ class Lobby:
     def restore(self, stored: list[StoredRoom], now: float) -> Outbox:
         """Rebuild the rooms a previous run left open (after the tournaments are loaded: their games are rooms)."""
         return self.directory.restore(stored, now)
+
+    def _owner(self, member: Member) -> tuple[str, str]:
+        """A seated member's address and public key ("" for what is not known: a session restored after a restart
+        has no address until it connects again; a guest has no key)."""
+        client = self.sessions.clients.get(member.session)
+        claim = self.sessions.claims.get(name_key(member.name)) if member.claimed else None
+        return (client.ip if client is not None else "", claim.public_key if claim is not None else "")
 
     def tournament_of(self, code: str) -> str | None:
         """The tournament whose game room `code` plays, if any (`Room.tournament_of`)."""

@@ -109,6 +109,26 @@ class Standing:
     rated_at: float = 0.0  # wall-clock seconds of the last rated game
 
 
+def own_bot(holders: Iterable[Member], owner: Callable[[Member], tuple[str, str]], by_address: bool) -> str | None:
+    """Why a rated game between a person and a bot rates nobody, or None: the bot's name is claimed with the
+    person's key, or (`by_address`) the bot is connected from the person's address. `owner` gives a member's
+    address and public key ("" if unknown). A bot claims its name with a key pair of its own and says nothing of
+    who runs it, so the server knows a bot's owner only when its key is the person's; the same address is the rule
+    that holds otherwise (a farm of games against one's own bot, on one machine or behind one router)."""
+    seated = list(holders)
+    people = [m for m in seated if not m.bot]
+    bots = [m for m in seated if m.bot]
+    for person in people:
+        address, key = owner(person)
+        for bot in bots:
+            bot_address, bot_key = owner(bot)
+            if key and key == bot_key:
+                return f"{bot.name} is a bot of {person.name}'s key: a game against your own bot is not rated"
+            if by_address and address and address == bot_address:
+                return f"{bot.name} plays from {person.name}'s address: a game against your own bot is not rated"
+    return None
+
+
 class RatingBook:
     """Every rating in memory, by (player key, pool); rooms ask it to rate their finished games."""
 
@@ -123,6 +143,10 @@ class RatingBook:
         self.pair_games_per_day = pair_games_per_day
         self.pair_games: dict[tuple[str, frozenset[str]], deque[float]] = {}
         self.pair_sweep_at = PAIR_SWEEP_MIN  # how many pairs before those idle for a day are dropped
+        # A seated member's address and public key ("" if unknown), for `own_bot` (set by the lobby), and whether
+        # the same address is enough (the server's limit `own_bot_by_address`).
+        self.owner: Callable[[Member], tuple[str, str]] = lambda member: ("", "")
+        self.own_bot_by_address = True
         # Called just before a game is rated: a cluster's node reads every node's ratings again here (the book was
         # loaded at start-up; other nodes have rated games since). A lone server has nothing to refresh.
         self.refresh: Callable[[], None] = lambda: None
@@ -181,6 +205,11 @@ class RatingBook:
         amortised cost per game."""
         self.pair_games = {pair: ended for pair, ended in self.pair_games.items() if ended[-1] > now - DAY_S}
         self.pair_sweep_at = max(PAIR_SWEEP_MIN, 2 * len(self.pair_games))
+
+    def unrated_why(self, room: Room) -> str | None:
+        """Why the rated game starting in `room` will rate nobody (`own_bot`), or None."""
+        holders = [seat.holder for seat in room.seats if seat.holder is not None and seat.ai is None]
+        return own_bot(holders, self.owner, self.own_bot_by_address)
 
     def current(self, entrant: Entrant, pool: str, now: float) -> Rating:
         """The entrant's rating going into a game at `now`: stored, with its RD grown for the days since."""

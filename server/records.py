@@ -168,11 +168,15 @@ class GameFinished:
 
 @dataclass(frozen=True, slots=True)
 class TournamentSaved:
-    """A tournament's whole state (server/tournament_host.py), stored as it is now."""
+    """A tournament's change (server/tournament_host.py): its header as it is now (`data`: everything but its games),
+    the games changed since it was last stored, by index, and how many games it has (stored games past it go). With
+    `count` None, `data` is written alone (a whole state, as stored before games had rows of their own)."""
 
     id: str
     data: dict[str, Any]
     finished: bool = False
+    games: tuple[tuple[int, dict[str, Any]], ...] = ()
+    count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

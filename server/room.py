@@ -68,6 +68,11 @@ def _no_tournament(code: str) -> str | None:
     return None
 
 
+def _rated_alike(room: Room) -> str | None:
+    """A room on its own rates every rated game it plays."""
+    return None
+
+
 __all__ = ["AiSpec", "AiTurn", "Member", "Outbox", "Refusal", "Room", "Seat", "Send", "StartClock"]
 
 W, PL, PA, F, C = (RoomStatus.WAITING, RoomStatus.PLAYING, RoomStatus.PAUSED, RoomStatus.FINISHED, RoomStatus.CLOSED)
@@ -182,6 +187,8 @@ class Room:
         self.now = 0.0  # when the request being handled arrived (monotonic seconds), stamped by the lobby
         self.driver = Driver.for_game(self, game)
         self.rater: Rater | None = None  # set by the lobby; rates the games of a room with option `rated`
+        self.vetter: Callable[[Room], str | None] = _rated_alike  # set by the lobby: why a rated game rates nobody
+        self.unrated: str | None = None  # why the rated game being played rates nobody (None: it is rated)
         self.tournament_of: TournamentOf = _no_tournament  # set by the lobby
         self.started_with: list[tuple[Member | None, AiSpec | None]] = []  # who sat where when the game began
         self.chat_backlog: deque[dict[str, Any]] = deque(maxlen=CHAT_BACKLOG)  # the latest chat lines' data
@@ -428,9 +435,12 @@ class Room:
         self.game_no += 1
         self.seq += 1
         self.started_with = [(s.holder, s.ai) for s in self.seats]  # rated: a leaver is still rated
+        self.unrated = self.vetter(self) if self.rated else None
         out = Outbox(changed=True)
         out.records.append(GameStarted(self.code, self.game_no))
         out.extend(self.driver.started())
+        if self.unrated is not None:  # a person against their own bot: said once, in everyone's log
+            out.extend(self.event(EventKind.UNRATED, {"reason": self.unrated}))
         return out.extend(self.ai_turns())
 
     def ai_pace_ms(self, seat: int | None = None) -> int:
@@ -589,7 +599,7 @@ class Room:
         rated: tuple[SeatRated, ...] = ()
         if self.rated and result.reason != EndReason.ABORTED and self.tournament is None and self.in_opening():
             result = Result.of((), EndReason.ABORTED)
-        if self.rated and self.rater is not None:
+        if self.rated and self.rater is not None and self.unrated is None:
             changes, rated = self.rater(self, result)
             result = replace(result, ratings=changes)
         self.result = result

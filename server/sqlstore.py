@@ -49,7 +49,7 @@ from gamenight.server.records import (
 
 RECENT_RATED = 10  # rated games a profile lists
 
-# The tables of the current schema (SQLite's 11, PostgreSQL's 4), in the column order upgrades leave them in. The
+# The tables of the current schema (SQLite's 13, PostgreSQL's 6), in the column order upgrades leave them in. The
 # {names} are the dialect's types (`Dialect.types`). JSON values are TEXT in both: written and read whole, never
 # queried inside (game_players is the index by player), and TEXT gives them back byte for byte.
 SCHEMA = """
@@ -163,6 +163,12 @@ CREATE TABLE tournaments (
     finished {bool} NOT NULL DEFAULT {false},
     created_at {real} NOT NULL,
     owner_epoch {bigint} NOT NULL DEFAULT 0
+);
+CREATE TABLE tournament_games (
+    tournament TEXT NOT NULL,
+    idx {bigint} NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (tournament, idx)
 );
 CREATE TABLE analyses (
     game_id {bigint} PRIMARY KEY REFERENCES games(id),
@@ -343,7 +349,10 @@ class SqlStore(ABC):
                 "UPDATE tournaments SET owner_epoch = owner_epoch + 1 WHERE id = ? RETURNING owner_epoch, data",
                 (tournament,),
             ).fetchone()
-        return claimed_tournament(row)
+            claimed = claimed_tournament(row)
+            if claimed is not None:
+                with_games(db, [claimed[1]])
+        return claimed
 
     def _write_one(self, db: Session, record: Record, now: float) -> None:
         """Apply one record to the tables."""
@@ -399,11 +408,7 @@ class SqlStore(ABC):
             case GameFinished():
                 self._write_game(db, record, now)
             case TournamentSaved():
-                db.execute(
-                    "INSERT INTO tournaments (id, data, finished, created_at) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (id) DO UPDATE SET data = excluded.data, finished = excluded.finished",
-                    (record.id, json.dumps(record.data), record.finished, now),
-                )
+                self._write_tournament(db, record, now)
             case AnalysisSaved():
                 # One analysis per game ever: a second one (two nodes of a cluster racing) leaves the first.
                 db.execute(
@@ -417,6 +422,24 @@ class SqlStore(ABC):
                     db.execute(f"DELETE FROM {table} WHERE room = ?", (record.code,))
             case Moderated():
                 self._write_moderated(db, record)
+
+    @staticmethod
+    def _write_tournament(db: Session, record: TournamentSaved, now: float) -> None:
+        """A tournament's header, and its games changed (rows of their own, so a game's end writes one game, not all
+        of them); rows past its game count go (an arena forgets a game whose room was lost)."""
+        db.execute(
+            "INSERT INTO tournaments (id, data, finished, created_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (id) DO UPDATE SET data = excluded.data, finished = excluded.finished",
+            (record.id, json.dumps(record.data), record.finished, now),
+        )
+        if record.count is None:
+            return
+        db.executemany(
+            "INSERT INTO tournament_games (tournament, idx, data) VALUES (?, ?, ?)"
+            " ON CONFLICT (tournament, idx) DO UPDATE SET data = excluded.data",
+            [(record.id, index, json.dumps(game)) for index, game in record.games],
+        )
+        db.execute("DELETE FROM tournament_games WHERE tournament = ? AND idx >= ?", (record.id, record.count))
 
     @staticmethod
     def _write_room(db: Session, record: RoomSaved, now: float) -> None:
@@ -687,7 +710,7 @@ class SqlStore(ABC):
                 " WHERE finished ORDER BY created_at DESC, id DESC LIMIT ?) AS done) AS kept ORDER BY created_at, id",
                 (limit,),
             ).fetchall()
-        return tournament_states(rows)
+            return with_games(db, tournament_states(rows))
 
     def leaderboard(self, pool: str, offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
         """One page of a pool's players by rating, best first: (how many the pool has, the page's entries).
@@ -791,6 +814,18 @@ def tournament_states(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             found.append(value)
     return found
+
+
+def with_games(db: Session, states: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stored tournament headers with their games (`games`, read from their rows in order) put back; a state stored
+    whole (no `game_count`: written before games had rows) is left as it is."""
+    for state in states:
+        if "game_count" in state:
+            rows = db.execute(
+                "SELECT data FROM tournament_games WHERE tournament = ? ORDER BY idx", (state.get("id"),)
+            ).fetchall()
+            state["games"] = [json.loads(data) for (data,) in rows]
+    return states
 
 
 def claimed_tournament(row: tuple[Any, ...] | None) -> tuple[int, dict[str, Any]] | None:

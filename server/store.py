@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from gamenight.server.records import TOURNAMENT_FENCE, Fenced, StoreBackend, StoreError
 from gamenight.server.sqlstore import SQLITE, Session, SqlStore, check_version
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 BUSY_TIMEOUT_MS = 2000  # how long a connection waits for another process's write lock on the file
 WAL_RETRY_S = 0.005  # how often the switch to WAL mode is tried again while another process opens the file
 
@@ -214,6 +214,17 @@ MIGRATIONS: dict[int, str] = {
     # Identity by signature (issue 33): a claimed name's Ed25519 public key (hex). Claims made before it keep their
     # key hash and no public key until their owner proves both once (server/sessions.py `_move`).
     11: "ALTER TABLE names ADD COLUMN public_key TEXT",
+    # A tournament's games as rows of their own (issue 37): a game's end writes that game and the tournament's
+    # header, not every game played so far. Tournaments stored before keep their games in their state, read as they
+    # are; their next change writes them all as rows.
+    12: """
+    CREATE TABLE tournament_games (
+        tournament TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (tournament, idx)
+    );
+    """,
 }
 
 PG_SCHEMES = ("postgresql", "postgres")

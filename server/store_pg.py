@@ -8,9 +8,9 @@ server/sqlstore.py's `SqlStore`; this module has what is PostgreSQL's own:
 - The connection: psycopg, imported with this module, which `open_store` imports only for a PostgreSQL URL.
 - The schema (sqlstore.SCHEMA in PostgreSQL's types: an identity column for games.id, booleans for flags, DOUBLE
   PRECISION for times). Its version is in `gamenight_schema`, in PostgreSQL's own numbering (its version 1 is
-  SQLite's 8, version 2 SQLite's 9, version 3 SQLite's 10, version 4 SQLite's 11): a new database gets the current
-  schema, `PG_MIGRATIONS[n]` upgrades version n to n+1. Both run under an advisory lock, so nodes starting together
-  on an empty database do not race; a database from a newer gamenight is refused.
+  SQLite's 8, version 2 SQLite's 9, version 3 SQLite's 10, version 4 SQLite's 11, version 5 SQLite's 12): a new
+  database gets the current schema, `PG_MIGRATIONS[n]` upgrades version n to n+1. Both run under an advisory lock,
+  so nodes starting together on an empty database do not race; a database from a newer gamenight is refused.
 - `write` is one transaction. Its fences lock the fenced rooms' rows (`SELECT ... FOR UPDATE`, in code order)
   before anything is written: a concurrent `claim_room` (an UPDATE of the same row) waits for the batch to
   commit, and a batch that comes after a claim waits for the claim and then reads the raised epoch (READ
@@ -43,7 +43,7 @@ except ImportError as exc:  # the `cluster` extra is not installed
 from gamenight.server.sqlstore import POSTGRES, Session, SqlStore, check_version
 from gamenight.server.store import shown
 
-PG_SCHEMA_VERSION = 5
+PG_SCHEMA_VERSION = 6
 CONNECT_TIMEOUT_S = 3  # a server that does not answer fails the start (or the write) instead of hanging it
 RECONNECT_PAUSE_S = 5.0  # after a failed reconnect, calls fail at once for this long (the event loop waits on writes)
 # libpq's TCP settings: a connection to a server that vanished (power, network) fails within seconds instead of
@@ -74,6 +74,9 @@ PG_MIGRATIONS: dict[int, str] = {
     " admin TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL, reason TEXT NOT NULL, details TEXT NOT NULL)",
     # SQLite's migration 11: a claimed name's Ed25519 public key (identity by signature, issue 33).
     4: "ALTER TABLE names ADD COLUMN public_key TEXT",
+    # SQLite's migration 12: a tournament's games as rows of their own (a game's end writes one game, issue 37).
+    5: "CREATE TABLE tournament_games (tournament TEXT NOT NULL, idx BIGINT NOT NULL, data TEXT NOT NULL,"
+    " PRIMARY KEY (tournament, idx))",
 }
 
 

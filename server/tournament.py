@@ -226,29 +226,77 @@ def performance(games: Sequence[Played], ratings: Mapping[str, float]) -> dict[s
     return {p: sum(rs) / len(rs) + 400.0 * net[p] / len(rs) for p, rs in seen.items()}
 
 
+@dataclass(slots=True)
+class Tally:
+    """The standings' inputs summed game by game, so a table costs the same at a tournament's 10,000th game as at
+    its first (entrants², not games): per player their games, wins, draws and losses, round-robin points, and per
+    opponent how often they met, the results against them (each over the game's other seats, as Sonneborn-Berger
+    weighs them) and the pairwise net (+1 a win, -1 a loss, for the performance)."""
+
+    counts: dict[str, list[int]] = field(default_factory=dict)  # games, wins, draws, losses
+    points: dict[str, float] = field(default_factory=dict)
+    met: dict[str, dict[str, int]] = field(default_factory=dict)
+    scored: dict[str, dict[str, float]] = field(default_factory=dict)
+    net: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, games: Iterable[Played]) -> Tally:
+        """The tally of these games."""
+        tally = cls()
+        for game in games:
+            tally.add(game)
+        return tally
+
+    def add(self, game: Played) -> None:
+        """Count one finished game."""
+        pairs = len(game.players) - 1
+        for player in game.players:
+            row = self.counts.setdefault(player, [0, 0, 0, 0])
+            row[0] += 1
+            row[("win", "draw", "loss").index(game.outcome(player)) + 1] += 1
+            self.points[player] = self.points.get(player, 0.0) + game.result(player)
+            met, scored = self.met.setdefault(player, {}), self.scored.setdefault(player, {})
+            for opponent in game.players:
+                if opponent != player:
+                    result = game.against(player, opponent)
+                    met[opponent] = met.get(opponent, 0) + 1
+                    scored[opponent] = scored.get(opponent, 0.0) + result / pairs
+                    self.net[player] = self.net.get(player, 0.0) + (result - 0.5) * 2
+
+    def sonneborn_berger(self) -> dict[str, float]:
+        """`sonneborn_berger` of the games counted."""
+        return {p: sum(r * self.points.get(o, 0.0) for o, r in by.items()) for p, by in self.scored.items()}
+
+    def performance(self, ratings: Mapping[str, float]) -> dict[str, float]:
+        """`performance` of the games counted."""
+        found = {}
+        for player, met in self.met.items():
+            seen = sum(met.values())
+            if seen:
+                mean = sum(n * ratings.get(o, 1500.0) for o, n in met.items()) / seen
+                found[player] = mean + 400.0 * self.net.get(player, 0.0) / seen
+        return found
+
+
 def standings(
     players: Iterable[str],
-    games: Sequence[Played],
+    games: Sequence[Played] | Tally,
     *,
     arena: Mapping[str, ArenaRecord] | None = None,
     ratings: Mapping[str, float] | None = None,
 ) -> list[Standing]:
     """The table: by points (arena points with `arena`, else round-robin points), then the tie-break
-    (performance for an arena, Sonneborn-Berger otherwise), then rating, then name; equal keys share a rank."""
+    (performance for an arena, Sonneborn-Berger otherwise), then rating, then name; equal keys share a rank.
+    `games` are the finished games, or their `Tally`."""
     ratings = ratings or {}
-    everyone = list(dict.fromkeys([*players, *(p for g in games for p in g.players)]))
+    tally = games if isinstance(games, Tally) else Tally.of(games)
+    everyone = list(dict.fromkeys([*players, *tally.counts]))
     if arena is not None:
         points = {p: float(arena[p].points) if p in arena else 0.0 for p in everyone}
-        ties = performance(games, ratings)
+        ties = tally.performance(ratings)
     else:
-        points = round_robin_points(games)
-        ties = sonneborn_berger(games, points)
-    tally = {p: [0, 0, 0, 0] for p in everyone}  # games, wins, draws, losses
-    for game in games:
-        for player in game.players:
-            row = tally[player]
-            row[0] += 1
-            row[("win", "draw", "loss").index(game.outcome(player)) + 1] += 1
+        points = tally.points
+        ties = tally.sonneborn_berger()
     keyed = sorted(
         everyone, key=lambda p: (-points.get(p, 0.0), -round(ties.get(p, 0.0), 9), -ratings.get(p, 1500.0), p)
     )
@@ -258,6 +306,6 @@ def standings(
         rank = n + 1
         if table and (table[-1].points, round(table[-1].tie_break, 9)) == key:
             rank = table[-1].rank
-        g, w, d, lost = tally[player]
+        g, w, d, lost = tally.counts.get(player, [0, 0, 0, 0])
         table.append(Standing(rank, player, points.get(player, 0.0), ties.get(player, 0.0), g, w, d, lost))
     return table

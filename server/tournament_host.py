@@ -25,9 +25,14 @@ How a tournament runs:
   them forever. Tournament rooms default to `on_disconnect: forfeit`, so a game in progress is not held either.
 - Arena: from its start for `duration_s`, free entrants are paired at once (`tournament.arena_pairs`); games
   started before the end still count; it ends when the last one finishes.
-- The whole state is stored (`TournamentSaved`) with every change, in the transaction of the change, and loaded
-  back at start-up before the rooms are restored, so a restart resumes it: finished games and standings as they
-  were, games in progress in their restored rooms, the schedule going on.
+- Every change is stored (`TournamentSaved`) in the transaction of the change: the header (everything but the
+  games; an arena's records without whom they met, which the games say) and the games changed since, each a row of
+  its own, so a game's end costs the same at the 10,000th game as at the first. It is loaded back at start-up
+  before the rooms are restored, so a restart resumes it: finished games and standings as they were, games in
+  progress in their restored rooms, the schedule going on.
+- Pushes: the whole tournament (`tournament`) to whoever does not hold it yet (a reply, a new watcher, an entrant
+  whose connection came back), then its changes (`tournament_update`: the games changed, the standings' rows
+  changed) to those who do.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from gamenight.protocol.messages import (
     Left,
     TournamentInfo,
     Tournaments,
+    TournamentUpdate,
 )
 from gamenight.protocol.vocab import ChallengeEnd, Result, Role, RoomStatus, TournamentOffer, TournamentStatus
 from gamenight.server.challenges import Challenge
@@ -59,7 +65,16 @@ from gamenight.server.outbox import AiSpec, Outbox, Refusal, Send
 from gamenight.server.rated import finishing_places
 from gamenight.server.records import TournamentSaved
 from gamenight.server.text import clean_name, name_key
-from gamenight.server.tournament import ArenaRecord, Played, arena_pairs, arena_points, groups, round_robin, standings
+from gamenight.server.tournament import (
+    ArenaRecord,
+    Played,
+    Tally,
+    arena_pairs,
+    arena_points,
+    groups,
+    round_robin,
+    standings,
+)
 
 if TYPE_CHECKING:
     from gamenight.server.lobby import Lobby
@@ -128,6 +143,24 @@ class Tournament:
     created: float = 0.0  # wall-clock seconds (a cluster's listing orders every node's tournaments by it)
     invited: dict[str, str] = field(default_factory=dict)  # person -> the id of their invitation, not yet answered
     dropped: list[str] = field(default_factory=list)  # people invited who declined or did not answer in time
+    unsaved: set[int] = field(default_factory=set)  # the games (indexes) changed since the tournament was stored
+    tally: Tally = field(default_factory=Tally)  # the finished games, summed for the standings
+
+    def add(self, game: Game) -> None:
+        """A game to play, after the others."""
+        self.unsaved.add(len(self.games))
+        self.games.append(game)
+
+    def score(self, index: int, places: tuple[int, ...], forfeit: bool = False) -> None:
+        """Game `index` is over with these places (`forfeit`: decided without being played)."""
+        game = self.games[index]
+        game.places, game.forfeit = places, forfeit
+        self.tally.add(Played(game.players, places))
+        self.touch(index)
+
+    def touch(self, index: int) -> None:
+        """Game `index` changed (started, ended, forfeited, lost its room): stored with the next change."""
+        self.unsaved.add(index)
 
     def move_to(self, status: TournamentStatus) -> None:
         """Move to `status`, as the transition table allows (any other move is a bug: ValueError)."""
@@ -136,7 +169,26 @@ class Tournament:
         self.status = status
 
     def plain(self) -> dict[str, Any]:
-        """The stored form."""
+        """The whole state (as stored before games had rows of their own: the header and the games together)."""
+        return {
+            **self.plain_header(),
+            "games": [g.plain() for g in self.games],
+            "arena": {
+                p: {"points": r.points, "streak": r.streak, "opponents": r.opponents, "results": r.results}
+                for p, r in self.arena.items()
+            },
+        }
+
+    def header(self) -> dict[str, Any]:
+        """The stored form but for the games (each stored as a row of its own, `TournamentSaved.games`) and what they
+        give (an arena's opponents and results): its size does not grow with the games played."""
+        plain = self.plain_header()
+        plain["game_count"] = len(self.games)
+        plain["arena"] = {p: {"points": r.points, "streak": r.streak} for p, r in self.arena.items()}
+        return plain
+
+    def plain_header(self) -> dict[str, Any]:
+        """Everything but the games and the arena's records."""
         return {
             "id": self.id,
             "game": self.game,
@@ -154,17 +206,13 @@ class Tournament:
             "ends_at": self.ends_at,
             "rounds": self.rounds,
             "duration_s": self.duration_s,
-            "games": [g.plain() for g in self.games],
-            "arena": {
-                p: {"points": r.points, "streak": r.streak, "opponents": r.opponents, "results": r.results}
-                for p, r in self.arena.items()
-            },
             "created": self.created,
         }
 
     @classmethod
     def from_plain(cls, raw: dict[str, Any]) -> Tournament:
-        """Read a stored tournament back (KeyError / TypeError / ValueError if it is broken)."""
+        """Read a stored tournament back, a header with its games put back (`game_count` in it) or a whole state
+        stored before (KeyError / TypeError / ValueError if it is broken)."""
         t = cls(
             str(raw["id"]),
             str(raw["game"]),
@@ -191,13 +239,37 @@ class Tournament:
             for g in raw["games"]
         ]
         t.arena = {
-            str(p): ArenaRecord(int(r["points"]), int(r["streak"]), list(r["opponents"]), list(r["results"]))
+            str(p): ArenaRecord(
+                int(r["points"]), int(r["streak"]), list(r.get("opponents", ())), list(r.get("results", ()))
+            )
             for p, r in raw["arena"].items()
         }
+        t.tally = Tally.of(t.played())
+        if "game_count" in raw:
+            if int(raw["game_count"]) != len(t.games):
+                raise ValueError(f"tournament {t.id}: {len(t.games)} of its {raw['game_count']} games stored")
+            if t.kind == "arena":
+                t.met()
+        else:
+            t.unsaved = set(range(len(t.games)))  # stored whole: its games get their rows with its next change
         t.created = float(raw.get("created", t.starts_at))  # stored before it was kept: its start will do
         t.invited = {str(k): str(v) for k, v in raw.get("invited", {}).items()}  # (stored before invitations: none)
         t.dropped = [str(e) for e in raw.get("dropped", [])]
         return t
+
+    def met(self) -> None:
+        """An arena's opponents and results, from its games: a person or AI plays one game at a time, so their
+        games in schedule order are their games in the order they ended (`finished` scored them so)."""
+        for record in self.arena.values():
+            record.opponents, record.results = [], []
+        for game in self.games:
+            if game.places is None or game.forfeit:
+                continue
+            played = Played(game.players, game.places)
+            for player in game.players:
+                record = self.arena.setdefault(player, ArenaRecord())
+                record.opponents.extend(p for p in game.players if p != player)
+                record.results.append(played.result(player))
 
     def played(self) -> list[Played]:
         """The finished games as the scoring functions take them."""
@@ -217,6 +289,10 @@ class TournamentHost:
         self.tournaments: dict[str, Tournament] = {}
         self.by_room: dict[str, tuple[str, int]] = {}  # room code -> (tournament, game index)
         self.watchers: dict[str, set[str]] = {}  # tournament -> sessions that asked for it
+        # Pushes after the first view are changes (`tournament_update`): the sessions that hold the tournament as
+        # last pushed (sent it whole since, and connected at every push after), and the standings' rows last pushed.
+        self.holding: dict[str, set[str]] = {}
+        self.shown: dict[str, dict[str, dict[str, Any]]] = {}
         self.away: dict[tuple[str, str], float] = {}  # (tournament, person) -> since when they are not connected
         # The address each tournament created in this run was created from (`tournaments_per_ip`): kept in memory
         # only, so tournaments restored after a restart count for their host's name but no address.
@@ -265,6 +341,8 @@ class TournamentHost:
         """Another node runs this tournament now: forget it here (nothing written); returns its games' rooms here."""
         t = self.tournaments.pop(tournament, None)
         self.watchers.pop(tournament, None)
+        self.holding.pop(tournament, None)
+        self.shown.pop(tournament, None)
         self.host_ips.pop(tournament, None)
         self.away = {key: since for key, since in self.away.items() if key[0] != tournament}
         rooms = [code for code, (tid, _) in self.by_room.items() if tid == tournament]
@@ -473,10 +551,9 @@ class TournamentHost:
     def _withdraw(t: Tournament, name: str) -> None:
         """`name` is out: in a round robin, their games not started are lost by forfeit."""
         t.left.append(name)
-        for game in t.games:
+        for index, game in enumerate(t.games):
             if game.room is None and game.places is None and name in game.players:
-                game.places = tuple(2 if p == name else 1 for p in game.players)
-                game.forfeit = True
+                t.score(index, tuple(2 if p == name else 1 for p in game.players), forfeit=True)
 
     def _absent(self, t: Tournament, now: float) -> None:
         """A round robin's people disconnected longer than its grace period are withdrawn (their games forfeited)."""
@@ -495,6 +572,7 @@ class TournamentHost:
         """One tournament, and its pushes from now on."""
         t = self._tournament(tournament)
         self.watchers.setdefault(t.id, set()).add(client.session)
+        self.holding.setdefault(t.id, set()).add(client.session)
         out = Outbox()
         out.send({client.session}, self.info(t, request_id))
         return out
@@ -546,7 +624,7 @@ class TournamentHost:
                 out.extend(self._launch(t, now))
                 if self._over(t, wall):
                     t.move_to(TournamentStatus.FINISHED)
-            if (t.status, len(t.games), len(t.left), len(t.invited)) != before:
+            if t.unsaved or (t.status, len(t.games), len(t.left), len(t.invited)) != before:
                 out.extend(self._changed(t))
         return out
 
@@ -558,26 +636,30 @@ class TournamentHost:
         t = self.tournaments.get(found[0])
         if t is None:
             return Outbox()
+        places = tuple(finishing_places(room, result))
+        t.score(found[1], places)
         game = t.games[found[1]]
-        game.places = tuple(finishing_places(room, result))
         if t.kind == "arena":
             for player in game.players:
                 record = t.arena.setdefault(player, ArenaRecord())
                 others = [p for p in game.players if p != player]
                 record.opponents.extend(others)
-                arena_points(record, Played(game.players, game.places).result(player))
+                arena_points(record, Played(game.players, places).result(player))
         out = self._changed(t)
         return out.extend(self.sweep(now))
 
     def _lost_rooms(self, t: Tournament) -> None:
         """Games whose room is gone unfinished (not restorable, taken offline): a round robin plays them again,
         an arena forgets them."""
-        for game in t.running():
-            if game.room is not None and self.room_gone(game.room):
+        for index, game in enumerate(t.games):
+            if game.room is not None and game.places is None and self.room_gone(game.room):
                 self.by_room.pop(game.room, None)
                 game.room = None
-        if t.kind == "arena":
+                t.touch(index)
+        if t.kind == "arena" and any(g.room is None and g.places is None for g in t.games):
+            first = next(i for i, g in enumerate(t.games) if g.room is None and g.places is None)
             t.games = [g for g in t.games if g.room is not None or g.places is not None]
+            t.unsaved = {i for i in t.unsaved if i < first} | set(range(first, len(t.games)))  # the rest moved up
             self.by_room = {code: (tid, i) for code, (tid, i) in self.by_room.items() if tid != t.id}
             for index, game in enumerate(t.games):
                 if game.room is not None and game.places is None:
@@ -607,7 +689,8 @@ class TournamentHost:
         rounds = groups(players, t.seats) if t.seats > 2 else round_robin(players)
         for _ in range(t.rounds):
             for pairing in rounds:
-                t.games.extend(Game(tuple(group)) for group in pairing)
+                for group in pairing:
+                    t.add(Game(tuple(group)))
 
     def _pair(self, t: Tournament) -> None:
         """Arena: pair every free entrant (greedy, closest in standing and rating, never the last opponent)."""
@@ -616,7 +699,7 @@ class TournamentHost:
         free = [p for p in t.entries if p not in t.left and self._free(t, p)]
         ratings = {p: self._rating(t, p) for p in free}
         for one, two in arena_pairs(free, t.arena, ratings):
-            t.games.append(Game((one, two)))
+            t.add(Game((one, two)))
 
     def _launch(self, t: Tournament, now: float) -> Outbox:
         """Open a room for each game not started whose players are all free (in schedule order)."""
@@ -675,6 +758,7 @@ class TournamentHost:
         # played: held seats keep the long grace, as in a game people played.
         lobby.directory.add(room, ("", ""), played=True)
         game.room = room.code
+        t.touch(index)
         self.by_room[room.code] = (t.id, index)
         out = Outbox(changed=True)
         out.records.append(room.saved())
@@ -757,11 +841,8 @@ class TournamentHost:
 
     # -- replies and pushes -------------------------------------------------------------------------------------------
     def info(self, t: Tournament, request_id: int | None = None) -> TournamentInfo:
-        """The `tournament` message."""
+        """The `tournament` message: the whole tournament."""
         wall = self.clock()
-        ratings = {p: self._rating(t, p) for p in t.entries}
-        arena = t.arena if t.kind == "arena" else None
-        table = standings(t.entries, t.played(), arena=arena, ratings=ratings)
         return TournamentInfo(
             tournament=t.id,
             game=t.game,
@@ -770,21 +851,7 @@ class TournamentHost:
             host=t.host,
             rated=bool(t.options.get("rated")),
             entries=[e for e in t.entries if e not in t.left],
-            standings=[
-                {
-                    "rank": s.rank,
-                    "player": s.player,
-                    "points": s.points,
-                    "tie_break": round(s.tie_break, 2),
-                    "games": s.games,
-                    "wins": s.wins,
-                    "draws": s.draws,
-                    "losses": s.losses,
-                    "left": s.player in t.left,
-                    "streak": t.arena[s.player].on_fire if s.player in t.arena else False,
-                }
-                for s in table
-            ],
+            standings=self._standings(t),
             games=[g.plain() for g in t.games],
             options=t.options,
             starts_in_ms=max(0, int((t.starts_at - wall) * 1000)),
@@ -794,10 +861,54 @@ class TournamentHost:
             id=request_id,
         )
 
+    def _standings(self, t: Tournament) -> list[dict[str, Any]]:
+        """The standings table's rows, best first."""
+        ratings = {p: self._rating(t, p) for p in t.entries}
+        arena = t.arena if t.kind == "arena" else None
+        return [
+            {
+                "rank": s.rank,
+                "player": s.player,
+                "points": s.points,
+                "tie_break": round(s.tie_break, 2),
+                "games": s.games,
+                "wins": s.wins,
+                "draws": s.draws,
+                "losses": s.losses,
+                "left": s.player in t.left,
+                "streak": t.arena[s.player].on_fire if s.player in t.arena else False,
+            }
+            for s in standings(t.entries, t.tally, arena=arena, ratings=ratings)
+        ]
+
+    def _update(self, t: Tournament, games: tuple[tuple[int, dict[str, Any]], ...]) -> TournamentUpdate:
+        """The `tournament_update` message: the games changed, the standings' rows changed since the last push."""
+        wall = self.clock()
+        rows = self._standings(t)
+        shown = self.shown.get(t.id, {})
+        self.shown[t.id] = {row["player"]: row for row in rows}
+        return TournamentUpdate(
+            tournament=t.id,
+            status=t.status,
+            game_count=len(t.games),
+            games=[{"index": index, **game} for index, game in games],
+            standings=[row for row in rows if shown.get(row["player"]) != row],
+            order=[row["player"] for row in rows],
+            entries=[e for e in t.entries if e not in t.left],
+            starts_in_ms=max(0, int((t.starts_at - wall) * 1000)),
+            ends_in_ms=None if t.ends_at is None else max(0, int((t.ends_at - wall) * 1000)),
+            invited=list(t.invited),
+            dropped=list(t.dropped),
+        )
+
     def _changed(self, t: Tournament, request_id: int | None = None, requester: str | None = None) -> Outbox:
-        """Store the tournament and tell its entrants and watchers (the requester gets the reply with its id)."""
+        """Store the change (the header and the games changed) and tell the entrants and watchers: the whole
+        tournament to whoever does not hold it yet (the requester: the reply with its id), `tournament_update` to
+        the others, so a game's end costs the same at the 10,000th game as at the first."""
         out = Outbox()
-        out.records.append(TournamentSaved(t.id, t.plain(), t.status in OVER))
+        games = tuple((i, t.games[i].plain()) for i in sorted(t.unsaved) if i < len(t.games))
+        out.records.append(TournamentSaved(t.id, t.header(), t.status in OVER, games, len(t.games)))
+        t.unsaved.clear()
         if self.changed is not None:
             self.changed.add(t.id)
         sessions = set(self.watchers.get(t.id, set()))
@@ -806,10 +917,17 @@ class TournamentHost:
             if client is not None:
                 sessions.add(client.session)
         sessions = self.lobby.sessions.connected(sessions)
+        holding = self.holding.get(t.id, set()) & sessions
+        update = self._update(t, games)
+        fresh = sessions - holding
         if requester is not None:
-            sessions.discard(requester)
+            holding.discard(requester)
+            fresh.discard(requester)
             out.send({requester}, self.info(t, request_id))
-        out.send(sessions, self.info(t))
+        if fresh:
+            out.send(fresh, self.info(t))
+        out.send(holding, update)
+        self.holding[t.id] = sessions | ({requester} if requester is not None else set())
         return out
 
     def _tournament(self, tournament: str) -> Tournament:
@@ -834,5 +952,5 @@ class TournamentHost:
 
     def forget_session(self, session: str) -> None:
         """A session is gone: it watches nothing any more."""
-        for sessions in self.watchers.values():
+        for sessions in (*self.watchers.values(), *self.holding.values()):
             sessions.discard(session)

@@ -25,8 +25,11 @@ from gamenight.protocol.messages import (
     Moved,
     State,
     Tick,
+    TournamentInfo,
+    TournamentUpdate,
     Welcome,
     fold,
+    fold_tournament,
 )
 
 TIMEOUT = 10.0
@@ -44,7 +47,8 @@ class Peer:
     "the state after the move" or "the game_over event" as they happen, the peer also hands out, after each
     `moved`/`tick`/`state` it receives, the events it carries as `event` messages and, for a `moved`/`tick`,
     the full state it folds into (`protocol.messages.fold`, checked against the server's own snapshots in
-    tests/server/test_fold.py). These derived messages are not in `seen`, which holds only what arrived.
+    tests/server/test_fold.py). These derived messages are not in `seen`, which holds only what arrived. So is the
+    whole `tournament` after each `tournament_update` of one it holds (`protocol.messages.fold_tournament`).
 
     A `batch` frame (a spectator's room traffic, server/fanout.py) is read as the messages it carries, in order:
     they are in `seen`; `frames` holds every frame as it arrived (a batch as one `Batch`).
@@ -62,6 +66,7 @@ class Peer:
         self.url = ""  # the address it dialed (what a claiming hello signs)
         self.nonce: HelloNonce | None = None  # the server's first frame: what a hello on this connection signs
         self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
+        self.tournaments: dict[str, TournamentInfo] = {}  # each tournament: the last `tournament`, updates folded in
         self._derived: list[Message] = []  # events carried inside the last change, then its folded state
         # Read continuously, as a real client does, so unread frames never stall the connection.
         self._frames: asyncio.Queue[bytes | str | None] = asyncio.Queue()
@@ -149,6 +154,11 @@ class Peer:
         self.seen.append(msg)
         if isinstance(msg, (State, Moved, Tick)):
             self._derived = [Event(room=msg.room, kind=n.kind, seq=msg.seq, data=n.data) for n in msg.events]
+        if isinstance(msg, TournamentInfo):
+            self.tournaments[msg.tournament] = msg
+        elif isinstance(msg, TournamentUpdate) and msg.tournament in self.tournaments:
+            self.tournaments[msg.tournament] = whole = fold_tournament(self.tournaments[msg.tournament], msg)
+            self._derived.append(whole)
         if isinstance(msg, State):
             self.positions[msg.room] = msg
         elif isinstance(msg, (Moved, Tick)):

@@ -1,5 +1,6 @@
 """Pilot tests of the tournament screens against a real server: host one from the lobby, follow it to the final
-table, get seated in your own game without asking, and answer another host's invitation from its dialog."""
+table (its updates applied), get seated in your own game without asking, and answer another host's invitation from
+its dialog."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from gamenight.client.screens.dialogs import ConfirmScreen
 from gamenight.client.screens.game import GameScreen
 from gamenight.client.screens.history import ReplayScreen
 from gamenight.client.screens.tournaments import CreateTournamentScreen, TournamentScreen, TournamentsScreen
-from gamenight.protocol.messages import CreateTournament
+from gamenight.client.state import TournamentView
+from gamenight.protocol.messages import CreateTournament, GetTournament, TournamentUpdate
 from gamenight.protocol.vocab import RoomStatus
 from tests.client.conftest import wait_for
 from tests.peer import Peer
@@ -166,3 +168,50 @@ async def test_its_host_calls_a_tournament_off_from_its_screen(make_app, url):
         assert not screen.check_action("call_off", ())
         heading = str(screen.query_one("#t-heading", Static).render())
         assert "cancelled" in heading.lower()
+
+
+def table_text(screen: TournamentScreen) -> list[list[str]]:
+    """What the screen's standings and games tables show, row by row, as text."""
+    shown = []
+    for table in ("#t-standings", "#t-games"):
+        rows = screen.query_one(table, DataTable)
+        shown.extend([str(cell) for cell in rows.get_row_at(n)] for n in range(rows.row_count))
+    return shown
+
+
+async def test_the_tournament_screen_applies_each_update_and_shows_what_the_whole_one_shows(make_app, url, monkeypatch):
+    """After the whole tournament once, its games' starts and ends reach the screen as `tournament_update`s that
+    carry only what changed; the screen shows each game's result as it arrives, and at the end exactly what the
+    whole tournament, asked for afresh, shows."""
+    updates: list[TournamentUpdate] = []
+    fold = TournamentView.fold
+
+    def kept(view: TournamentView, update: TournamentUpdate) -> bool:
+        updates.append(update)
+        return fold(view, update)
+
+    monkeypatch.setattr(TournamentView, "fold", kept)
+    app = make_app("erin")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await host_from_lobby(app, pilot, "connect4", "AI level 1, AI level 2")
+        games = screen.query_one("#t-games", DataTable)
+        await wait_for(pilot, lambda: games.row_count == 2, "the schedule")
+        assert str(games.get_row_at(0)[3]) == "playing"
+        first_end = lambda: screen.shown.games[0]["places"] is not None  # noqa: E731
+        await wait_for(pilot, first_end, "the first game's end", timeout=TOURNAMENT_GUARD_S)
+        ended = next(u for u in updates if any(g["places"] is not None for g in u.games))
+        assert [g["index"] for g in ended.games if g["places"] is not None] == [0] and ended.game_count == 2
+        assert {row["player"] for row in ended.standings} == {"AI level 1", "AI level 2"}
+        await pilot.pause(0.1)
+        assert str(games.get_row_at(0)[3]).endswith("wins") or str(games.get_row_at(0)[3]) == "draw"
+        await wait_for(pilot, lambda: screen.shown.status == "finished", "the end", timeout=TOURNAMENT_GUARD_S)
+        await pilot.pause(0.1)
+        folded = table_text(screen)
+        viewer = await Peer.connect(url, "viewer")
+        whole = await viewer.request(GetTournament, tournament=screen.tournament)
+        await viewer.close()
+        assert [whole.games, whole.standings] == [screen.shown.games, screen.shown.standings]
+        app.model.tournaments.known[screen.tournament] = whole
+        screen.show()
+        await pilot.pause(0.1)
+        assert table_text(screen) == folded

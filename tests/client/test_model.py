@@ -172,3 +172,13 @@ def test_a_rider_who_drops_out_is_named_in_the_log():
     assert isinstance(resigned, Event) and isinstance(forfeited, Event)
     assert describe_event(resigned, session) == "seat 2 resigns and drops out"
     assert describe_event(forfeited, session) == "seat 3 forfeits and drops out"
+
+
+def test_a_rated_game_against_your_own_bot_says_why_it_is_not_rated_in_the_log():
+    """The server's `unrated` event at a rated game's start gets a log line with its reason, kept as it was written
+    (the game screen's log draws every line as plain text, so a bot named like markup stays a name)."""
+    session = RoomSession("R", Role.PLAYER, 0)
+    reason = "[b]rhino plays from ann's address: a game against your own bot is not rated"
+    unrated = wire("event", room="R", kind="unrated", seq=1, data={"reason": reason})
+    assert isinstance(unrated, Event)
+    assert describe_event(unrated, session) == "This game is not rated: " + reason

@@ -537,6 +537,32 @@ async def test_the_same_two_players_rate_only_so_many_games_a_day(server_with):
         await peer.close()
 
 
+async def test_a_rated_game_against_your_own_bot_is_played_unrated_and_the_room_says_why(server_with):
+    """alice's rated game against a bot connected from her own address, or claimed with her own key, is played as
+    rated but rates nobody, and the room says why when it starts; a bot of someone else's, from another address,
+    moves both ratings (at half weight) as before."""
+    server = await server_with()
+    url = f"ws://127.0.0.1:{server.port}"
+    alice_key = key()
+    alice = await Peer.connect(url, "alice", key=alice_key)
+    mine = await Peer.connect(url, "rhino", key=key(), bot=True)  # her bot, run on her machine
+    twin = await Peer.connect(url, "twin", key=alice_key, bot=True, address="127.0.0.2")  # claimed with her key
+    theirs = await Peer.connect(url, "robo", key=key(), bot=True, address="127.0.0.3")
+    for bot in (mine, twin):
+        code = await rated_game(alice, bot)
+        why = await alice.wait(lambda m, code=code: m.type == "event" and m.room == code and m.kind == "unrated")
+        assert why.data["reason"].startswith(bot.welcome.name) and "your own bot is not rated" in why.data["reason"]
+        final, _ = await alice_resigns(alice, bot, code)
+        assert (final.result.reason, final.result.ratings) == ("resign", ())
+    code = await rated_game(alice, theirs)
+    final, _ = await alice_resigns(alice, theirs, code)
+    assert {c.name for c in final.result.ratings} == {"alice", "robo"}
+    assert not any(m.type == "event" and m.kind == "unrated" and m.room == code for m in alice.seen)
+    assert {s.name for s in server.lobby.ratings.standings.values()} == {"alice", "robo"}  # rhino, twin: never rated
+    for peer in (alice, mine, twin, theirs):
+        await peer.close()
+
+
 def test_the_pairs_counted_against_farming_do_not_pile_up():
     """The book of who rated against whom in the last day forgets pairs idle for a day as it grows: 3,000 pairs one
     day and 3,000 others two days later leave it holding about the recent ones only, and the old pairs rate again."""

@@ -311,6 +311,20 @@ def test_every_unfinished_tournament_comes_back_however_many_finished_after_it(s
     assert loaded[0] == "OLD" and len(loaded) == 201 and loaded[-1] == "F249"
 
 
+def test_a_tournaments_games_are_rows_written_one_change_at_a_time(stores: Callable[[], StoreBackend]) -> None:
+    """A tournament's header is stored with only its games that changed: each is a row, replaced in place, rows past
+    its game count go; the listing and a cluster's claim read the header with every game back in order."""
+    store = stores()
+    game = {"players": ["a", "b"], "room": None, "places": None, "forfeit": False}
+    done = {**game, "room": "R1", "places": [1, 2]}
+    header = {"id": "t1", "game_count": 3}
+    store.write([TournamentSaved("t1", header, games=((0, game), (1, game), (2, game)), count=3)])
+    store.write([TournamentSaved("t1", {**header, "round": 2}, games=((1, done),), count=3)])
+    assert store.tournaments() == [{"id": "t1", "game_count": 3, "round": 2, "games": [game, done, game]}]
+    store.write([TournamentSaved("t1", {"id": "t1", "game_count": 2}, games=(), count=2)])
+    assert stores().claim_tournament("t1") == (1, {"id": "t1", "game_count": 2, "games": [game, done]})
+
+
 def test_history_lists_filters_and_hides_private_games(store: StoreBackend) -> None:
     """list_games filters by player, game and room, newest first; private games only for their players."""
     store.write([finished("R1", ["ann", "bo"])])
@@ -683,8 +697,8 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
 ) -> None:
     """A new PostgreSQL database, and ones of schema 1 and 2 upgraded, get exactly the same version, tables, columns,
     types, defaults and indexes, those of the earlier store (tests/data/store_pg_v2.sql) with the review's table
-    (migration 2), moderation's (migration 3) and the names' public key (migration 4) added: nodes of either release
-    share one."""
+    (migration 2), moderation's (migration 3), the names' public key (migration 4) and the tournament games' table
+    (migration 5) added: nodes of either release share one."""
     import psycopg
 
     script = OLD_PG.read_text()
@@ -699,6 +713,7 @@ def test_postgres_new_and_upgraded_databases_get_the_schema_gamenight_made_befor
             open_store(target).close()
         assert schema(pg_url) == schema(reference) == schema(upgraded)
         tables = {"analyses", "admins", "sanctions", "voided_games", "audit"}  # migrations 2 (review), 3 (moderation)
+        tables.add("tournament_games")  # migration 5: a tournament's games as rows of their own
         added = [row for row in schema(reference)[1] if row[0] in tables or row[:2] == ("names", "public_key")]
         assert [row for row in schema(reference)[1] if row not in added] == before[1] and before[0] == [(2,)]
         assert ("names", "public_key", "text", None, "YES") in added  # migration 4 (identity by signature)
