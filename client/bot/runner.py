@@ -61,6 +61,7 @@ from gamenight.protocol.messages import (
     State,
     Tick,
     TournamentInfo,
+    TournamentUpdate,
     Welcome,
 )
 from gamenight.protocol.vocab import EventKind, Role, RoomStatus
@@ -720,6 +721,8 @@ class BotRunner:
                 self._gone(message)
             case TournamentInfo():
                 self._tournament(message)
+            case TournamentUpdate():
+                self._followed(message.tournament, message.status, message.entries, None)
             case Welcome():
                 self._welcomed(message)
             case Joined():
@@ -879,15 +882,20 @@ class BotRunner:
         seat.worker.add_done_callback(self._closing.discard)
 
     def _tournament(self, info: TournamentInfo) -> None:
-        """A tournament's reply or push: one it entered is followed until it is over (or it left)."""
+        """A tournament's reply or whole push: one it entered is followed until it is over (or it left)."""
         if info.id is not None:
             self.entering.pop(info.id, None)
+        self._followed(info.tournament, info.status, info.entries, info.options)
+
+    def _followed(self, tournament: str, status: str, entries: list[str], options: dict[str, Any] | None) -> None:
+        """A tournament's news (whole, or a `tournament_update`, which carries no options): one it entered is
+        forgotten once it is over or the bot is no longer an entrant."""
         me = self.welcome.name if self.welcome is not None else self.config.name
-        if info.status in OVER or me not in info.entries:
-            if self.entered.pop(info.tournament, None) is not None:
-                log.info("tournament %s: %s", info.tournament, info.status if info.status in OVER else "left")
-        elif info.tournament in self.entered:
-            self.entered[info.tournament] = dict(info.options)
+        if status in OVER or me not in entries:
+            if self.entered.pop(tournament, None) is not None:
+                log.info("tournament %s: %s", tournament, status if status in OVER else "left")
+        elif tournament in self.entered and options is not None:
+            self.entered[tournament] = dict(options)
 
     def _tournament_seat(self, joined: Joined, tournament: str) -> None:
         """A tournament seated the bot in its next game: the game gets its reducer and worker now, its engine

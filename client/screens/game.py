@@ -19,6 +19,7 @@ from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, RichLog, Static, TabbedContent, TabPane
 
+from gamenight.client.bindings import refresh_keys
 from gamenight.client.messages import (
     Abort,
     AddAi,
@@ -180,7 +181,7 @@ class GameScreen(GameNightScreen):
         for control in CONTROLS:
             self.query_one(f"#{control}", Button).display = bool(self.check_action(control, ()))
         self.query_one("#move-row", Horizontal).display = self._typing()
-        self.refresh_bindings()
+        refresh_keys(self)
 
     def _show_clocks(self) -> None:
         """The clocks of the state shown (hidden without a clock)."""

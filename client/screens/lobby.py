@@ -16,6 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Header, Label, Static
 
+from gamenight.client.bindings import refresh_keys
 from gamenight.client.config import remember_quick
 from gamenight.client.messages import (
     Challenge,
@@ -204,7 +205,7 @@ class LobbyScreen(GameNightScreen):
             text.append("\nw", style="bold").append(" withdraws")
         pending.update(text)
         pending.display = bool(waiting)
-        self.refresh_bindings()
+        refresh_keys(self)
 
     def selected_room(self) -> str | None:
         """The code of the room under the table's cursor."""

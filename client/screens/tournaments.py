@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, Static, Switch
 
+from gamenight.client.bindings import refresh_keys
 from gamenight.client.messages import JoinRoom, ModelChanged
 from gamenight.client.plain import plain
 from gamenight.client.screens.base import GameNightScreen
@@ -318,7 +319,7 @@ class TournamentScreen(GameNightScreen):
         if info is None:
             return
         self.shown = info
-        self.refresh_bindings()  # `k` is the host's while the tournament is on
+        refresh_keys(self)  # `k` is the host's while the tournament is on
         self.query_one("#t-heading", Static).update(self._heading(info))  # names as typed, never read as markup
         self._show_standings(info)
         self._show_games(info)

@@ -20,6 +20,7 @@ from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from gamenight.client.bindings import refresh_keys
 from gamenight.client.messages import MoveChosen, Premove
 from gamenight.client.widgets.board import (
     DISC,
@@ -107,7 +108,7 @@ class Connect4Board(StyledBoard, can_focus=True):
 
     def watch_position(self, position: Position) -> None:
         """On your turn, move the cursor to the nearest column that is not full if it is on a full one."""
-        self.refresh_bindings()  # the move keys follow the game (`check_action`)
+        refresh_keys(self)  # the move keys follow the game (`check_action`)
         if position.can_move and position.legal and COLUMNS[self.cursor] not in position.legal:
             self.cursor = min(self._open_columns(), key=lambda col: abs(col - self.cursor), default=self.cursor)
 

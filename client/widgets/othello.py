@@ -19,6 +19,7 @@ from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from gamenight.client.bindings import refresh_keys
 from gamenight.client.messages import MoveChosen, Premove
 from gamenight.client.widgets.board import (
     BLANK,
@@ -124,7 +125,7 @@ class OthelloBoard(StyledBoard, can_focus=True):
 
     def watch_position(self, position: Position) -> None:
         """Keep the cursor on the board; on your turn, put it on a legal square if it is not on one."""
-        self.refresh_bindings()  # the move keys follow the game (`check_action`)
+        refresh_keys(self)  # the move keys follow the game (`check_action`)
         n = self.board_size
         if n and not (0 <= self.cursor[0] < n and 0 <= self.cursor[1] < n):
             self.cursor = (n // 2 - 1, n // 2 - 1)

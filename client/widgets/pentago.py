@@ -22,6 +22,7 @@ from textual.geometry import Offset, Region
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from gamenight.client.bindings import refresh_keys
 from gamenight.client.messages import MoveChosen
 from gamenight.client.widgets.board import CELL_SIZES, DISC, BoardSpec, Position, StyledBoard, in_play, why_not_yours
 
@@ -262,7 +263,7 @@ class PentagoBoard(StyledBoard, can_focus=True):
     def watch_position(self, position: Position) -> None:
         """A new position cancels a half-made move."""
         self._reset()
-        self.refresh_bindings()  # the move keys follow the game (`check_action`)
+        refresh_keys(self)  # the move keys follow the game (`check_action`)
 
     def _reset(self) -> None:
         """Forget the square, quadrant and direction picked so far."""

@@ -26,6 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from gamenight.client.bindings import refresh_keys
 from gamenight.client.messages import MoveChosen
 from gamenight.client.widgets.board import BoardSpec, Position, in_play
 from gamenight.protocol.vocab import RoomStatus
@@ -215,7 +216,7 @@ class TronArena(ScrollView, can_focus=True):
         self._start_countdown(position)
         self._resize_virtual()
         self.refresh()
-        self.refresh_bindings()  # the steering keys follow the game (`check_action`)
+        refresh_keys(self)  # the steering keys follow the game (`check_action`)
 
     def _start_countdown(self, position: Position) -> None:
         """Count down to the first tick of a game that has not started moving."""
