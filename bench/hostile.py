@@ -6,7 +6,8 @@
 Starts `python -m gamenight.server` on a fresh SQLite file (pre-filled with `--games` finished games, so history
 requests have something to search), seats two honest players in an Othello room who play a move every 50 ms,
 and measures the mover's move -> state round trip; beside them a third person plays a level-1 AI (thinking
-200 ms), and the time from their move to the AI's answer is measured too. For each attack it prints the
+200 ms), and the time from their move to the AI's answer is measured too; and two claimed people (erin, dave)
+keep challenging each other and hosting a tournament (`honest_social`): each try worked or failed, per window. For each attack it prints the
 honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before the attack and during it,
 and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so
 its own CPU does not slow the honest clients' process) from another loopback address (127.0.0.2, as from
@@ -48,13 +49,19 @@ from bench.load import launch  # noqa: E402
 from gamenight.protocol import PROTOCOL_VERSION, decode, encode  # noqa: E402
 from gamenight.protocol.messages import (  # noqa: E402
     AddAi,
+    CancelTournament,
+    ChallengeRequest,
     Chat,
     CreateRoom,
+    CreateTournament,
+    Decline,
+    Error,
     GetGame,
     Hello,
     Join,
     ListGames,
     ListRooms,
+    ListTournaments,
     MakeMove,
     Message,
     Moved,
@@ -65,6 +72,7 @@ from gamenight.protocol.messages import (  # noqa: E402
 from gamenight.server.metrics import percentiles  # noqa: E402
 from gamenight.server.records import GameFinished  # noqa: E402
 from gamenight.server.store import Store  # noqa: E402
+from tests.peer import Peer  # noqa: E402
 
 MOVE_EVERY_S = 0.05  # the honest players' pace (each player moves at most 10 times a second)
 COOL_DOWN_S = 2.0  # between an attack's end and the next window
@@ -251,6 +259,64 @@ async def honest_ai_game(url: str, samples: list[tuple[float, float]]) -> asynci
     return asyncio.get_running_loop().create_task(play())
 
 
+SOCIAL_EVERY_S = 3.5  # the honest challenger's pace (a challenge, then a tournament, then this pause): under the
+# server's 20 challenges a minute per address, so her own allowance never refuses her (run these attacks longer)
+
+
+async def honest_social(url: str, tries: list[tuple[float, str, float, bool]]) -> asyncio.Task[None]:
+    """Two claimed people from the honest address, again and again: erin challenges dave, who is told and declines,
+    and erin is told (the challenge's round trip); then erin hosts a round robin (dave and an AI invited, starting
+    in 10 minutes), finds it in `list_tournaments` and calls it off. Appends (time, "challenge" or "tournament", ms,
+    whether it worked): a flood must leave both working for people at other addresses."""
+    erin = await Peer.connect(url, "erin", key="hostile-bench-erin")
+    dave = await Peer.connect(url, "dave", key="hostile-bench-dave", accepts=["othello"])
+
+    async def challenge() -> bool:
+        sent = await erin.request(ChallengeRequest, to="dave", game="othello")
+        if sent.type != "challenge_sent":
+            return False
+        offer = await dave.wait(lambda m: m.type == "challenged" and m.sender.name == "erin")
+        await dave.send(Decline(challenge=offer.challenge))
+        gone = await erin.expect("challenge_gone", challenge=offer.challenge)
+        return bool(gone.why == "declined")
+
+    async def tournament() -> bool:
+        made = await erin.request(
+            CreateTournament, game="othello", kind="round_robin", players=["erin", "AI level 1"], start_in_s=600
+        )
+        if made.type != "tournament":
+            return False
+        listed = await erin.request(ListTournaments)
+        found = any(t.get("tournament") == made.tournament for t in getattr(listed, "tournaments", []))
+        called_off = await erin.request(CancelTournament, tournament=made.tournament)
+        return found and called_off.type != "error"
+
+    async def loop() -> None:
+        while True:
+            for kind, attempt in (("challenge", challenge), ("tournament", tournament)):
+                started = time.perf_counter()
+                try:
+                    worked = await asyncio.wait_for(attempt(), 10)
+                except (TimeoutError, ConnectionClosed):
+                    worked = False
+                tries.append((time.monotonic(), kind, (time.perf_counter() - started) * 1000, worked))
+            await asyncio.sleep(SOCIAL_EVERY_S)
+
+    return asyncio.get_running_loop().create_task(loop())
+
+
+def social_window(tries: list[tuple[float, str, float, bool]], start: float, end: float) -> dict[str, Any]:
+    """The honest challenges' and tournaments' tries between `start` and `end`: how many worked, failed, and the
+    challenge round trip's percentiles."""
+    inside = [t for t in tries if start <= t[0] < end]
+    row: dict[str, Any] = {}
+    for kind in ("challenge", "tournament"):
+        mine = [t for t in inside if t[1] == kind]
+        row[kind] = {"ok": sum(t[3] for t in mine), "failed": sum(not t[3] for t in mine)}
+    row["challenge"] |= {k: v for k, v in percentiles([t[2] for t in inside if t[1] == "challenge"]).items()}
+    return row
+
+
 # -- attacks (each runs in a child process) ----------------------------------------------------------------------
 ATTACKER_ADDRESS = "127.0.0.2"
 """The attacks come from another loopback address than the honest players (as they would from another host):
@@ -314,6 +380,7 @@ async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, in
     """Run one attack against `url` (the honest game is in `room`) for `seconds`."""
     until = time.monotonic() + seconds
     received = {"frames_read": 0, "bytes_read": 0}
+    replies: dict[str, int] = {}  # the Peer-driven floods': requests sent, answers by type and refusal code
 
     async def squat(n: int) -> None:  # throwaway sessions opening public rooms as fast as allowed
         ws = await _hello(url, f"squat{n}")
@@ -382,6 +449,33 @@ async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, in
             await ws.send(encode(Chat(room=room, text=f"look at me {n} " * 20)))
             await asyncio.sleep(0.05)
 
+    async def answers(peer: Peer) -> None:  # what the server answers a flooder: counted by type, refusals by code
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                msg = await peer.wait(lambda _m: True)
+                kind = f"refused {msg.code}" if isinstance(msg, Error) else msg.type
+                replies[kind] = replies.get(kind, 0) + 1
+
+    async def flood(peer: Peer, request: Callable[[int], Message]) -> None:
+        reader = asyncio.get_running_loop().create_task(answers(peer))
+        try:
+            for k in range(1_000_000):
+                await peer.send(request(k))
+                replies["sent"] = replies.get("sent", 0) + 1
+                await asyncio.sleep(0.01)
+        finally:
+            reader.cancel()
+            peer.ws.transport.abort()  # not a polite close: the server reads this flooder slowly (its allowance)
+
+    async def challenges(n: int) -> None:  # guests challenging the honest dave as fast as the socket takes it
+        peer = await Peer.connect(url, f"pest{n}", address=ATTACKER_ADDRESS)
+        await flood(peer, lambda k: ChallengeRequest(to="dave", game="othello", id=k))
+
+    async def tournaments(n: int) -> None:  # claimed names hosting tournaments (inviting dave) as fast as they can
+        peer = await Peer.connect(url, f"host{n}", address=ATTACKER_ADDRESS, key=f"hostile-bench-host{n}")
+        players = [f"host{n}", "dave", "AI level 1"]
+        await flood(peer, lambda k: CreateTournament(game="othello", kind="round_robin", players=players, id=k))
+
     async def exhibitions(n: int) -> None:  # watched all-AI rooms, strongest level, longest thinking time
         ws = await _hello(url, f"showman{n}")
         await ws.send(encode(CreateRoom(game="othello", options={"ai_ms": 10_000, "ai_pace_ms": 0}, id=1)))
@@ -403,10 +497,12 @@ async def attack(name: str, url: str, room: str, seconds: float) -> dict[str, in
         "guess_codes": (guess_codes, 20),
         "chat_fanout": (chat_fanout, 60),
         "exhibitions": (exhibitions, 8),
+        "challenges": (challenges, 20),
+        "tournaments": (tournaments, 8),
     }
     worker, count = attacks[name]
     stats = await _forever(worker, count, until)
-    return {**stats, **received} if received["frames_read"] else stats
+    return {**stats, **(received if received["frames_read"] else {}), **replies}
 
 
 ATTACKS = (
@@ -419,6 +515,8 @@ ATTACKS = (
     "guess_codes",
     "chat_fanout",
     "exhibitions",
+    "challenges",
+    "tournaments",
 )
 
 
@@ -457,10 +555,12 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     samples: list[tuple[float, float]] = []
     ai_samples: list[tuple[float, float]] = []  # a person's move -> their AI opponent's answer
+    social: list[tuple[float, str, float, bool]] = []  # an honest challenge's and tournament's tries
     stop = asyncio.Event()
     try:
         game = await honest_game(url, samples, stop)
         ai_task = await honest_ai_game(url, ai_samples)
+        social_task = await honest_social(url, social)
         await asyncio.sleep(2.0)  # warm-up
         rss_start = rss_mib(proc.pid)
         context = multiprocessing.get_context("spawn")
@@ -499,6 +599,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             during = window(samples, during_start, during_end)
             ai_before = window(ai_samples, before_start, before_end)
             ai_during = window(ai_samples, during_start, during_end)
+            if social_task.done():
+                raise RuntimeError(f"the honest challenger stopped during {name}") from social_task.exception()
             row = {
                 "attack": name,
                 "before": before,
@@ -517,6 +619,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "rss_peak_mib": round(peak, 1),
                 "rss_after_mib": round(rss_mib(proc.pid), 1),
                 "attacker": counters,
+                "social_before": social_window(social, before_start, before_end),
+                "social_during": social_window(social, during_start, during_end),
                 "server_alive": proc.poll() is None,
             }
             rows.append(row)
@@ -529,11 +633,13 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     f"  RSS {row['rss_start_mib']} -> peak {row['rss_peak_mib']}"
                     f" -> after {row['rss_after_mib']} MiB  attacker {counters}"
                     f"  | AI answer p50/p99 before {ai_before.get('p50')}/{ai_before.get('p99')}"
-                    f" during {ai_during.get('p50')}/{ai_during.get('p99')} ms",
+                    f" during {ai_during.get('p50')}/{ai_during.get('p99')} ms"
+                    f"  | honest challenge / tournament: {_social_line(row['social_during'])}",
                     flush=True,
                 )
         stop.set()
         ai_task.cancel()
+        social_task.cancel()
         task = game["task"]
         if task.done() and task.exception() is not None:
             raise RuntimeError("the honest game stopped") from task.exception()
@@ -545,6 +651,15 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         except subprocess.TimeoutExpired:
             proc.kill()
     return rows
+
+
+def _social_line(row: dict[str, Any]) -> str:
+    """The honest challenges' and tournaments' tries of a window, in one line."""
+    challenge, tournament = row["challenge"], row["tournament"]
+    return (
+        f"challenges {challenge['ok']} ok {challenge['failed']} failed (p50/p99 {challenge.get('p50')}/"
+        f"{challenge.get('p99')} ms), tournaments {tournament['ok']} ok {tournament['failed']} failed"
+    )
 
 
 def main() -> int:
