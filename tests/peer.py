@@ -21,6 +21,7 @@ from gamenight.protocol.messages import (
     Hello,
     HelloNonce,
     Join,
+    LobbyUpdate,
     Message,
     Moved,
     State,
@@ -28,6 +29,7 @@ from gamenight.protocol.messages import (
     Welcome,
     fold,
 )
+from gamenight.protocol.vocab import PlayerInfo
 
 TIMEOUT = 10.0
 
@@ -62,6 +64,7 @@ class Peer:
         self.url = ""  # the address it dialed (what a claiming hello signs)
         self.nonce: HelloNonce | None = None  # the server's first frame: what a hello on this connection signs
         self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
+        self.presence: dict[str, PlayerInfo] = {}  # each name's latest entry in the `lobby` pushes received
         self._derived: list[Message] = []  # events carried inside the last change, then its folded state
         # Read continuously, as a real client does, so unread frames never stall the connection.
         self._frames: asyncio.Queue[bytes | str | None] = asyncio.Queue()
@@ -149,6 +152,8 @@ class Peer:
         self.seen.append(msg)
         if isinstance(msg, (State, Moved, Tick)):
             self._derived = [Event(room=msg.room, kind=n.kind, seq=msg.seq, data=n.data) for n in msg.events]
+        if isinstance(msg, LobbyUpdate):
+            self.presence.update((info.name, info) for info in msg.players)
         if isinstance(msg, State):
             self.positions[msg.room] = msg
         elif isinstance(msg, (Moved, Tick)):
@@ -168,6 +173,15 @@ class Peer:
             position = self.positions.get(room)
             if position is not None and position.seq >= seq:
                 return position
+            self.inbox.append(await self._next())
+
+    async def player(self, name: str, **where: Any) -> PlayerInfo:
+        """`name`'s latest entry in the lobby's pushes once its fields equal `where` (messages read meanwhile stay
+        buffered for `wait`)."""
+        while True:
+            info = self.presence.get(name)
+            if info is not None and all(getattr(info, k) == v for k, v in where.items()):
+                return info
             self.inbox.append(await self._next())
 
     async def wait(self, match: Any) -> Message:
