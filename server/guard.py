@@ -229,13 +229,18 @@ class GuardedConnection(ServerConnection):
         if self._bytes is not None and not self._bytes.take(time.monotonic(), len(data)):
             self.abort("too many bytes")
             return
-        for start in range(0, len(data), SLICE_BYTES):
-            super().data_received(data[start : start + SLICE_BYTES])
-            if self.aborted is not None:  # a limit tripped in this slice: the rest is never parsed
-                return
+        self._parse(data)
         backlog = self.limits.max_backlog
         if self.aborted is None and backlog and self.transport.get_write_buffer_size() > backlog:
             self.abort("not reading")
+
+    def _parse(self, data: bytes) -> None:
+        """Hand `data` to websockets `SLICE_BYTES` at a time, each slice's frames counted (`process_event`) before
+        the next is parsed; once a limit has tripped, the rest is never parsed."""
+        for start in range(0, len(data), SLICE_BYTES):
+            if self.aborted is not None:
+                return
+            super().data_received(data[start : start + SLICE_BYTES])
 
     def pause_writing(self) -> None:
         """The socket takes no more for now: a client that does not read again within `write_stall_s` is dropped.
