@@ -89,7 +89,7 @@ class ListRooms(Message):
 
 @dataclass(frozen=True, slots=True)
 class LobbyWatch(Message):
-    """Subscribe to the lobby's pushes (`on` true) or stop them: batched `lobby` frames, and `player` pushes."""
+    """Subscribe to the lobby's pushes (`on` true) or stop them: batched `lobby` frames (rooms and presence)."""
 
     type: ClassVar[str] = "lobby_watch"
     on: bool = True
