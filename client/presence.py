@@ -1,9 +1,10 @@
 """Who is online, and the challenges between you and them: plain data the client state keeps up to date.
 
-`Presence.apply` reads the presence and challenge messages (`players`, `player`, `challenge_sent`,
-`challenged`, `challenge_gone`, and the error replies to a `challenge` or `invite`) and says what changed in
-a `PresenceChange`; `client.state` calls it and turns that into the `Changes` the app acts on. No Textual, no
-network: recorded message sequences drive it in tests.
+`Presence.apply` reads the presence and challenge messages (`players`, `challenge_sent`, `challenged`,
+`challenge_gone`, and the error replies to a `challenge` or `invite`) and says what changed in a `PresenceChange`;
+`client.state` calls it and turns that into the `Changes` the app acts on, and hands it the presence changes a
+batched `lobby` push carries (`Presence.update`). No Textual, no network: recorded message sequences drive it in
+tests.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from gamenight.protocol.messages import (
     ChallengeSent,
     Error,
     Message,
-    Player,
     Players,
 )
 from gamenight.protocol.vocab import ChallengeEnd, GameDescription, PlayerInfo, TournamentOffer
@@ -167,8 +167,6 @@ class Presence:
             case Players():
                 self.players = {p.name: p for p in message.players if p.online}
                 change.players = True
-            case Player():
-                self._player(message, change)
             case ChallengeSent():
                 self._sent(message, change)
             case Challenged():
@@ -184,13 +182,15 @@ class Presence:
                 return None
         return change
 
-    def _player(self, msg: Player, change: PresenceChange) -> None:
-        """Someone connected, changed what they accept, or went offline."""
-        if msg.online:
-            self.players[msg.name] = PlayerInfo(msg.name, msg.bot, msg.claimed, tuple(msg.games), msg.playing)
-        else:
-            self.players.pop(msg.name, None)
-        change.players = True
+    def update(self, players: list[PlayerInfo]) -> bool:
+        """A `lobby` push's presence changes: people who connected, changed what they accept or how many games
+        they play, or went offline (`online` false). True if there were any."""
+        for info in players:
+            if info.online:
+                self.players[info.name] = info
+            else:
+                self.players.pop(info.name, None)
+        return bool(players)
 
     def _sent(self, msg: ChallengeSent, change: PresenceChange) -> None:
         """The server passed my challenge (or invite) on: it waits for the target's answer."""

@@ -237,6 +237,7 @@ class ClientState:
             case LobbyUpdate():
                 if message.id is None:
                     self.lobby.apply_update(message)
+                    changes.players = self.presence.update(message.players) or changes.players
                 else:  # the reply to lobby_watch: only the counts
                     self.lobby.set_counts(message.counts)
                 changes.lobby = True

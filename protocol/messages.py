@@ -89,7 +89,7 @@ class ListRooms(Message):
 
 @dataclass(frozen=True, slots=True)
 class LobbyWatch(Message):
-    """Subscribe to the lobby's pushes (`on` true) or stop them: batched `lobby` frames, and `player` pushes."""
+    """Subscribe to the lobby's pushes (`on` true) or stop them: batched `lobby` frames (rooms and presence)."""
 
     type: ClassVar[str] = "lobby_watch"
     on: bool = True
@@ -434,10 +434,11 @@ class Rooms(Message):
 
 @dataclass(frozen=True, slots=True)
 class LobbyUpdate(Message):
-    """Pushed to lobby watchers, at most one per LOBBY_BATCH interval: every room change since the last one.
+    """Pushed to lobby watchers, at most one per LOBBY_BATCH interval: every room and presence change since the last.
 
     `rooms` holds the latest summary of each listed room that appeared or changed, `gone` the codes of rooms
-    that left the listing (closed, or no longer offered); `counts` is the lobby's size now. Also the reply to
+    that left the listing (closed, or no longer offered); `players` the entry of each name whose presence changed
+    (as `players` lists it, `online` false once gone); `counts` is the lobby's size now. Also the reply to
     `lobby_watch` (with its `id`, `watching` saying whether pushes now come, and no rooms).
     """
 
@@ -446,6 +447,7 @@ class LobbyUpdate(Message):
     gone: list[str] = field(default_factory=list)
     counts: LobbyCounts | None = None
     watching: bool = True
+    players: list[PlayerInfo] = field(default_factory=list, metadata=omitted_when_empty())
 
 
 @dataclass(frozen=True, slots=True)
@@ -759,31 +761,6 @@ class Players(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class Player(Message):
-    """Pushed to the lobby when someone connects, disconnects (`online` false) or changes what it accepts."""
-
-    type: ClassVar[str] = "player"
-    name: str
-    bot: bool = False
-    claimed: bool = False
-    games: list[str] = field(default_factory=list)
-    playing: int = 0
-    online: bool = True
-
-    @classmethod
-    def of(cls, info: PlayerInfo) -> Player:
-        """The push carrying `info`: the same fields at the top level of the message."""
-        return cls(
-            name=info.name,
-            bot=info.bot,
-            claimed=info.claimed,
-            games=list(info.games),
-            playing=info.playing,
-            online=info.online,
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class ChallengeSent(Message):
     """Reply to challenge or invite: the id of the challenge now waiting for its target's answer (pushed to the host
     of a new tournament for each person it invites, with `tournament`)."""
@@ -987,7 +964,6 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     AnalysisProgress,
     Analysis,
     Players,
-    Player,
     ChallengeSent,
     Challenged,
     ChallengeGone,

@@ -783,7 +783,7 @@ class GameServer:
         (taken offline) when the push is built: watchers are only shown rooms that are on disk.
         """
         self.outgoing.flush()
-        batch = self.lobby.listing.batch()
+        batch = self.lobby.listing.batch(self.lobby.presence.info)
         if batch is not None:
             watchers, update = batch
             targets = [ws for s in watchers if (ws := self.connections.get(s)) is not None]

@@ -11,8 +11,12 @@ into thousands of fragments, or bytes as fast as the link allows. `GuardedConnec
   not read is not allowed to make the server hold more than `max_backlog` bytes for it.
 
 A connection over any limit is aborted at once (a close frame 1008 is written if the socket takes it, then the
-transport is dropped): asking a flooder to close politely would wait behind everything it sent. The work
-spent on it is bounded by one read of the socket (asyncio reads at most 256 KiB at a time). Its address then
+transport is dropped; its reason, e.g. "too many fragments", names the limit): asking a flooder to close politely
+would wait behind everything it sent. The work spent on it is bounded by one slice of a read: what arrives is
+handed to websockets' parser `SLICE_BYTES` at a time and each slice's frames are counted before the next is
+parsed. (A read is up to 256 KiB; parsed whole, a read of one-byte fragments was ~37,000 frames, ~100 ms of the
+event loop spent before the guard counted the first of them: the `fragments` attack of bench/hostile.py.) Its
+address then
 may not open a connection for `abort_penalty_s` (the server answers HTTP 429), so a flooder that reconnects
 at once costs an HTTP refusal, not a websocket.
 
@@ -60,6 +64,9 @@ MAX_HELD_PER_ADDRESS = 16
 """Refused connections of one address waiting for their delayed 429 at once; more are reset on accepting them."""
 MAX_HELD_REFUSALS = 4096
 """Refused connections of all addresses waiting for their delayed 429 at once (a bound on the sockets they hold)."""
+SLICE_BYTES = 2048
+"""What websockets' parser is handed at a time: the frames parsed past a limit are at most one slice's (a frame is
+at least 6 bytes from a client, so ~340; ~1 ms of parsing), and an honest 64 KiB message costs 32 slices."""
 
 
 def refusal(text: str) -> bytes:
@@ -210,7 +217,8 @@ class GuardedConnection(ServerConnection):
                 held[key] -= 1
 
     def data_received(self, data: bytes) -> None:
-        """Count the bytes before websockets parses them; after the automatic replies, check the backlog."""
+        """Count the bytes before websockets parses them, and hand them on a slice at a time (`SLICE_BYTES`: what
+        is parsed after a limit trips is one slice, not the read); after the automatic replies, check the backlog."""
         if self.refusing:
             self.refused_bytes += len(data)
             if self.refused_bytes > REFUSED_READ_LIMIT:
@@ -221,10 +229,18 @@ class GuardedConnection(ServerConnection):
         if self._bytes is not None and not self._bytes.take(time.monotonic(), len(data)):
             self.abort("too many bytes")
             return
-        super().data_received(data)
+        self._parse(data)
         backlog = self.limits.max_backlog
         if self.aborted is None and backlog and self.transport.get_write_buffer_size() > backlog:
             self.abort("not reading")
+
+    def _parse(self, data: bytes) -> None:
+        """Hand `data` to websockets `SLICE_BYTES` at a time, each slice's frames counted (`process_event`) before
+        the next is parsed; once a limit has tripped, the rest is never parsed."""
+        for start in range(0, len(data), SLICE_BYTES):
+            if self.aborted is not None:
+                return
+            super().data_received(data[start : start + SLICE_BYTES])
 
     def pause_writing(self) -> None:
         """The socket takes no more for now: a client that does not read again within `write_stall_s` is dropped.

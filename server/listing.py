@@ -2,22 +2,24 @@
 
 docs/protocol.md "Lobby (version 2)": who watches the listing, what changed since the last `lobby` push, and the
 caches rebuilt only after a change (every welcome shows the first page and the counts). A thousand room changes
-cost each watcher one frame per push interval, not a thousand frames.
+cost each watcher one frame per push interval, not a thousand frames; so do a thousand arrivals and departures
+(`Presence` notes the names, `players_changed`, and each push carries their entries as they are then).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from gamenight.protocol.errors import ErrorCode
 from gamenight.protocol.messages import MAX_ROOMS_PAGE, ListRooms, LobbyUpdate, RoomInfo, Rooms
-from gamenight.protocol.vocab import LobbyCounts, RoomStatus, RoomSummary
+from gamenight.protocol.vocab import LobbyCounts, PlayerInfo, RoomStatus, RoomSummary
 from gamenight.server.directory import RoomDirectory
 from gamenight.server.games import GAMES
 from gamenight.server.room import Outbox, Refusal, Room
 
 MAX_BATCH_ROOMS = 200  # room changes in one `lobby` push (the rest go in the next one)
+MAX_BATCH_PLAYERS = 200  # presence changes in one `lobby` push (the rest go in the next one)
 LISTING_ORDER = {RoomStatus.WAITING: 0, RoomStatus.PLAYING: 1, RoomStatus.PAUSED: 1, RoomStatus.FINISHED: 2}
 """The listing shows joinable (waiting) rooms first, then games in progress, then finished ones; by age within."""
 
@@ -31,6 +33,7 @@ class Listing:
         self.watchers: set[str] = set()  # sessions that asked for lobby pushes (`lobby_watch`)
         self.changes: dict[str, None] = {}  # codes of public rooms changed since the last push, in order
         self.counts_changed = False  # the counts changed since the last push
+        self.players: dict[str, None] = {}  # names whose presence changed since the last push, in order
         self.online_elsewhere = 0  # in a cluster: sessions connected to the other nodes (from their heartbeats)
         self.cluster_changes: dict[str, None] | None = None  # in a cluster: this node's rooms changed since published
         self._summaries: dict[str, RoomSummary] = {}  # room code -> its summary, until the room changes
@@ -40,6 +43,12 @@ class Listing:
     def counts_dirty(self) -> None:
         """The sessions online changed: the next push carries the counts."""
         self.counts_changed = True
+
+    def players_changed(self, names: Iterable[str]) -> None:
+        """These names arrived, left, or changed what they accept or how many games they play: the next push
+        carries their entries (noted only while someone watches: nobody else is pushed presence)."""
+        if self.watchers:
+            self.players.update(dict.fromkeys(names))
 
     def watch(self, session: str, on: bool) -> None:
         """Start or stop the `lobby` pushes to a session."""
@@ -145,18 +154,23 @@ class Listing:
 
     def pending(self) -> bool:
         """True if the watchers have a `lobby` push coming (something changed since the last one)."""
-        return bool(self.changes) or self.counts_changed
+        return bool(self.changes) or bool(self.players) or self.counts_changed
 
-    def batch(self) -> tuple[set[str], LobbyUpdate] | None:
+    def batch(self, player: Callable[[str], PlayerInfo]) -> tuple[set[str], LobbyUpdate] | None:
         """The next `lobby` push and the watchers it goes to: the latest summary of every listed room changed
         since the last push (at most MAX_BATCH_ROOMS; the rest stay for the next one), the codes of rooms that
-        left the listing, and the counts. None if nothing changed or nobody watches (the changes are dropped).
+        left the listing, the entry of every name whose presence changed (`player`, read now: the latest state
+        of each, at most MAX_BATCH_PLAYERS), and the counts. None if nothing changed or nobody watches (the
+        changes are dropped).
         """
         if not self.pending():
             return None
         codes = list(itertools.islice(self.changes, MAX_BATCH_ROOMS))
         for code in codes:
             del self.changes[code]
+        names = list(itertools.islice(self.players, MAX_BATCH_PLAYERS))
+        for name in names:
+            del self.players[name]
         self.counts_changed = False
         if not self.watchers:
             return None
@@ -170,4 +184,5 @@ class Listing:
                 rooms.append(self.directory.remote[code])
             else:
                 gone.append(code)
-        return set(self.watchers), LobbyUpdate(rooms=rooms, gone=gone, counts=self.counts())
+        players = [player(name) for name in names]
+        return set(self.watchers), LobbyUpdate(rooms=rooms, gone=gone, counts=self.counts(), players=players)

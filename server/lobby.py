@@ -150,7 +150,7 @@ class Lobby:
         else:
             client, token = self.sessions.open(msg, ip, out, proof, now)
         out.send({client.session}, self._welcome(client, token, msg.id))
-        self.presence.push(client.name, out, client.session)
+        self.presence.changed(client.name)
         if msg.resume is not None:
             out.extend(self.reattach(client.session, now))
         return client, out
@@ -192,7 +192,7 @@ class Lobby:
         self.listing.watch(session, False)
         self.reviews.gone(session)
         self.challenges.drop(client, out, now)
-        self.presence.push(client.name, out)
+        self.presence.changed(client.name)
         for code in sorted(client.rooms):
             room = self.directory.at(code, now)
             if room is None:
@@ -367,4 +367,4 @@ class Lobby:
     def _changed(self, room: Room, out: Outbox) -> None:
         """A room's summary changed: its members and the lobby's watchers hear of it, and so does presence."""
         self.listing.changed(room, out)
-        self.presence.note_busy(room, out)
+        self.presence.note_busy(room)

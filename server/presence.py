@@ -1,16 +1,16 @@
 """Presence: who is online, what they take challenges for, how many games they are playing (sans-I/O).
 
-The `players` list answers a request; a `player` push tells those watching the lobby (`lobby_watch`) when one
-person arrives, leaves, or starts or ends a game (presence follows games: `note_busy`).
+The `players` list answers a request; the lobby's batched `lobby` pushes (server/listing.py) tell those watching
+it (`lobby_watch`) who arrived, left, or started or ended a game since the last push (presence follows games:
+`note_busy`), one entry per name as it is when the push is built.
 """
 
 from __future__ import annotations
 
-from gamenight.protocol.messages import Player
 from gamenight.protocol.vocab import PlayerInfo
 from gamenight.server.directory import RoomDirectory
 from gamenight.server.listing import Listing
-from gamenight.server.room import RUNNING, Outbox, Room
+from gamenight.server.room import RUNNING, Room
 from gamenight.server.sessions import Sessions
 from gamenight.server.text import name_key
 
@@ -18,12 +18,12 @@ MAX_PLAYERS_LISTED = 200  # entries in a `players` reply
 
 
 class Presence:
-    """Who is online, and the `player` pushes to the lobby's watchers."""
+    """Who is online, and what changed for the lobby's watchers."""
 
     def __init__(self, sessions: Sessions, directory: RoomDirectory, listing: Listing) -> None:
         self.sessions = sessions
         self.directory = directory
-        self.listing = listing  # whose watchers get the pushes
+        self.listing = listing  # whose pushes carry the changes to its watchers
         self._busy: dict[str, frozenset[str]] = {}  # room code -> the names seated there while its game runs
 
     def info(self, name: str) -> PlayerInfo:
@@ -58,15 +58,13 @@ class Presence:
                 break
         return [self.info(name) for name in seen]
 
-    def push(self, name: str, out: Outbox, skip: str | None = None) -> None:
-        """Tell everyone watching the lobby (`lobby_watch`) how `name` looks now (`online` false once gone)."""
-        watchers = self.listing.watchers
-        browsing = watchers - {skip} if skip is not None else watchers
-        if browsing:
-            out.send(browsing, Player.of(self.info(name)))
+    def changed(self, name: str) -> None:
+        """`name` arrived, left or changed what it accepts: everyone watching the lobby (`lobby_watch`) is told
+        how it looks then in the next `lobby` push (`online` false once gone)."""
+        self.listing.players_changed((name,))
 
-    def note_busy(self, room: Room, out: Outbox) -> None:
-        """Presence follows games: a `player` push for each name whose count of games in progress just changed
+    def note_busy(self, room: Room) -> None:
+        """Presence follows games: each name whose count of games in progress just changed goes in the next push
         (the room's game started or ended, a seated player left or sat down, the room closed)."""
         seated: frozenset[str] = frozenset()
         clients = self.sessions.clients
@@ -75,6 +73,4 @@ class Presence:
         before = self._busy.pop(room.code, frozenset())
         if seated:
             self._busy[room.code] = seated
-        if self.listing.watchers:
-            for name in sorted(before ^ seated):
-                self.push(name, out)
+        self.listing.players_changed(sorted(before ^ seated))

@@ -21,6 +21,7 @@ from gamenight.protocol.messages import (
     Hello,
     HelloNonce,
     Join,
+    LobbyUpdate,
     Message,
     Moved,
     State,
@@ -31,6 +32,7 @@ from gamenight.protocol.messages import (
     fold,
     fold_tournament,
 )
+from gamenight.protocol.vocab import PlayerInfo
 
 TIMEOUT = 10.0
 
@@ -67,6 +69,7 @@ class Peer:
         self.nonce: HelloNonce | None = None  # the server's first frame: what a hello on this connection signs
         self.positions: dict[str, State] = {}  # each room's full state: the last `state`, with later moves folded in
         self.tournaments: dict[str, TournamentInfo] = {}  # each tournament: the last `tournament`, updates folded in
+        self.presence: dict[str, PlayerInfo] = {}  # each name's latest entry in the `lobby` pushes received
         self._derived: list[Message] = []  # events carried inside the last change, then its folded state
         # Read continuously, as a real client does, so unread frames never stall the connection.
         self._frames: asyncio.Queue[bytes | str | None] = asyncio.Queue()
@@ -159,6 +162,8 @@ class Peer:
         elif isinstance(msg, TournamentUpdate) and msg.tournament in self.tournaments:
             self.tournaments[msg.tournament] = whole = fold_tournament(self.tournaments[msg.tournament], msg)
             self._derived.append(whole)
+        if isinstance(msg, LobbyUpdate):
+            self.presence.update((info.name, info) for info in msg.players)
         if isinstance(msg, State):
             self.positions[msg.room] = msg
         elif isinstance(msg, (Moved, Tick)):
@@ -178,6 +183,15 @@ class Peer:
             position = self.positions.get(room)
             if position is not None and position.seq >= seq:
                 return position
+            self.inbox.append(await self._next())
+
+    async def player(self, name: str, **where: Any) -> PlayerInfo:
+        """`name`'s latest entry in the lobby's pushes once its fields equal `where` (messages read meanwhile stay
+        buffered for `wait`)."""
+        while True:
+            info = self.presence.get(name)
+            if info is not None and all(getattr(info, k) == v for k, v in where.items()):
+                return info
             self.inbox.append(await self._next())
 
     async def wait(self, match: Any) -> Message:

@@ -635,7 +635,7 @@ class ClusterNode:
         if client is None:
             return
         out = self.lobby.reattach(session, self.server.clock.now()) if client.rooms else Outbox()
-        self.lobby.presence.push(client.name, out)  # this node's lobby watchers see the arrival
+        self.lobby.presence.changed(client.name)  # this node's lobby watchers see the arrival (in their next push)
         self.server.deliver(out)
 
     def _gone(self, session: str, edge: str) -> None:

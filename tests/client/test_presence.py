@@ -52,15 +52,24 @@ def test_players_reply_lists_everyone_but_me_bots_first():
     assert [p.name for p in state.presence.takers("tron", "ann")] == ["bea"]
 
 
-def test_player_pushes_add_update_and_remove():
-    """A `player` push adds someone, a later one changes what they take, and `online: false` removes them."""
+def presence_push(*players: dict[str, object]):
+    """A batched `lobby` push carrying these presence changes and no room change."""
+    return wire("lobby", rooms=[], gone=[], watching=True, players=list(players))
+
+
+def test_lobby_pushes_add_update_and_remove_players():
+    """A `lobby` push's `players` adds someone, a later one changes what they take, and `online: false` removes
+    them; a push with rooms only leaves the online list alone."""
     state = lobby_with_players()
-    changes = state.apply(wire("player", name="cat", bot=False, games=[], playing=0, online=True))
+    cat = {"name": "cat", "bot": False, "games": [], "playing": 0, "online": True}
+    changes = state.apply(presence_push(cat))
     assert changes.players and "cat" in state.presence.players
-    state.apply(wire("player", name="cat", bot=False, games=["pentago"], playing=0, online=True))
-    assert state.presence.players["cat"].games == ("pentago",)
-    changes = state.apply(wire("player", name="rhino", bot=True, online=False))
+    state.apply(presence_push({**cat, "games": ["pentago"]}, {**BEA, "playing": 2}))
+    assert state.presence.players["cat"].games == ("pentago",) and state.presence.players["bea"].playing == 2
+    changes = state.apply(presence_push({"name": "rhino", "bot": True, "online": False}))
     assert changes.players and "rhino" not in state.presence.players
+    changes = state.apply(presence_push())
+    assert not changes.players and changes.lobby and set(state.presence.players) == {"bea", "ann", "cat"}
 
 
 def test_challenge_sent_then_declined_with_reason():

@@ -25,7 +25,7 @@ async def test_challenge_from_node_a_reaches_a_bot_on_node_c(cluster: Callable[.
     alice = await Peer.connect(nodes[0].url, "alice")
     await alice.request(LobbyWatch, on=True)
     rhino = await Peer.connect(nodes[2].url, "rhino", key=KEY + "rhino", bot=True, accepts=["othello"])
-    arrived = await alice.wait(lambda m: m.type == "player" and m.name == "rhino" and m.online)
+    arrived = await alice.player("rhino", online=True)
     assert arrived.bot
     carol = await Peer.connect(nodes[1].url, "carol")
     await eventually(lambda: online(alice, "rhino"), "the bot on n3 online as seen from n1")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -40,10 +42,10 @@ async def test_presence_lists_bots_first_and_pushes_arrivals_and_departures(peer
     watcher: Peer = await peers("zoe")
     await watcher.request(LobbyWatch, on=True)
     rhino = await bot(peers)
-    arrived = await watcher.expect("player", name="rhino")
-    assert arrived.online and arrived.bot and arrived.claimed and arrived.games == ["othello"]
+    arrived = await watcher.player("rhino")
+    assert arrived.online and arrived.bot and arrived.claimed and arrived.games == ("othello",)
     await peers("amy")
-    await watcher.expect("player", name="amy", online=True)
+    await watcher.player("amy", online=True)
     listed = await watcher.request(ListPlayers)
     assert [(p.name, p.bot, p.games) for p in listed.players] == [
         ("rhino", True, ("othello",)),
@@ -51,9 +53,36 @@ async def test_presence_lists_bots_first_and_pushes_arrivals_and_departures(peer
         ("zoe", False, ()),
     ]
     await rhino.close()
-    gone = await watcher.expect("player", name="rhino")
-    assert not gone.online
+    await watcher.player("rhino", online=False)
     assert [p.name for p in (await watcher.request(ListPlayers)).players] == ["amy", "zoe"]
+
+
+async def test_a_burst_of_arrivals_and_departures_reaches_a_watcher_in_a_few_frames(game_server, url):
+    """200 people connecting (190 of them leaving again) in a burst reach a lobby watcher as one `lobby` frame per
+    push interval at most, not a frame per change, and the watcher's view of who is online ends right."""
+    watcher = await Peer.connect(url, "zoe")
+    await watcher.request(LobbyWatch, on=True)
+    watcher.frames.clear()
+    started = time.monotonic()
+
+    async def visit(n: int) -> Peer:
+        peer = await Peer.connect(url, f"guest{n}")
+        if n >= 10:
+            await peer.close()
+        return peer
+
+    stayed: list[Peer] = []
+    for first in range(0, 200, 20):
+        stayed += (await asyncio.gather(*(visit(n) for n in range(first, first + 20))))[: max(0, 10 - first)]
+    for n in range(200):
+        await watcher.player(f"guest{n}", online=n < 10)
+    elapsed = time.monotonic() - started
+    pushed = [m for m in watcher.frames if m.type != "players"]
+    assert len(pushed) <= elapsed / game_server.config.lobby_batch_s + 2, (len(pushed), elapsed)
+    listed = await watcher.request(ListPlayers)
+    assert sorted(p.name for p in listed.players) == sorted([f"guest{n}" for n in range(10)] + ["zoe"])
+    for peer in (watcher, *stayed):
+        await peer.close()
 
 
 async def test_a_player_in_a_room_gets_no_presence_pushes(peers):
@@ -64,7 +93,7 @@ async def test_a_player_in_a_room_gets_no_presence_pushes(peers):
     await bot(peers)
     listed = await busy.request(ListPlayers)
     assert "rhino" in [p.name for p in listed.players]
-    assert not [m for m in busy.inbox + busy.seen if m.type == "player"]
+    assert not [m for m in busy.inbox + busy.seen if m.type == "lobby" and m.players]
 
 
 async def test_lobby_watchers_see_players_become_busy_and_free_again(peers):
@@ -76,11 +105,11 @@ async def test_lobby_watchers_see_players_become_busy_and_free_again(peers):
     room = await alice.request(CreateRoom, game="othello", options={})
     await alice.request(Join, room=room.room, seat=0)
     await bob.request(Join, room=room.room, seat=1)
-    assert (await watcher.expect("player", name="alice", playing=1)).online
-    await watcher.expect("player", name="bob", playing=1)
+    assert (await watcher.player("alice", playing=1)).online
+    await watcher.player("bob", playing=1)
     await alice.send(Resign(room=room.room))
-    await watcher.expect("player", name="alice", playing=0)
-    await watcher.expect("player", name="bob", playing=0)
+    await watcher.player("alice", playing=0)
+    await watcher.player("bob", playing=0)
 
 
 async def test_accepted_challenge_seats_both_and_the_game_is_played(peers):

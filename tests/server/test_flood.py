@@ -16,7 +16,7 @@ from websockets.frames import Frame, Opcode
 from gamenight.protocol import PROTOCOL_VERSION, encode
 from gamenight.protocol.messages import Chat, Hello, ListRooms, MakeMove
 from gamenight.server.app import GameServer, ServerConfig
-from gamenight.server.guard import FrameLimits
+from gamenight.server.guard import SLICE_BYTES, FrameLimits, GuardedConnection
 from tests.peer import Peer, seat_pair
 from tests.waiting import eventually
 
@@ -139,6 +139,40 @@ async def test_a_message_in_too_many_fragments_is_dropped(limited):
         await ws.send([request[i : i + 1] for i in range(len(request))] * 1)
         await asyncio.wait_for(ws.recv(), 5)
     assert ws.close_code == 1008 or ws.close_code is None
+
+
+async def test_a_fragment_flood_costs_the_server_one_slice_and_an_honest_game_plays_on(game_server, url, monkeypatch):
+    """A message cut into 20,000 one-byte fragments, sent in one write, is dropped with "too many fragments" once
+    its 17th fragment is counted; the server parses at most one slice of frames past it (not the whole read: a
+    burst of them stalled every game), and an honest game goes on."""
+    parsed: dict[int, int] = {}  # connection -> frames its parser handed to the guard
+    dropped: dict[int, str] = {}  # connection -> why the guard dropped it
+    count, abort = GuardedConnection.process_event, GuardedConnection.abort
+
+    def counted(ws: GuardedConnection, event: object) -> None:
+        parsed[id(ws)] = parsed.get(id(ws), 0) + isinstance(event, Frame)
+        count(ws, event)  # type: ignore[arg-type]
+
+    def noted(ws: GuardedConnection, reason: str) -> None:
+        dropped.setdefault(id(ws), reason)
+        abort(ws, reason)
+
+    monkeypatch.setattr(GuardedConnection, "process_event", counted)
+    monkeypatch.setattr(GuardedConnection, "abort", noted)
+    alice, bob = await Peer.connect(url, "alice"), await Peer.connect(url, "bob")
+    code, state = await seat_pair(alice, bob)
+    request = encode(ListRooms(id=1)).ljust(20_000, b"\x00")
+    flood = b"".join(
+        _frame(Opcode.BINARY if i == 0 else Opcode.CONT, request[i : i + 1], fin=False) for i in range(20_000)
+    )
+    await asyncio.to_thread(_send_until_dropped, game_server.port, flood, 100)
+    assert list(dropped.values()) == ["too many fragments"]
+    (flooder,) = dropped
+    assert parsed[flooder] <= FrameLimits().max_fragments + SLICE_BYTES // 6, parsed[flooder]
+    for _ in range(3):
+        state = await _honest_round_trip(alice, bob, code, state)
+    await alice.close()
+    await bob.close()
 
 
 async def test_a_byte_flood_is_dropped(game_server, url):

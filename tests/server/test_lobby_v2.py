@@ -73,7 +73,7 @@ async def test_a_client_that_does_not_watch_gets_no_lobby_pushes(server_process)
     await pushes_until(watcher, lambda pushes: room.room in listed(pushes))
     await pushes_until(leaver, lambda pushes: room.room in listed(pushes))
     await quiet.request(ListRooms)  # a push sent to `quiet` with the watcher's would have arrived before this reply
-    assert not [m for m in quiet.seen if m.type in ("lobby", "room", "player")]
+    assert not [m for m in quiet.seen if m.type in ("lobby", "room")]
     assert (await leaver.request(LobbyWatch, on=False)).watching is False
     leaver.seen.clear()
     second = await host.request(CreateRoom, game="othello", options={})
@@ -338,18 +338,18 @@ def test_a_batch_coalesces_changes_and_goes_to_watchers_only():
     """The lobby's next push holds each changed room once (its latest summary) and the rooms gone, and is
     addressed to the watchers alone; with nobody watching there is no push at all."""
     lobby, ann, bob = _lobby()
-    lobby.listing.batch()  # the hellos' count change, with nobody watching: dropped
-    assert lobby.listing.batch() is None
+    lobby.listing.batch(lobby.presence.info)  # the hellos' count change, with nobody watching: dropped
+    assert lobby.listing.batch(lobby.presence.info) is None
     lobby.handle(bob, LobbyWatch(on=True, id=9), 0.0)
     first, second = _open(lobby, ann), _open(lobby, ann)
     lobby.handle(ann, Join(room=first, seat=0, id=2), 0.0)
     lobby.handle(ann, Leave(room=first, id=3), 0.0)
     lobby.handle(ann, Join(room=second, seat=0, id=4), 0.0)
     lobby.disconnect(ann, 0.0)
-    batch = lobby.listing.batch()
+    batch = lobby.listing.batch(lobby.presence.info)
     assert batch is not None
     to, update = batch
     assert to == {bob}
     assert [s.room for s in update.rooms] == [first] and update.gone == [second]
     assert update.counts is not None and update.counts.rooms == 1 and update.counts.online == 1
-    assert lobby.listing.batch() is None
+    assert lobby.listing.batch(lobby.presence.info) is None

@@ -262,11 +262,11 @@ def test_the_listing_batches_changes_and_never_lists_a_private_room():
     hidden, _ = services.open_room(host, "othello", {}, True, 0.0)
     services.listing.changed(hidden, out)
     services.listing.watch("watcher", True)
-    watchers, first = services.listing.batch() or (set(), None)
+    watchers, first = services.listing.batch(services.presence.info) or (set(), None)
     assert watchers == {"watcher"} and first is not None and len(first.rooms) == MAX_BATCH_ROOMS
-    _, second = services.listing.batch() or (set(), None)
+    _, second = services.listing.batch(services.presence.info) or (set(), None)
     assert second is not None and len(second.rooms) == 5 and not second.gone
-    assert services.listing.batch() is None
+    assert services.listing.batch(services.presence.info) is None
     page = services.listing.page(ListRooms(limit=50, offset=0))
     assert page.total == MAX_BATCH_ROOMS + 5 and hidden.code not in {s.room for s in page.rooms}
 
