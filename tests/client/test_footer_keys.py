@@ -3,10 +3,10 @@ client ~10 ms of CPU, a dozen times a move: most of a web session's CPU per move
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -17,7 +17,7 @@ from gamenight.client.bindings import refresh_keys
 class Keys(Screen[None]):
     """A screen whose `k` key shows only while `offered` is true."""
 
-    BINDINGS = [Binding("k", "take", "Take it"), Binding("q", "quit_game", "Quit")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("k", "take", "Take it"), Binding("q", "quit_game", "Quit")]
 
     def __init__(self) -> None:
         super().__init__()
