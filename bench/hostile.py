@@ -8,8 +8,8 @@ requests have something to search), seats two honest players in an Othello room 
 and measures the mover's move -> state round trip; beside them a third person plays a level-1 AI (thinking
 200 ms), and the time from their move to the AI's answer is measured too; and two claimed people (erin, dave)
 keep challenging each other and hosting a tournament (`honest_social`): each try worked or failed, per window.
-For each attack it prints the honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before the attack and during it,
-and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so
+For each attack it prints the honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before
+the attack and during it, and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so
 its own CPU does not slow the honest clients' process) from another loopback address (127.0.0.2, as from
 another host), is bounded in connections and time, and is stopped before the next one starts. Its window starts
 when the child says it is ready (its interpreter has started and imported) and ends when it sends its counters:
