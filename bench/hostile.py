@@ -4,18 +4,18 @@
                             [--limit NAME=VALUE ...]
 
 Starts `python -m gamenight.server` on a fresh SQLite file (pre-filled with `--games` finished games, so history
-requests have something to search), seats two honest players in an Othello room who play a move every 50 ms,
-and measures the mover's move -> state round trip; beside them a third person plays a level-1 AI (thinking
-200 ms), and the time from their move to the AI's answer is measured too; and two claimed people (erin, dave)
-keep challenging each other and hosting a tournament (`honest_social`): each try worked or failed, per window.
-For each attack it prints the honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before
-the attack and during it, and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so
-its own CPU does not slow the honest clients' process) from another loopback address (127.0.0.2, as from
-another host), is bounded in connections and time, and is stopped before the next one starts. Its window starts
-when the child says it is ready (its interpreter has started and imported) and ends when it sends its counters:
-the attacker process's start-up is not the attack. The attacker's
-counters are printed with each row (`chat_fanout` also counts the frames and bytes its spectators read: with
-spectator batching, one frame per window instead of one per message).
+requests have something to search), seats two honest players in an Othello room who play a move every 50 ms, and
+measures the mover's move -> state round trip; beside them a third person plays a level-1 AI (thinking 200 ms), and
+the time from their move to the AI's answer is measured too; and two claimed people (erin, dave) keep challenging
+each other and hosting a tournament (`honest_social`): each try worked or failed, per window. For each attack it
+prints the honest round trip's p50/p99 (and the AI answer's) in the `--before` seconds before the attack and during
+it, and the server's RSS at the start and after the attack ended. The attack itself runs in a child process (so its
+own CPU does not slow the honest clients' process) from another loopback address (127.0.0.2, as from another host),
+is bounded in connections and time, and is stopped before the next one starts. Its window starts when the child
+says it is ready (its interpreter has started and imported) and ends when it sends its counters: the attacker
+process's start-up is not the attack. The attacker's counters are printed with each row (`chat_fanout` also counts
+the frames and bytes its spectators read: with spectator batching, one frame per window instead of one per
+message).
 
 Targets (issue 12): p99 during each attack <= 2x the p99 before it; RSS back within 20% of its start.
 """
