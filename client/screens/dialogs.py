@@ -205,7 +205,8 @@ squares are shaded by the rider that reaches them first, and `n`/`p` jump to the
 the game-over dialog reviews the game just played
 
 **In a room** — `t` chat · `+`/`-` seat or remove an AI (host, before the start) · `i` invite someone
-online into an open seat (host, before the start) · `p` the players' cards (each press the next) · `r` rematch ·
+online into an open seat (host, before the start) · `y` copy the code of a room waiting for a player · `p` the
+players' cards (each press the next) · `r` rematch ·
 `x` resign · `b` back to the lobby · `F1` or `?` this help · `Ctrl+C` quit
 
 **Othello** — arrows or `hjkl` move the cursor, `Enter` plays; or click a square. Dots mark your legal moves;

@@ -71,6 +71,7 @@ class GameScreen(GameNightScreen):
         Binding("plus", "add_ai", "Add AI", key_display="+"),
         Binding("minus", "remove_ai", "Remove AI", key_display="-"),
         Binding("i", "invite", "Invite"),
+        Binding("y", "copy_code", "Copy code"),
         Binding("r", "rematch", "Rematch"),
         Binding("x", "resign", "Resign"),
         Binding("u", "takeback", "Takeback"),
@@ -418,7 +419,21 @@ class GameScreen(GameNightScreen):
             return session.can_moretime()
         if action == "abort":
             return session.can_abort()
+        if action == "copy_code":
+            return session.status == RoomStatus.WAITING and any(s.open for s in self._seats())
         return True
+
+    def _seats(self) -> tuple[Any, ...]:
+        """The room's seats as last summarised (none before the first summary)."""
+        summary = self.session.summary
+        return tuple(summary.seats) if summary is not None else ()
+
+    def action_copy_code(self) -> None:
+        """Put the room's code on the clipboard for a friend (OSC 52: the terminal's clipboard, the browser's in the
+        web front door), and show it too, for terminals that do not let programs copy."""
+        code = self.session.code
+        self.app.copy_to_clipboard(code)
+        self.notify(f"Room code {code} copied: a friend joins with o and the code", timeout=8)
 
     def action_player_card(self) -> None:
         """The card of the next seated player (each press the next one, starting with the opponent)."""

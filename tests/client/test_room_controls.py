@@ -48,3 +48,22 @@ async def test_host_seats_an_ai_with_plus(make_app):
         await wait_for(pilot, lambda: app.model.room.status == "playing", "the game with the AI")
         assert app.model.room.summary.seats[1].kind == "ai"
         assert not app.screen.check_action("add_ai", ()) and not app.screen.check_action("remove_ai", ())
+
+
+async def test_y_copies_a_waiting_rooms_code_for_a_friend(make_app, url):
+    """In a room waiting for a player, `y` (shown in the footer) puts the room's code on the clipboard and shows it
+    in a toast; once the seats are full the key is gone."""
+    app = make_app("ann")
+    async with app.run_test(size=(110, 36)) as pilot:
+        code = await create_room_via_form(app, pilot, "othello", [ME, OPEN])
+        game = app.screen
+        await wait_for(pilot, lambda: game.check_action("copy_code", ()), "the copy key")
+        assert "Copy code" in {a.binding.description for a in game.active_bindings.values() if a.enabled}
+        await pilot.press("y")
+        assert app.clipboard == code
+        await wait_for(pilot, lambda: any(code in str(n.message) for n in app._notifications), "the toast")
+        bob = await Peer.connect(url, "bob")
+        await bob.request(Join, room=code, seat=1)
+        await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
+        assert not game.check_action("copy_code", ())
+        await bob.close()

@@ -383,22 +383,36 @@ async def test_a_tron_rider_in_the_browser_steers_with_the_arrow_keys(browser, s
     await tab.page.context.close()
 
 
-async def test_a_room_code_pasted_with_ctrl_shift_v_joins_that_room(browser, server, watcher):
-    """A friend who got a private room's code (in a chat, say) pastes it from the clipboard into the Code dialog
-    with Ctrl+Shift+V (Ctrl+V is the terminal's own key, as in any terminal) and takes the room's free seat."""
+async def test_a_room_code_copied_with_y_and_pasted_with_ctrl_shift_v_joins_that_room(browser, server, watcher):
+    """A player waiting in a private room copies its code with `y` (to the browser's clipboard: the page's terminal
+    takes the client's OSC 52); a friend pastes it into the Code dialog with Ctrl+Shift+V (Ctrl+V is the
+    terminal's own key, as in any terminal) and takes the room's free seat."""
     context = await browser.new_context(viewport=VIEWPORT, permissions=["clipboard-read", "clipboard-write"])
-    tab = await open_tab(browser, server.page_url, context)
-    await sign_in(tab, watcher, "pam")
+    hal = await open_tab(browser, server.page_url, context)
+    await sign_in(hal, watcher, "hal")
     room = await watcher.request(CreateRoom, game="othello", private=True)
-    await watcher.request(Join, room=room.room, seat=0)
-    await tab.evaluate(f"navigator.clipboard.writeText({room.room!r})")  # as copying it elsewhere would
-    await tab.press("o")
-    await tab.shows("Join a room by its code")
-    await tab.press("Control+Shift+V")
-    await tab.on_screen(room.room)
-    await tab.press("Enter")
+    await watcher.request(Join, room=room.room, role=Role.SPECTATOR)  # to see who sits down
+    await hal.press("o")
+    await hal.shows("Join a room by its code")
+    await hal.type(room.room)
+    await hal.press("Enter")
+    await watcher.wait(lambda m: m.type == "room" and m.room == room.room and any(s.name == "hal" for s in m.seats))
+    await hal.evaluate("navigator.clipboard.writeText('')")
+    await hal.press("y")
+    await hal.shows(f"Room code {room.room} copied")
+    assert await hal.evaluate("navigator.clipboard.readText()") == room.room
+    # a friend is another visitor (another cookie: another context), in the same browser so the clipboard is shared
+    other = await browser.new_context(viewport=VIEWPORT, permissions=["clipboard-read", "clipboard-write"])
+    pam = await open_tab(browser, server.page_url, other)
+    await sign_in(pam, watcher, "pam")
+    await pam.press("o")
+    await pam.shows("Join a room by its code")
+    await pam.press("Control+Shift+V")
+    await pam.on_screen(room.room)
+    await pam.press("Enter")
     seated = await watcher.wait(
-        lambda m: m.type == "room" and m.room == room.room and any(seat.name == "pam" for seat in m.seats)
+        lambda m: m.type == "room" and m.room == room.room and {seat.name for seat in m.seats} == {"hal", "pam"}
     )
-    assert [seat.name for seat in seated.seats] == ["watcher", "pam"]
+    assert sorted(seat.name for seat in seated.seats) == ["hal", "pam"]
+    await other.close()
     await context.close()
