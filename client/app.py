@@ -251,6 +251,14 @@ class GameNightApp(App[None]):
         """A screen asks for the bell (your clock's low time)."""
         self.ring()
 
+    def on_copy_code(self, _: ui.CopyCode) -> None:
+        """My room's code to the clipboard (OSC 52: the terminal's, or in the web front door the browser's), and in a
+        toast too, for terminals that do not let programs copy."""
+        if self.model.room is not None:
+            code = self.model.room.code
+            self.copy_to_clipboard(code)
+            self.notify(f"Room code {code} copied: a friend joins with o and the code", timeout=8)
+
     def _close_offer(self, challenge: str) -> None:
         """An offer to me ended: close its dialog (at once, or when the screens above it close)."""
         for screen in self.screen_stack:

@@ -213,6 +213,10 @@ class LeaveRoom(Message):
     """Leave the room (already confirmed); the reply takes you back to the lobby."""
 
 
+class CopyCode(Message):
+    """Put my room's code on the clipboard for a friend (a room waiting for a player)."""
+
+
 class Moderate(Message):
     """An admin's action (the admin dialog, client/screens/admin.py): sent as `moderate` with its reason."""
 

@@ -23,6 +23,7 @@ from gamenight.client.bindings import refresh_keys
 from gamenight.client.messages import (
     Abort,
     AddAi,
+    CopyCode,
     LeaveRoom,
     ModelChanged,
     MoreTime,
@@ -429,11 +430,8 @@ class GameScreen(GameNightScreen):
         return tuple(summary.seats) if summary is not None else ()
 
     def action_copy_code(self) -> None:
-        """Put the room's code on the clipboard for a friend (OSC 52: the terminal's clipboard, the browser's in the
-        web front door), and show it too, for terminals that do not let programs copy."""
-        code = self.session.code
-        self.app.copy_to_clipboard(code)
-        self.notify(f"Room code {code} copied: a friend joins with o and the code", timeout=8)
+        """Copy the room's code for a friend (the app puts it on the clipboard and shows it)."""
+        self.post_message(CopyCode())
 
     def action_player_card(self) -> None:
         """The card of the next seated player (each press the next one, starting with the opponent)."""
