@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import json
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -260,18 +259,8 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
         "ai_p99_reviewing": ("ai_reviewing", "p99"),
         "ai_max_reviewing": ("ai_reviewing", "max"),
     }
-    found = {}
-    for name, path in paths.items():
-        values = []
-        for run in runs:
-            value: Any = run
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            if isinstance(value, int | float):
-                values.append(value)
-        if values:
-            found[name] = round(statistics.median(values), 3)
-    return found
+    found = {name: load.median_of(runs, *path) for name, path in paths.items()}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -247,16 +247,19 @@ def open_store(target: str) -> StoreBackend:
 
 def shown(target: str) -> str:
     """`--db` as it may be printed or logged: a URL's password replaced by ***."""
-    if not is_postgres(target):
-        return target
+    return masked(target) if is_postgres(target) else target
+
+
+def masked(url: str) -> str:
+    """A URL as it may be printed or logged (a database's, Redis's): its password replaced by ***."""
     try:
-        parts = urlsplit(target)
+        parts = urlsplit(url)
         if parts.password is None:
-            return target
+            return url
         host = parts.netloc.rsplit("@", 1)[1]
         return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
     except ValueError:
-        return target.split("://", 1)[0] + "://***"
+        return url.split("://", 1)[0] + "://***"
 
 
 def sql_statements(script: str) -> Iterator[str]:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from gamenight.server.store import masked
+
 URL_ENV = "GAMENIGHT_REDIS_URL"
 PASSWORD_ENV = "GAMENIGHT_REDIS_PASSWORD"
 SCHEMES = ("redis", "rediss", "unix")
@@ -82,11 +84,4 @@ def without_password(url: str) -> str:
 
 def shown(url: str) -> str:
     """A Redis URL as it may be printed or logged: its password replaced by ***."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.netloc.rsplit("@", 1)[1]
-        return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
-    except ValueError:
-        return url.split("://", 1)[0] + "://***"
+    return masked(url)
