@@ -711,20 +711,22 @@ typedef struct {
     int sq, rank;
 } Child;
 
-/* A plain negamax of the static evaluation `depth` plies deep (no table, no clock), in points: only to order the
- * solver's children where many empties remain. A finished game counts far beyond any evaluation. */
-static int sort_search(u64 P, u64 O, int depth, int alpha, int beta) {
-    u64 moves = legal(P, O);
+/* A plain negamax of the static evaluation `depth` plies deep (no table, no clock; `moves` are P's legal squares),
+ * in points: only to order the solver's children where many empties remain. A finished game counts far beyond any
+ * evaluation. */
+static int sort_search(u64 P, u64 O, u64 moves, int depth, int alpha, int beta) {
     if (depth <= 0) return static_score(P, O, moves);
     if (!moves) {
-        if (!legal(O, P)) return (popcount(P) - popcount(O)) * 1000;
-        return -sort_search(O, P, depth - 1, -beta, -alpha);
+        u64 replies = legal(O, P);
+        if (!replies) return (popcount(P) - popcount(O)) * 1000;
+        return -sort_search(O, P, replies, depth - 1, -beta, -alpha);
     }
     int best = -INFINITY_SCORE;
     for (; moves; moves &= moves - 1) {
         int sq = lowest_square(moves);
         u64 f = flips_of(P, O, sq);
-        int score = -sort_search(O ^ f, P | f | 1ULL << sq, depth - 1, -beta, -alpha);
+        u64 cP = O ^ f, cO = P | f | 1ULL << sq;
+        int score = -sort_search(cP, cO, legal(cP, cO), depth - 1, -beta, -alpha);
         if (score > best) {
             best = score;
             if (score > alpha) {
@@ -754,8 +756,9 @@ static int fastest_first(u64 P, u64 O, u64 moves, int hash_move, Child *out) {
         if (sq == hash_move) {
             c->rank = -4 * INFINITY_SCORE;
         } else if (searched) {
-            c->rank = sort_search(c->P, c->O, 1, -INFINITY_SCORE, INFINITY_SCORE) +
-                      SORT_REPLY_POINTS * popcount(legal(c->P, c->O));
+            u64 replies = legal(c->P, c->O); /* once: the search's moves and the reply count */
+            c->rank = sort_search(c->P, c->O, replies, 1, -INFINITY_SCORE, INFINITY_SCORE) +
+                      SORT_REPLY_POINTS * popcount(replies);
         } else {
             u64 replies = legal(c->P, c->O);
             c->rank = (popcount(replies) + popcount(replies & CORNERS)) * 16 +
@@ -886,7 +889,7 @@ static int solve_root(u64 P, u64 O, int alpha, int beta, int *move) {
 static int solve_narrowed(u64 P, u64 O, int alpha, int beta, int *move) {
     int count = popcount(~(P | O)), width = ASPIRATION_DISCS;
     if (count < ASPIRATION_EMPTIES || !PAT.on || beta - alpha <= 4 * width) return solve_root(P, O, alpha, beta, move);
-    int guess = floor_div(sort_search(P, O, 4, -INFINITY_SCORE, INFINITY_SCORE), PATTERN_POINTS);
+    int guess = floor_div(sort_search(P, O, legal(P, O), 4, -INFINITY_SCORE, INFINITY_SCORE), PATTERN_POINTS);
     int low = guess - width > alpha ? guess - width : alpha, high = guess + width < beta ? guess + width : beta;
     if (low >= high) {
         low = alpha;
