@@ -255,7 +255,7 @@ class GameNightApp(App[None]):
         """My room's code to the clipboard (OSC 52: the terminal's, or in the web front door the browser's), and in a
         toast too, for terminals that do not let programs copy."""
         if self.model.room is not None:
-            code = self.model.room.code
+            code = self.model.room.code  # the server's code (letters and digits); `notify` shows it as plain text
             self.copy_to_clipboard(code)
             self.notify(f"Room code {code} copied: a friend joins with o and the code", timeout=8)
 

@@ -52,6 +52,22 @@ def make_app(url: str) -> Callable[..., GameNightApp]:
     return make
 
 
+def noticed(app: GameNightApp, *words: str) -> bool:
+    """True when a notification shown contains every one of `words`."""
+    return any(all(w in n.message for w in words) for n in app._notifications)
+
+
+async def select_player(app: GameNightApp, pilot: Pilot, name: str) -> None:
+    """In the lobby, put the online list's cursor on `name` (once the list shows it), the list focused."""
+    from textual.widgets import DataTable
+
+    await wait_for(pilot, lambda: name in app.model.presence.players, f"{name} in the online list")
+    table = app.screen.query_one("#players", DataTable)
+    await wait_for(pilot, lambda: table.row_count > 0, "the online list drawn")
+    table.focus()
+    table.move_cursor(row=table.get_row_index(name))
+
+
 async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str, timeout: float = WAIT_S) -> None:
     """Let the app run until `condition()` is true; fail saying `what` was awaited if it never is.
 

@@ -14,18 +14,13 @@ from gamenight.client.connection import REFUSED
 from gamenight.client.screens.admin import AdminScreen
 from gamenight.protocol.messages import CreateRoom, Leaderboard, ListRooms, Moderate
 from gamenight.server.__main__ import main
-from tests.client.conftest import wait_for
+from tests.client.conftest import noticed, select_player, wait_for
 from tests.peer import Peer
 from tests.server.test_identity import refused_hello
 from tests.waiting import eventually
 
 SIZE = (120, 36)
 EVE_KEY = "e" * 8 + "eve-key-0123456789"
-
-
-def noticed(app: GameNightApp, *words: str) -> bool:
-    """True when a notification shown contains every one of `words`."""
-    return any(all(w in n.message for w in words) for n in app._notifications)
 
 
 async def make_admin(url: str, db: Path, name: str) -> None:
@@ -45,11 +40,7 @@ async def make_admin(url: str, db: Path, name: str) -> None:
 
 async def admin_dialog_on_player(app: GameNightApp, pilot, name: str) -> AdminScreen:
     """Select `name` in the online list and press a: the admin dialog on that player."""
-    await wait_for(pilot, lambda: name in app.model.presence.players, f"{name} in the online list")
-    table = app.screen.query_one("#players", DataTable)
-    await wait_for(pilot, lambda: table.row_count > 0, "the online list drawn")
-    table.focus()
-    table.move_cursor(row=table.get_row_index(name))
+    await select_player(app, pilot, name)
     await pilot.press("a")
     await wait_for(pilot, lambda: isinstance(app.screen, AdminScreen), "the admin dialog")
     assert isinstance(app.screen, AdminScreen)

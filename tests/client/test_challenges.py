@@ -15,7 +15,7 @@ from gamenight.client.screens.game import GameScreen
 from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.protocol.messages import Accept, ChallengeRequest, Decline, Joined
 from gamenight.protocol.vocab import RoomStatus
-from tests.client.conftest import create_room_via_form, mounted, wait_for
+from tests.client.conftest import create_room_via_form, mounted, noticed, select_player, wait_for
 from tests.peer import Peer
 
 SIZE = (120, 36)
@@ -36,18 +36,9 @@ async def bot(url: str, name: str = "rhino") -> Peer:
     return await Peer.connect(url, name, key=BOT_KEY, bot=True, accepts=["othello"])
 
 
-def noticed(app: GameNightApp, *words: str) -> bool:
-    """True when a notification shown contains every one of `words`."""
-    return any(all(w in n.message for w in words) for n in app._notifications)
-
-
 async def challenge_from_lobby(app: GameNightApp, pilot, name: str, seat: int = 0) -> ChallengeScreen:
     """Select `name` in the online list, press p, set my seat and send the challenge (Ctrl+S)."""
-    await wait_for(pilot, lambda: name in app.model.presence.players, f"{name} in the online list")
-    table = app.screen.query_one("#players", DataTable)
-    await wait_for(pilot, lambda: table.row_count > 0, "the online list drawn")
-    table.focus()
-    table.move_cursor(row=table.get_row_index(name))
+    await select_player(app, pilot, name)
     await pilot.press("p")
     await wait_for(pilot, lambda: isinstance(app.screen, ChallengeScreen), "the challenge form")
     form = app.screen

@@ -8,7 +8,7 @@ from textual.widgets import RichLog
 from gamenight.client.model import ME, OPEN
 from gamenight.client.widgets.othello import OthelloBoard
 from gamenight.protocol.messages import Chat, CreateRoom, Join
-from tests.client.conftest import create_room_via_form, wait_for
+from tests.client.conftest import create_room_via_form, noticed, wait_for
 from tests.peer import Peer
 
 
@@ -61,7 +61,7 @@ async def test_y_copies_a_waiting_rooms_code_for_a_friend(make_app, url):
         assert "Copy code" in {a.binding.description for a in game.active_bindings.values() if a.enabled}
         await pilot.press("y")
         assert app.clipboard == code
-        await wait_for(pilot, lambda: any(code in str(n.message) for n in app._notifications), "the toast")
+        await wait_for(pilot, lambda: noticed(app, code, "copied"), "the toast")
         bob = await Peer.connect(url, "bob")
         await bob.request(Join, room=code, seat=1)
         await wait_for(pilot, lambda: app.model.room.status == "playing", "the game")
