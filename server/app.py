@@ -692,8 +692,9 @@ class GameServer:
         """
         plan = self._spectators(out) if self.config.spectator_batch_ms and out.sends else None
         frames, stored = self._frames(out.sends) if plan is None else self._split_frames(out.sends, plan)
-        if any(isinstance(record, Moderated) and record.action == VOID for record in out.records):
-            stored = partial(self._ratings_reloaded, stored)  # an admin voided rated games: the store changed them
+        actions = [record for record in out.records if isinstance(record, Moderated)]
+        if actions:
+            stored = partial(self._moderation_stored, actions, stored)
         self.node.publish_changes()  # queued on the bus before these frames: a new room is routable first
         if out.records:
             self.outgoing.add(out.records, frames, lambda records, exc: self._lost(records, requester, exc), stored)
@@ -836,12 +837,20 @@ class GameServer:
             error = Error(code=ErrorCode.UNAVAILABLE, message=UNAVAILABLE_TEXT, id=request_id, room=codes[0])
             self.outgoing.add_frame([ws], encode(error))
 
-    def _ratings_reloaded(self, then: Callable[[], Frames] | None) -> Frames:
-        """Once an admin's void is stored: the rating book takes every rating from the store again (the void changed
-        them there, server/sqlstore.py `_void`), before the admin is told; then what the decision held back."""
+    def _moderation_stored(self, actions: list[Moderated], then: Callable[[], Frames] | None) -> Frames:
+        """Once an admin's action is stored: a void's ratings are taken from the store again (the void changed them
+        there, server/sqlstore.py `_void`) before the admin is told; the other nodes of a cluster learn of the action;
+        then what the decision held back."""
+        if any(action.action == VOID for action in actions):
+            self.reload_ratings()
+        for action in actions:
+            self.node.moderated(action)
+        return then() if then is not None else []
+
+    def reload_ratings(self) -> None:
+        """The rating book takes every rating from the store again (an admin voided rated games there)."""
         if self.store is not None:
             self.lobby.ratings.revert(list(self.lobby.ratings.standings), self.store.ratings())
-        return then() if then is not None else []
 
     def _unrate(self, keys: list[tuple[str, str]]) -> None:
         """A rated game's record is not on disk: its players' ratings in memory go back to the stored ones."""

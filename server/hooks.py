@@ -2,9 +2,10 @@
 
 `GameServer` (server/app.py) calls a `NodeHooks` at each point where a cluster needs to act: a connection admitted
 or gone, a frame received (it may belong to a room another node owns), a session welcomed or disconnected, the
-lobby's rooms changed, records refused by the store's fencing. A lone server uses `LoneNode`, which does what a
-server with no other nodes does: nothing, or hand the frame to the server itself. server/cluster/node.py's
-`ClusterNode` is the other implementation; it reaches the server only through the server's public methods.
+lobby's rooms changed, records refused by the store's fencing, an admin's action stored. A lone server uses
+`LoneNode`, which does what a server with no other nodes does: nothing, or hand the frame to the server itself.
+server/cluster/node.py's `ClusterNode` is the other implementation; it reaches the server only through the
+server's public methods.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from websockets.asyncio.server import ServerConnection
 
     from gamenight.server.app import GameServer
-    from gamenight.server.records import Record
+    from gamenight.server.records import Moderated, Record
     from gamenight.server.sessions import Client
 
 
@@ -56,6 +57,9 @@ class NodeHooks(Protocol):
 
     def fenced(self, records: list[Record], exc: Exception | None) -> bool:
         """The store refused `records`: True if that is because another node owns their room (let it go)."""
+
+    def moderated(self, action: Moderated) -> None:
+        """An admin's action is stored: the other nodes carry it out on the sessions connected to them."""
 
 
 class LoneNode:
@@ -103,3 +107,6 @@ class LoneNode:
     def fenced(self, records: list[Record], exc: Exception | None) -> bool:
         """No other node can own a room: a refused write is this server's failure."""
         return False
+
+    def moderated(self, action: Moderated) -> None:
+        """Every session is connected here: the action has reached all it covers."""

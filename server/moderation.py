@@ -12,8 +12,14 @@ window (the store undoes them: server/sqlstore.py `_void`), always with a reason
 `Moderated` record in the outbox: the audit log's entry (and the ban or mute it sets) is stored before any frame
 of the decision is written, so the admin's `moderated` reply never tells of an action that is not on disk.
 
+Admins cannot act on each other: a kick, mute, ban or void naming an admin, or an address ban covering an admin
+connected from it, is refused (`not_allowed`); the operator removes an admin with `gamenight-server admin remove`
+first (a rogue admin is the operator's business, not another admin's). Closing a room and cancelling a tournament
+are about the room or tournament, whoever is in it, and stay allowed.
+
 Bans and mutes end at a wall-clock time, so they outlive a restart; this service reads that clock only through the
-`clock` it is given (tests pass their own). Acting on a player reaches the sessions connected to this server.
+`clock` it is given (tests pass their own). An action reaches the sessions connected to this server; in a cluster
+the node publishes each stored action and every other node carries it out on its own connections (`carry_out`).
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from gamenight.server.text import MAX_NAME, clean_name, clean_text, name_key
 MAX_REASON = 200  # characters of an action's reason kept in the audit log
 MAX_DURATION_S = 10 * 366 * 24 * 3600  # the longest mute or ban: ten years
 NAME, ADDRESS, MUTE = "name", "address", "mute"  # the kinds of sanction (the store's `sanctions.kind`)
+
+OPERATOR_ONLY = "only the operator acts on admins (gamenight-server admin remove NAME, then act)"
 
 ChatHandler = Callable[[Client, Chat, float], Outbox]
 CloseRoom = Callable[[str], Outbox]
@@ -141,11 +149,13 @@ class Moderation:
 
     def _kick(self, admin: Client, msg: Moderate, reason: str) -> Outbox:
         """Close a player's connections (their seats wait for them as after any drop)."""
-        sessions = self._online(msg.target)
-        if not sessions:
+        self._not_an_admin(msg.target)
+        key = name_key(clean_name(msg.target)) if msg.target.strip() else ""
+        everywhere = {c.session for c in self.sessions.clients.values() if c.connected and name_key(c.name) == key}
+        if not key or not everywhere:
             raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"nobody is online as {msg.target[:MAX_NAME]!r}")
-        out = self._logged(admin, msg, reason, clean_name(msg.target), {"sessions": len(sessions)})
-        self._close(sessions, ErrorCode.KICKED, f"{admin.name} closed your connection: {reason}", out)
+        out = self._logged(admin, msg, reason, clean_name(msg.target), {"sessions": len(everywhere)})
+        self._close(self._covered(NAME, key), ErrorCode.KICKED, _kicked_text(admin.name, reason), out)
         return out
 
     def _sanction(self, admin: Client, msg: Moderate, reason: str, kind: str, on: bool) -> Outbox:
@@ -153,6 +163,10 @@ class Moderation:
         key, shown = self._sanction_key(kind, msg.target)
         until: float | None = None
         if on:
+            if kind == ADDRESS:
+                self._no_admin_from(key)
+            else:
+                self._not_an_admin(msg.target)
             duration = msg.duration_s
             if duration is None or not 0 < duration <= MAX_DURATION_S:
                 raise Refusal(ErrorCode.BAD_OPTIONS, f"duration_s is 1 to {MAX_DURATION_S} seconds")
@@ -162,11 +176,7 @@ class Moderation:
             raise Refusal(ErrorCode.NOT_ALLOWED, f"{shown!r} is not under that {kind} sanction")
         out = self._logged(admin, msg, reason, shown, {"duration_s": msg.duration_s} if on else {}, kind, key, until)
         if on and kind != MUTE:
-            if kind == NAME:
-                covered = self._online(msg.target)
-            else:
-                covered = {c.session for c in self._connected() if c.ip == key}
-            self._close(covered, ErrorCode.BANNED, f"{admin.name} banned you: {reason}", out, until)
+            self._close(self._covered(kind, key), ErrorCode.BANNED, _banned_text(admin.name, reason), out, until)
         return out
 
     def _close_room(self, admin: Client, msg: Moderate, reason: str) -> Outbox:
@@ -190,7 +200,26 @@ class Moderation:
         if since is None or until is None or not since <= until:
             raise Refusal(ErrorCode.BAD_OPTIONS, "void needs since <= until (wall-clock seconds)")
         name = clean_name(msg.target)
+        self._not_an_admin(name)
         return self._logged(admin, msg, reason, name, {"player": name_key(name), "since": since, "until": until})
+
+    # -- another node's action (a cluster) --------------------------------------------------------------------------
+    def carry_out(self, record: ModeratedRecord) -> Outbox:
+        """An action another node's admin took, stored there: the mute or ban it set (or lifted) holds here too, and
+        the sessions connected here that a kick or ban covers are told why and closed. Nothing is stored again."""
+        out = Outbox()
+        if record.kind is not None and record.key is not None:
+            if record.until is None:
+                self.sanctions.pop((record.kind, record.key), None)
+            else:
+                self.sanctions[(record.kind, record.key)] = record.until
+        if record.action == "kick":
+            covered = self._covered(NAME, name_key(record.target))
+            self._close(covered, ErrorCode.KICKED, _kicked_text(record.admin, record.reason), out)
+        elif record.until is not None and record.kind in (NAME, ADDRESS) and record.key is not None:
+            covered = self._covered(record.kind, record.key)
+            self._close(covered, ErrorCode.BANNED, _banned_text(record.admin, record.reason), out, record.until)
+        return out
 
     # -- helpers -------------------------------------------------------------------------------------------------------
     def _logged(
@@ -224,14 +253,27 @@ class Moderation:
             raise Refusal(ErrorCode.BAD_OPTIONS, f"{target[:60]!r} is not an IP address") from None
         return address, address
 
+    def _not_an_admin(self, target: str) -> None:
+        """Refuse an action on an admin's name: only the operator acts on admins."""
+        name = clean_name(target)
+        if name_key(name) in self.admins:
+            raise Refusal(ErrorCode.NOT_ALLOWED, f"{name!r} is an admin: {OPERATOR_ONLY}")
+
+    def _no_admin_from(self, address: str) -> None:
+        """Refuse an address ban that would cover an admin connected from it."""
+        if any(c.connected and c.ip == address and self.is_admin(c) for c in self.sessions.clients.values()):
+            raise Refusal(ErrorCode.NOT_ALLOWED, f"an admin is connected from {address}: ban the name instead")
+
+    def _covered(self, kind: str, key: str) -> set[str]:
+        """The sessions connected here that a ban (or kick) on a name key or an address covers (claimed or guest
+        alike, by the name's comparison key; in a cluster each node closes its own)."""
+        if kind == ADDRESS:
+            return {c.session for c in self._connected() if c.ip == key}
+        return {c.session for c in self._connected() if key and name_key(c.name) == key}
+
     def _connected(self) -> list[Client]:
         """The sessions connected to this server (not those of a cluster's other nodes)."""
         return [c for c in self.sessions.clients.values() if c.connected and not c.remote]
-
-    def _online(self, target: str) -> set[str]:
-        """The sessions connected here under a name (claimed or guest alike, by the name's comparison key)."""
-        key = name_key(clean_name(target)) if target.strip() else ""
-        return {c.session for c in self._connected() if key and name_key(c.name) == key}
 
     @staticmethod
     def _close(sessions: set[str], code: ErrorCode, text: str, out: Outbox, until: float | None = None) -> None:
@@ -239,3 +281,13 @@ class Moderation:
         out.send(sessions, Error(code=code, message=text, until=until))
         for session in sorted(sessions):
             out.effects.append(Disconnect(session, code.value))
+
+
+def _kicked_text(admin: str, reason: str) -> str:
+    """What a kicked player is told."""
+    return f"{admin} closed your connection: {reason}"
+
+
+def _banned_text(admin: str, reason: str) -> str:
+    """What a banned player is told (the error also carries when the ban ends)."""
+    return f"{admin} banned you: {reason}"

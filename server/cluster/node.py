@@ -46,6 +46,7 @@ from gamenight.protocol.messages import (
     Leave,
     MakeMove,
     Message,
+    Moderate,
     MoreTime,
     Rematch,
     RemoveAi,
@@ -76,7 +77,7 @@ from gamenight.server.directory import random_code
 from gamenight.server.lobby import Lobby
 from gamenight.server.outbox import Outbox
 from gamenight.server.outgoing import Relay, write_frames
-from gamenight.server.records import Fenced, NameClaimed, Record, StoreError
+from gamenight.server.records import VOID, Fenced, Moderated, NameClaimed, Record, StoreError
 from gamenight.server.room import Refusal
 from gamenight.server.sessions import Client, Proof, hash_token
 from gamenight.server.text import clean_name, name_key
@@ -295,6 +296,8 @@ class ClusterNode:
             return session
         if isinstance(msg, CreateRoom | Accept):
             return await self._open(ws, session, msg)
+        if isinstance(msg, Moderate) and msg.action == "close_room" and msg.room:
+            return await self._room_request(ws, session, msg, frame)  # the room's owner closes it
         if not isinstance(msg, ROOM_REQUESTS):
             return self.server.handle_message(ws, session, msg)
         return await self._room_request(ws, session, msg, frame)
@@ -326,6 +329,8 @@ class ClusterNode:
             if holder is not None and holder != self.id:
                 self._forward(holder, session, msg, frame)
                 return True
+        if isinstance(msg, Moderate) and msg.action == "cancel_tournament" and msg.tournament:
+            return await self.tours.route(session, msg, frame)  # the tournament's node calls it off
         return isinstance(msg, TOURNAMENT_REQUESTS) and await self.tours.route(session, msg, frame)
 
     async def _room_request(self, ws: ServerConnection, session: str, msg: Any, frame: Any) -> str | None:
@@ -386,8 +391,8 @@ class ClusterNode:
         client = self.lobby.clients[session]
         body = frame if isinstance(frame, bytes) else _encode(msg)
         header = {"t": "m", "e": self.id, "s": session, **_identity(client)}
-        if isinstance(msg, ROOM_REQUESTS):
-            header["r"] = msg.room.strip().upper()
+        if isinstance(msg, ROOM_REQUESTS) or (isinstance(msg, Moderate) and msg.room):
+            header["r"] = (msg.room or "").strip().upper()
         elif isinstance(msg, CreateRoom):
             header["r"] = ""
         self.bus.publish(self.keys.inbox(owner), pack(header, body), reach=True)
@@ -562,6 +567,8 @@ class ClusterNode:
             self._gone(str(header.get("s")), str(header.get("e")))
         elif kind == "r":
             self._resync(str(header.get("e")))
+        elif kind == "a":
+            self._moderated(header)
         elif kind == "z":  # a node (re)started: nobody is connected to it yet
             edge = str(header.get("e"))
             for session in [s for s, r in self.remotes.items() if r.edge == edge]:
@@ -585,6 +592,35 @@ class ClusterNode:
         ws = self.server.connections.get(str(header.get("s")))
         if ws is not None and not isinstance(ws, Relay):
             self.server.spawn(self.server.close_connection(ws, 1000, "resumed on another connection"))
+
+    def moderated(self, action: Moderated) -> None:
+        """An admin's action is stored: every other node carries it out on its own connections (`_moderated`)."""
+        fields = {"at": action.at, "admin": action.admin, "action": action.action, "target": action.target}
+        sanction = {"reason": action.reason, "kind": action.kind, "key": action.key, "until": action.until}
+        self.bus.publish(self.keys.everyone, pack({"t": "a", "e": self.id, **fields, **sanction}))
+
+    def _moderated(self, header: dict[str, Any]) -> None:
+        """Another node's admin acted (stored there): its ban or mute holds here, a kick or ban closes the sessions
+        connected here that it covers, a void's ratings are read again. The bus's messages are signed by the
+        cluster's secret (server/cluster/trust.py), so only a node sends this."""
+        try:
+            action = Moderated(
+                at=float(header["at"]),
+                admin=str(header["admin"]),
+                action=str(header["action"]),
+                target=str(header["target"]),
+                reason=str(header["reason"]),
+                kind=None if header.get("kind") is None else str(header["kind"]),
+                key=None if header.get("key") is None else str(header["key"]),
+                until=None if header.get("until") is None else float(header["until"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            log.warning("a moderation message from node %s could not be read", header.get("e"))
+            return
+        if action.action == VOID:
+            with contextlib.suppress(StoreError):
+                self.server.reload_ratings()
+        self.server.deliver(self.lobby.moderation.carry_out(action))
 
     def _request(self, header: dict[str, Any], body: bytes) -> None:
         """A request an edge forwarded for a room owned here (or a new room placed here)."""

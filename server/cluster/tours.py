@@ -28,7 +28,14 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from gamenight.protocol import ErrorCode, ProtocolError, decode
-from gamenight.protocol.messages import CancelTournament, Error, GetTournament, JoinTournament, LeaveTournament
+from gamenight.protocol.messages import (
+    CancelTournament,
+    Error,
+    GetTournament,
+    JoinTournament,
+    LeaveTournament,
+    Moderate,
+)
 from gamenight.server.cluster.coord import Directory, Entry, Keys, Leases
 from gamenight.server.cluster.wire import pack, unpack
 from gamenight.server.outgoing import Relay
@@ -74,10 +81,13 @@ class Tours:
 
     # -- the edge: requests naming a tournament ----------------------------------------------------------------
     async def route(
-        self, session: str, msg: JoinTournament | LeaveTournament | GetTournament | CancelTournament, frame: Any
+        self,
+        session: str,
+        msg: JoinTournament | LeaveTournament | GetTournament | CancelTournament | Moderate,
+        frame: Any,
     ) -> bool:
         """Forward a request about a tournament run elsewhere to its owner (True), or leave it to this node."""
-        tid = msg.tournament.strip().lower()
+        tid = (msg.tournament or "").strip().lower()
         owner = await self.owner(tid)
         if owner is None or owner == self.node.id:
             return False

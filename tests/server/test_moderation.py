@@ -243,6 +243,39 @@ async def test_only_admins_moderate_and_nothing_is_logged_for_a_refusal(people: 
     assert audit_lines(db, capsys) == []
 
 
+async def test_admins_cannot_act_on_each_other(people: Peers, capsys, db: Path) -> None:
+    """A second admin cannot kick, mute, ban or void the first, nor ban the address the first is connected from
+    (not_allowed, saying only the operator acts on admins); nothing is logged, and the first stays connected."""
+    deputy_key = "d" * 8 + secrets.token_urlsafe(16)
+    boss = await people("boss", key=BOSS_KEY)
+    await (await people("deputy", key=deputy_key)).close()  # claims the name
+    assert main(["--db", str(db), "admin", "add", "deputy"]) == 0
+
+    deputies: list[Peer] = []
+
+    async def deputy_admin() -> bool:
+        deputies.append(await people("deputy", key=deputy_key, address="127.0.0.3"))
+        return deputies[-1].welcome.admin
+
+    await eventually(deputy_admin, "the running server to read the second admin", every=0.5)
+    deputy = deputies[-1]
+    now = time.time()
+    for fields in (
+        {"action": "kick", "target": "boss"},
+        {"action": "mute", "target": "Boss", "duration_s": 60},
+        {"action": "ban", "target": "boss", "duration_s": 60},
+        {"action": "void", "target": "boss", "since": now - 3600, "until": now},
+        {"action": "ban_address", "target": "127.0.0.1", "duration_s": 60},
+    ):
+        refused = await deputy.request(Moderate, reason="coup", **fields)
+        assert refused.type == "error" and refused.code == "not_allowed", fields
+        assert "operator" in refused.message or "ban the name instead" in refused.message
+    assert audit_lines(db, capsys) == []
+    assert (await boss.request(ListPlayers)).type == "players"  # still connected
+    mine = await boss.request(Moderate, action="kick", target="deputy", reason="no coups")
+    assert mine.type == "error" and mine.code == "not_allowed"  # and the other way round
+
+
 async def test_admin_add_reaches_a_running_server_and_needs_a_claimed_name(
     people: Peers, db: Path, capsys, tmp_path: Path
 ) -> None:

@@ -1,0 +1,128 @@
+"""Moderation across a cluster's nodes (issue 37): an admin connected to one node acts on players, rooms and
+tournaments of another, and every node holds the bans and mutes."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from gamenight.protocol.messages import Chat, CreateRoom, CreateTournament, Join, ListPlayers, ListRooms, Moderate
+from gamenight.server.__main__ import main
+from gamenight.server.cluster.bus import connect
+from gamenight.server.cluster.coord import Keys
+from tests.cluster.helpers import eventually
+from tests.cluster.redisproc import RedisProcess
+from tests.cluster.test_cluster_nodes import owner
+from tests.peer import Peer
+from tests.server.serverproc import ServerProcess
+from tests.server.test_identity import refused_hello
+
+BOSS_KEY = "b" * 8 + secrets.token_urlsafe(16)
+
+
+async def closed_with(peer: Peer, code: str) -> str:
+    """The error `code` the node sent `peer` before it closed the connection (the admins' close code); its text."""
+    error = await peer.expect("error", code=code)
+    with pytest.raises(ConnectionClosed):
+        await peer.wait(lambda m: False)
+    assert peer.ws.close_code == 4000
+    return str(error.message)
+
+
+async def tournament_node(redis_server: RedisProcess, tid: str) -> str | None:
+    """The node running a tournament, as the cluster's tournament directory in Redis says."""
+    redis = connect(redis_server.url)
+    try:
+        raw = await redis.hget(Keys("gn:t:").directory, tid)
+    finally:
+        await redis.aclose()
+    return None if raw is None else str(json.loads(raw)["owner"])
+
+
+async def an_admin(url: str, cluster_db: str) -> Peer:
+    """ "boss" claimed on a node and named an admin with the real `gamenight-server admin add` on the cluster's store,
+    connected again once the node has read the list (nodes read it every few seconds)."""
+    await (await Peer.connect(url, "boss", key=BOSS_KEY)).close()
+    assert main(["--db", cluster_db, "admin", "add", "boss"]) == 0
+    held: list[Peer] = []
+
+    async def admin_now() -> bool:
+        if held:
+            await held.pop().close()
+        held.append(await Peer.connect(url, "boss", key=BOSS_KEY))
+        return held[-1].welcome.admin
+
+    await eventually(admin_now, "the node to read the new admin")
+    return held[-1]
+
+
+async def test_an_admin_on_one_node_moderates_what_another_node_holds(
+    cluster: Callable[..., ServerProcess], cluster_db: str, redis_server: RedisProcess
+) -> None:
+    """An admin connected to n1 kicks and bans a player connected to n2 (n2 closes the connection; both nodes refuse
+    the name's hello), mutes a player whose room n2 owns (n2 refuses the chat), closes that room and calls off a
+    tournament n2 runs."""
+    nodes = [cluster("n1"), cluster("n2")]
+    boss = await an_admin(nodes[0].url, cluster_db)
+    eve = await Peer.connect(nodes[1].url, "eve")
+
+    async def sees_eve() -> bool:
+        return "eve" in {p.name for p in (await boss.request(ListPlayers)).players}
+
+    await eventually(sees_eve, "n1 to see eve, connected to n2")
+    kicked = await boss.request(Moderate, action="kick", target="eve", reason="flooding")
+    assert kicked.type == "moderated"
+    assert "flooding" in await closed_with(eve, "kicked")
+
+    eve = await Peer.connect(nodes[1].url, "eve")
+    banned = await boss.request(Moderate, action="ban", target="eve", reason="again", duration_s=600)
+    assert banned.type == "moderated"
+    await closed_with(eve, "banned")
+    for node in nodes:
+        refused = await refused_hello(node.url, "eve")
+        assert refused.code == "banned" and refused.until == banned.until
+
+    mallory = await Peer.connect(nodes[1].url, "mallory", key="m" * 8 + secrets.token_urlsafe(16))
+    room = (await mallory.request(CreateRoom, game="othello", options={})).room
+    assert await owner(redis_server, room) == "n2"
+    await mallory.request(Join, room=room, seat=0)
+    muted = await boss.request(Moderate, action="mute", target="mallory", reason="insults", duration_s=300)
+    assert muted.type == "moderated"
+
+    tries = iter(range(1000, 2000))
+
+    async def chat_refused() -> bool:
+        ask = next(tries)
+        await mallory.send(Chat(room=room, text=f"still here {ask}", id=ask))
+        said = await mallory.wait(
+            lambda m: (
+                (m.type == "error" and m.id == ask)
+                or (m.type == "event" and m.kind == "chat" and m.data["text"] == f"still here {ask}")
+            )
+        )
+        return said.type == "error" and said.code == "muted" and said.until == muted.until
+
+    await eventually(chat_refused, "n2 to refuse the muted player's chat")
+    closed = await boss.request(Moderate, action="close_room", room=room, reason="abuse")
+    assert closed.type == "moderated" and closed.target == room
+
+    async def room_gone() -> bool:
+        return room not in {r.code for r in (await boss.request(ListRooms)).rooms}
+
+    await eventually(room_gone, "the closed room to leave the cluster's listing")
+    made = await mallory.request(
+        CreateTournament, game="othello", kind="round_robin", players=["AI level 1", "AI level 2"], start_in_s=600
+    )
+    assert made.type == "tournament"
+    assert await tournament_node(redis_server, made.tournament) == "n2"
+    called_off = await boss.request(Moderate, action="cancel_tournament", tournament=made.tournament, reason="spam")
+    assert called_off.type == "moderated"
+    await mallory.wait(lambda m: m.type == "tournament" and m.tournament == made.tournament and m.status == "cancelled")
+    assert banned.until is not None and banned.until > time.time()
+    for peer in (boss, mallory):
+        await peer.close()
