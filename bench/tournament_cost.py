@@ -1,4 +1,5 @@
-"""What one game end of a tournament costs in bytes stored and bytes pushed, as the tournament grows (issue 37).
+"""What one game end of a tournament costs in bytes stored, bytes pushed and CPU time, as the tournament grows
+(issue 37).
 
     python bench/tournament_cost.py [--sizes 100,1000,10000] [--window 15]
 
@@ -9,11 +10,14 @@ a seeded generator) through `TournamentHost.finished`, as the lobby does when a 
 the free AIs again and opens their rooms. For each game end it counts:
 
 - stored: the JSON the store writes for the outbox's `TournamentSaved` records (the header and each game row);
-- pushed: the msgpack of every `tournament` / `tournament_update` in the outbox, once per session it goes to.
+- pushed: the msgpack of every `tournament` / `tournament_update` in the outbox, once per session it goes to;
+- CPU: the process time `TournamentHost.finished` took (scoring, storing, pushing, the sweep that pairs and opens
+  the next games), in microseconds.
 
 "old" is what the code before game rows and updates wrote and sent for the same game end: the whole state
 (`Tournament.plain()`, still there) once per record, and the whole `tournament` message (`TournamentHost.info`)
-once per recipient of a push. Printed: the medians over the `--window` game ends that end at each size.
+once per recipient of a push (measured outside the CPU time). Printed: the medians over the `--window` game ends
+that end at each size.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import json
 import random
 import statistics
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,13 +51,14 @@ OPTIONS = {"ai_ms": 50, "ai_pace_ms": 0}
 
 @dataclass(frozen=True, slots=True)
 class Cost:
-    """One game end's bytes: stored and pushed now, and what the old code stored and pushed for it."""
+    """One game end's bytes: stored and pushed now, and what the old code stored and pushed for it; its CPU time."""
 
     games: int  # games the tournament has after it
     stored: int
     pushed: int
     old_stored: int
     old_pushed: int
+    cpu_us: int  # process time of `TournamentHost.finished`, microseconds
 
 
 def stored_bytes(out: Outbox) -> int:
@@ -108,11 +114,14 @@ class Arena:
         room = self.lobby.directory.rooms[code]
         winner = self.rng.randrange(2)
         self.clock.advance(0.1)  # 10,000 games in 1,000 s: within the arena's 1,800
-        out = self.host.finished(room, Result(winners=(winner,), reason="resign", winner=winner), self.clock.now())
+        result = Result(winners=(winner,), reason="resign", winner=winner)
+        started = time.process_time()
+        out = self.host.finished(room, result, self.clock.now())
+        cpu_us = round((time.process_time() - started) * 1e6)
         self.lobby.directory.rooms.pop(code)  # the room is done with (only its code is kept, in the game)
         self.keep(out)
         old = old_bytes(self.host, self.t, out) if measure_old else (0, 0)
-        return Cost(len(self.t.games), stored_bytes(out), pushed_bytes(out), *old)
+        return Cost(len(self.t.games), stored_bytes(out), pushed_bytes(out), *old, cpu_us)
 
 
 def costs(sizes: list[int], window: int, seed: int = 1) -> dict[int, list[Cost]]:
@@ -132,7 +141,7 @@ def costs(sizes: list[int], window: int, seed: int = 1) -> dict[int, list[Cost]]
 
 
 def median(values: list[int]) -> int:
-    """The median, rounded to a byte."""
+    """The median, rounded to a unit (a byte, a microsecond)."""
     return round(statistics.median(values)) if values else 0
 
 
@@ -149,10 +158,12 @@ def main(argv: list[str] | None = None) -> None:
             "pushed": median([c.pushed for c in found]),
             "old_stored": median([c.old_stored for c in found]),
             "old_pushed": median([c.old_pushed for c in found]),
+            "cpu_us": median([c.cpu_us for c in found]),
         }
         print(
             f"{size} games: per game end stored {line['stored']} B, pushed {line['pushed']} B"
-            f" (old: stored {line['old_stored']} B, pushed {line['old_pushed']} B); medians of {len(found)}"
+            f" (old: stored {line['old_stored']} B, pushed {line['old_pushed']} B), CPU {line['cpu_us']} us;"
+            f" medians of {len(found)}"
         )
 
 

@@ -145,18 +145,30 @@ class Tournament:
     dropped: list[str] = field(default_factory=list)  # people invited who declined or did not answer in time
     unsaved: set[int] = field(default_factory=set)  # the games (indexes) changed since the tournament was stored
     tally: Tally = field(default_factory=Tally)  # the finished games, summed for the standings
+    # The games (indexes) not over (`places` None), in schedule order (a dict keeps its keys in insertion order, and
+    # `add` only appends): what the sweep looks at, so it costs the games in play or to play, not every game played.
+    # `add` and `score` keep it; whatever replaces `games` calls `reindex`.
+    unfinished: dict[int, None] = field(default_factory=dict)
 
     def add(self, game: Game) -> None:
         """A game to play, after the others."""
-        self.unsaved.add(len(self.games))
+        index = len(self.games)
+        self.unsaved.add(index)
         self.games.append(game)
+        if game.places is None:
+            self.unfinished[index] = None
 
     def score(self, index: int, places: tuple[int, ...], forfeit: bool = False) -> None:
         """Game `index` is over with these places (`forfeit`: decided without being played)."""
         game = self.games[index]
         game.places, game.forfeit = places, forfeit
+        self.unfinished.pop(index, None)
         self.tally.add(Played(game.players, places))
         self.touch(index)
+
+    def reindex(self) -> None:
+        """The games were replaced: find those not over again."""
+        self.unfinished = {index: None for index, game in enumerate(self.games) if game.places is None}
 
     def touch(self, index: int) -> None:
         """Game `index` changed (started, ended, forfeited, lost its room): stored with the next change."""
@@ -238,6 +250,7 @@ class Tournament:
             )
             for g in raw["games"]
         ]
+        t.reindex()
         t.arena = {
             str(p): ArenaRecord(
                 int(r["points"]), int(r["streak"]), list(r.get("opponents", ())), list(r.get("results", ()))
@@ -277,7 +290,15 @@ class Tournament:
 
     def running(self) -> list[Game]:
         """Games started and not over."""
-        return [g for g in self.games if g.room is not None and g.places is None]
+        return [game for index in self.unfinished if (game := self.games[index]).room is not None]
+
+    def waiting(self) -> list[int]:
+        """The games (indexes) not started, in schedule order."""
+        return [index for index in self.unfinished if self.games[index].room is None]
+
+    def busy(self) -> set[str]:
+        """The entrants playing one of its games now."""
+        return {player for game in self.running() for player in game.players}
 
 
 class TournamentHost:
@@ -321,9 +342,10 @@ class TournamentHost:
     def _take(self, t: Tournament) -> None:
         """Run a stored tournament here (its games in progress are found by their rooms)."""
         self.tournaments[t.id] = t
-        for index, game in enumerate(t.games):
-            if game.room is not None and game.places is None:
-                self.by_room[game.room] = (t.id, index)
+        for index in t.unfinished:
+            room = t.games[index].room
+            if room is not None:
+                self.by_room[room] = (t.id, index)
 
     # -- a cluster of nodes (server/cluster/tours.py) ---------------------------------------------------------
     def adopt(self, raw: dict[str, Any]) -> Tournament | None:
@@ -551,8 +573,9 @@ class TournamentHost:
     def _withdraw(t: Tournament, name: str) -> None:
         """`name` is out: in a round robin, their games not started are lost by forfeit."""
         t.left.append(name)
-        for index, game in enumerate(t.games):
-            if game.room is None and game.places is None and name in game.players:
+        for index in t.waiting():
+            game = t.games[index]
+            if name in game.players:
                 t.score(index, tuple(2 if p == name else 1 for p in game.players), forfeit=True)
 
     def _absent(self, t: Tournament, now: float) -> None:
@@ -651,19 +674,23 @@ class TournamentHost:
     def _lost_rooms(self, t: Tournament) -> None:
         """Games whose room is gone unfinished (not restorable, taken offline): a round robin plays them again,
         an arena forgets them."""
-        for index, game in enumerate(t.games):
-            if game.room is not None and game.places is None and self.room_gone(game.room):
+        for index in t.unfinished:
+            game = t.games[index]
+            if game.room is not None and self.room_gone(game.room):
                 self.by_room.pop(game.room, None)
                 game.room = None
                 t.touch(index)
-        if t.kind == "arena" and any(g.room is None and g.places is None for g in t.games):
-            first = next(i for i, g in enumerate(t.games) if g.room is None and g.places is None)
+        waiting = t.waiting() if t.kind == "arena" else []
+        if waiting:
+            first = waiting[0]
             t.games = [g for g in t.games if g.room is not None or g.places is not None]
+            t.reindex()
             t.unsaved = {i for i in t.unsaved if i < first} | set(range(first, len(t.games)))  # the rest moved up
             self.by_room = {code: (tid, i) for code, (tid, i) in self.by_room.items() if tid != t.id}
-            for index, game in enumerate(t.games):
-                if game.room is not None and game.places is None:
-                    self.by_room[game.room] = (t.id, index)
+            for index in t.unfinished:
+                room = t.games[index].room
+                if room is not None:
+                    self.by_room[room] = (t.id, index)
 
     def _unanswerable(self, t: Tournament) -> None:
         """Invitations this server no longer holds (it restarted, or took the tournament over from another node of a
@@ -696,7 +723,8 @@ class TournamentHost:
         """Arena: pair every free entrant (greedy, closest in standing and rating, never the last opponent)."""
         if self._ai_only(t) and len(t.games) >= AI_ARENA_GAMES:
             return
-        free = [p for p in t.entries if p not in t.left and self._free(t, p)]
+        busy = t.busy()
+        free = [p for p in t.entries if p not in t.left and self._free(t, p, busy)]
         ratings = {p: self._rating(t, p) for p in free}
         for one, two in arena_pairs(free, t.arena, ratings):
             t.add(Game((one, two)))
@@ -704,11 +732,12 @@ class TournamentHost:
     def _launch(self, t: Tournament, now: float) -> Outbox:
         """Open a room for each game not started whose players are all free (in schedule order)."""
         out = Outbox()
-        for index, game in enumerate(t.games):
-            if game.room is not None or game.places is not None:
-                continue
-            if all(self._free(t, p) for p in game.players):
+        busy = t.busy()
+        for index in t.waiting():
+            game = t.games[index]
+            if all(self._free(t, p, busy) for p in game.players):
                 out.extend(self._open(t, index, now))
+                busy.update(game.players)
         return out
 
     def _over(self, t: Tournament, wall: float) -> bool:
@@ -718,12 +747,12 @@ class TournamentHost:
         if t.kind == "arena":
             capped = self._ai_only(t) and len(t.games) >= AI_ARENA_GAMES
             return capped or (t.ends_at is not None and wall >= t.ends_at)
-        return all(g.places is not None for g in t.games)
+        return not t.unfinished
 
-    def _free(self, t: Tournament, player: str) -> bool:
-        """True if the entrant can sit down now: no running game of this tournament, and (a person) connected and
-        playing no other game."""
-        if any(player in g.players for g in t.running()):
+    def _free(self, t: Tournament, player: str, busy: set[str]) -> bool:
+        """True if the entrant can sit down now: not `busy` (playing a game of this tournament: `Tournament.busy`,
+        worked out once per pass by the caller), and (a person) connected and playing no other game."""
+        if player in busy:
             return False
         if player in t.ai:
             return True

@@ -11,7 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 LINE = re.compile(
-    r"(\d+) games: per game end stored (\d+) B, pushed (\d+) B \(old: stored (\d+) B, pushed (\d+) B\); medians of 5"
+    r"(\d+) games: per game end stored (\d+) B, pushed (\d+) B \(old: stored (\d+) B, pushed (\d+) B\),"
+    r" CPU (\d+) us; medians of 5"
 )
 
 
