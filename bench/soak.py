@@ -2,6 +2,7 @@
 
     python bench/soak.py [--pairs 100] [--minutes 10] [--early 2] [--move-ms 500] [--after 60] [--json]
     python bench/soak.py --short      # 60 pairs, 2.5 minutes, early mark at 0.5, 30 s after everyone left
+    python bench/soak.py --breakdown  # also where the memory is: SQLite, the C heap (used / free), Python blocks
 
 Starts `python -m gamenight.server` on a fresh SQLite file and opens `--pairs` pairs of players (each pair from a
 loopback address of its own, 127.0.1.N, as people from many hosts: no per-address cap is what is measured). In
@@ -14,6 +15,10 @@ bench stops with the refusal if a room is refused all the same.
 Reported: the server's RSS at the early mark (`--early` minutes in) and at the end, the games finished between
 them and the RSS growth per finished game (KiB); the RSS `--after` seconds after everyone left, against the early
 figure. Targets (issue 37): under 0.5 KiB per finished game, and back within 20% of the early figure.
+
+With `--breakdown` the server runs under bench/memprobe.py, which samples in the server's process what SQLite holds,
+glibc's heap in use and free, and Python's allocated blocks; the report gives each at the early mark, at the end
+and after everyone left, and its growth per finished game.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.hostile import Player, rss_mib, start_server  # noqa: E402
+from bench.load import launch  # noqa: E402
 from gamenight.protocol import PROTOCOL_VERSION, encode  # noqa: E402
 from gamenight.protocol.messages import CreateRoom, Hello, Join, Leave, MakeMove, RoomInfo, State  # noqa: E402
 
@@ -110,7 +116,13 @@ async def _pair(
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     """Start the server, play for `--minutes`, let everyone go, wait `--after`; the figures."""
     folder = tempfile.mkdtemp(prefix="gamenight-soak-")
-    proc, url = start_server(str(Path(folder) / "games.db"), ("public_rooms=1000",))
+    db, limits = str(Path(folder) / "games.db"), ("public_rooms=1000",)
+    probe = Path(folder) / "memory.jsonl" if args.breakdown else None
+    if probe is None:
+        proc, url = start_server(db, limits)
+    else:
+        flags = ["--port", "0", "--db", db, "--log-level", "error", *(a for v in limits for a in ("--limit", v))]
+        proc, url = launch([sys.executable, str(ROOT / "bench" / "memprobe.py"), str(probe), *flags])
     stop = asyncio.Event()
     finished: list[float] = []
     errors: list[str] = []  # pairs that stopped before the end, and why
@@ -127,18 +139,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if rss_early is None and time.monotonic() >= early_at:
                 rss_early, games_early = samples[-1][1], len(finished)
         rss_end, games_end = rss_mib(proc.pid), len(finished)
+        end_at = time.monotonic() - start
         stop.set()
         for pair in pairs:
             for player in pair:
                 await player.ws.close()
         await asyncio.sleep(args.after)
         rss_left = rss_mib(proc.pid)
+        left_at = time.monotonic() - start
         alive = proc.poll() is None
     finally:
         proc.terminate()
         proc.wait(15)
     assert rss_early is not None and games_early is not None
     games = games_end - games_early
+    marks = (args.early * 60, end_at, left_at)
+    breakdown = memory_breakdown(probe, marks, games) if probe is not None else {}
     return {
         "pairs": args.pairs,
         "minutes": args.minutes,
@@ -154,7 +170,29 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "server_alive": alive,
         "pairs_stopped": errors,
         "samples": samples,
+        "breakdown": breakdown,
     }
+
+
+def memory_breakdown(probe: Path, marks: tuple[float, float, float], games: int) -> dict[str, dict[str, float]]:
+    """Each figure bench/memprobe.py sampled, at the samples nearest the early mark, the end and after everyone left
+    (seconds since the start), and its growth from the early mark to the end per finished game (KiB)."""
+    rows = [json.loads(line) for line in probe.read_text().splitlines() if line.strip()]
+    if not rows:
+        return {}
+    # The probe's clock starts with the server, a moment before the bench's: close enough for 2 s samples.
+    nearest = [min(rows, key=lambda row, at=at: abs(row["t"] - at)) for at in marks]
+    figures = {}
+    for field in ("rss_kib", "sqlite_kib", "malloc_used_kib", "malloc_free_kib", "blocks"):
+        if all(field in row for row in nearest):
+            early, end, left = (row[field] for row in nearest)
+            figures[field] = {
+                "early": early,
+                "end": end,
+                "left": left,
+                "per_game": round((end - early) / max(games, 1), 3),
+            }
+    return figures
 
 
 def main() -> int:
@@ -167,6 +205,7 @@ def main() -> int:
     parser.add_argument("--after", type=float, default=60.0, help="seconds waited after everyone left")
     parser.add_argument("--short", action="store_true", help="60 pairs, 2.5 minutes, early 0.5, after 30 s")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--breakdown", action="store_true", help="sample where the server's memory is (memprobe)")
     args = parser.parse_args()
     if args.short:
         args.pairs, args.minutes, args.early, args.after = 60, 2.5, 0.5, 30.0
@@ -185,6 +224,11 @@ def main() -> int:
             f"{args.after:.0f} s after everyone left ({report['after_vs_early']}x the early figure); "
             f"server alive: {report['server_alive']}; pairs stopped early: {len(errors)} {errors[:1]}"
         )
+        for field, figure in report["breakdown"].items():
+            print(
+                f"  {field:>16}: {figure['early']} early, {figure['end']} at the end, {figure['left']} after leaving; "
+                f"{figure['per_game']} per finished game"
+            )
     return 0
 
 
