@@ -99,9 +99,19 @@ def sampler(out: Path) -> None:
 
 
 def type_counts() -> dict[str, int]:
-    """The commonest types among the objects the garbage collector tracks, with their counts."""
-    counts = collections.Counter(f"{type(item).__module__}.{type(item).__qualname__}" for item in gc.get_objects())
-    return dict(counts.most_common(TYPES_SHOWN))
+    """The commonest types among the objects the garbage collector tracks, with their counts (the server freezes
+    what it made at start-up, `gc.freeze`, so these are the objects made since); and, as "rooms by status", the
+    rooms among them by their status (a closed room still alive is kept by something)."""
+    found = gc.get_objects()
+    counts = collections.Counter(f"{type(item).__module__}.{type(item).__qualname__}" for item in found)
+    shown: dict[str, Any] = dict(counts.most_common(TYPES_SHOWN))
+    rooms = collections.Counter(
+        str(getattr(item, "status", "?"))
+        for item in found
+        if type(item).__module__ == "gamenight.server.room" and type(item).__name__ == "Room"
+    )
+    shown["rooms by status"] = dict(rooms)
+    return shown
 
 
 def main() -> int:

@@ -10,6 +10,7 @@ both kinds share (applying a move, finishing, events, snapshots).
 from __future__ import annotations
 
 import math
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,18 @@ class Driver(ABC):
     """The part of a room that depends on how its game advances."""
 
     def __init__(self, room: Room) -> None:
-        self.room = room
+        # The room owns its driver; a strong reference back would make a cycle, which only the cyclic collector
+        # frees, and a running server runs a full collection rarely (`GC_THRESHOLDS`, server/__main__.py): every
+        # closed room, its game and its events would stay in memory until then (issue 37's soak found them).
+        self._room = weakref.ref(room)
+
+    @property
+    def room(self) -> Room:
+        """The room this driver advances (alive as long as anybody can reach the driver through it)."""
+        room = self._room()
+        if room is None:
+            raise RuntimeError("a room's driver was used after the room was freed")
+        return room
 
     @staticmethod
     def for_game(room: Room, game: Game[Any, Any]) -> Driver:
