@@ -12,6 +12,8 @@ import pytest
 
 from bench.tron_bench import small_room
 from gamenight.server.ai import tron_ai
+from gamenight.server.ai.tron import kernel as tron_kernel
+from gamenight.server.ai.tron import params as tron_params
 from gamenight.server.ai.tron_ai import (
     DRAWN,
     LOST,
@@ -584,7 +586,7 @@ def test_exact_ride_is_the_longest_ride_of_small_rooms(monkeypatch: pytest.Monke
     """The room level 5 counts for a rider at a separation near the root is the longest ride there is
     (checked exhaustively on rooms of 8-28 squares) once its search has the time to prove it, and nothing
     (the line is searched on) without that time."""
-    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)  # no clock in the assertion: the search always finishes
+    monkeypatch.setattr(tron_params, "EXACT_MS", 60_000)  # no clock in the assertion: the search always finishes
     rng = random.Random(34)
     checked = 0
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
@@ -605,7 +607,7 @@ def test_level5_ends_lines_at_separations_near_the_root(monkeypatch: pytest.Monk
     """With the option on, level 5 scores a line whose riders came apart within `exact_ticks` of the root by
     the rides each can really make (here 4 squares of a pocket the chamber estimate puts at 5, against 5: a
     loss), and searches on past it when a ride is not proven, further down, in contact, or with the option off."""
-    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)
+    monkeypatch.setattr(tron_params, "EXACT_MS", 60_000)
     tron_ai._EXACT.clear()
     grid = grid_of(state_from(CLOSE_SPLIT))
     ours, theirs = grid.heads
@@ -618,10 +620,10 @@ def test_level5_ends_lines_at_separations_near_the_root(monkeypatch: pytest.Monk
     assert engine.terminal(apart) == -tron_ai.APART - tron_ai.APART_CELL
     assert engine.terminal((grid.open, theirs, ours, 0, 0)) == tron_ai.APART + tron_ai.APART_CELL
     assert engine.terminal((grid.open, ours, theirs, ours - grid.stride, 0)) is None  # their ply: mid-tick
-    monkeypatch.setattr(tron_ai, "EXACT_MS", -1)  # no time to prove the pocket's ride: search on
+    monkeypatch.setattr(tron_params, "EXACT_MS", -1)  # no time to prove the pocket's ride: search on
     tron_ai._EXACT.clear()
     assert engine.terminal(apart) is None
-    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)
+    monkeypatch.setattr(tron_params, "EXACT_MS", 60_000)
     engine.root_open = squares + 2 * (engine.exact_ticks + 1)
     assert engine.terminal(apart) is None
     engine.root_open, engine.exact_ticks = squares + 2, 0
@@ -772,7 +774,7 @@ def test_searching_levels_carry_only_their_main_line_between_moves(level: int, m
     """A searching level (the tick engine's level 4, the pessimistic level 5 in Python) keeps from one move to the
     next only the table entries of its main line (tried first next time), so what a worker holds between moves
     stays a handful of entries however long the game runs (the kernel's search keeps a fixed 16 MB table)."""
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     state = new_state(official_maps()["duel-small"])
     checked = 0
     for _ in range(6):

@@ -14,6 +14,7 @@ import pytest
 
 from gamenight.server.ai import _tronkernel, tron_ai
 from gamenight.server.ai.search import INFINITY, PROVEN, WIN, Limits, _Tree, search
+from gamenight.server.ai.tron import kernel as tron_kernel
 from gamenight.server.ai.tron_ai import Level5Engine, grid_of
 from gamenight.server.games.tron import EAST, NORTH, load_map, new_state, official_maps
 from tests.ai.test_tron_kernel import MAPS, _positions
@@ -228,7 +229,7 @@ def test_level5_searches_contact_in_the_kernel_and_in_python_without_it(monkeypa
     state = new_state(official_maps()["joust"])
     move, info = tron_ai.choose_level(state, 0, 5, 100, random.Random(0))
     assert info["phase"] == "contact" and info["depth"] >= 2 and len(info["pv"]) >= 2
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     pure_move, pure_info = tron_ai.choose_level(state, 0, 5, 100, random.Random(0))
     assert pure_info["phase"] == "contact" and pure_info["depth"] >= 2
     assert {move, pure_move} <= set(grid_of(state).open_moves(0))
