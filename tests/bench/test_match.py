@@ -13,6 +13,7 @@ from bench import match
 from bench.a1k0n import patched_source
 from bench.match import ContestBot, parse_player, play_game, play_timed_game
 from gamenight.server.ai import othello_ai
+from gamenight.server.ai.tron import kernel as tron_kernel
 from gamenight.server.games.tron import MATCH_DRAWN_MAPS, match_maps, match_opening, official_maps
 
 TWO_PLAYER = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
@@ -106,6 +107,33 @@ def test_pure_names_an_othello_level_without_the_compiled_kernel(monkeypatch: py
     if kernel is not None:
         play_game("othello", "5", "1", 0, 20, 1)
         assert searched
+
+
+class _CountingKernel:
+    """The compiled Tron kernel, counting every look-up of one of its functions."""
+
+    def __init__(self, real: object) -> None:
+        self.real = real
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> object:
+        self.calls += 1
+        return getattr(self.real, name)
+
+
+def test_pure_names_a_tron_level_without_the_compiled_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--b pure5` in Tron plays level 5 with its pure-Python code (what `GAMENIGHT_PURE_AI=1` or an install without
+    a compiler plays, measured against the kernel's level 5 in docs/ai.md); `5` uses the kernel when it is built,
+    and the kernel is back in place after a pure move."""
+    counting = None if tron_kernel.KERNEL is None else _CountingKernel(tron_kernel.KERNEL)
+    monkeypatch.setattr(tron_kernel, "KERNEL", counting)
+    _index, score, plies, _label, _moves = play_game("tron", "pure5", "1", 0, 20, 1, maps=("keyhole",))
+    assert score in (0.0, 0.5, 1.0) and plies > 2
+    assert tron_kernel.KERNEL is counting
+    if counting is not None:
+        assert counting.calls == 0
+        play_game("tron", "5", "1", 0, 20, 1, maps=("keyhole",))
+        assert counting.calls > 0
 
 
 @pytest.mark.skipif(othello_ai.KERNEL is None, reason="the compiled Othello kernel is not built")

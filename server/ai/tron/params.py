@@ -19,22 +19,23 @@ LEVEL5_DRAW_AHEAD = 0
 territory at least the opponent's): contempt, to steer away from equal splits and head-on crashes while even or
 ahead, and still to take a draw rather than a loss when behind; 0: `LEVEL5_DRAW` always (session 7)."""
 LEVEL5_TIE_SHARE = 0.5
-"""Share of the deadline after which level 5's contact search stops deepening while its score is the draw value
-(the opponent, who sees our move, can answer every move with a head-on crash or a mirror image); the moves that
-tie at that value are then searched again, alone, with draws worth `-LEVEL5_TIE_DRAW`, until the deadline, and the
-best of them is played (session 15; the kernel's search only: the Python search still plays the first drawn move;
-0: off). Against the code without it, same seeds: prev5 84.8% at 1 s (80.4%) and 82.2% at 100 ms (79.3%),
-floodfill 82.6% at 100 ms (81.9%), a1k0n's bot 50.0% at 1 s (50.0%) and 58.7% at 100 ms (60.1%)."""
+"""Share of the deadline after which level 5's contact search stops deepening while its score is the draw value (the
+opponent, who sees our move, can answer every move with a head-on crash or a mirror image); the moves that tie at
+that value are then searched again, alone, with draws worth `-LEVEL5_TIE_DRAW`, until the deadline, and the best of
+them is played (session 15; the kernel's search only, level 5's reference: the pure-Python search plays the first
+drawn move; 0: off). Against the code without it, same seeds: prev5 84.8% at 1 s (80.4%) and 82.2% at 100 ms
+(79.3%), floodfill 82.6% at 100 ms (81.9%), a1k0n's bot 50.0% at 1 s (50.0%) and 58.7% at 100 ms (60.1%)."""
 LEVEL5_TIE_DRAW = 0
 """The draw's cost in that second search: 0, as good as an even position. With -2000 (a draw worth as much to us
 as it costs the opponent) level 5 scored 77.5% against prev5 at 100 ms (82.2% with 0, 79.3% without the
 tie-break)."""
 LEVEL5_REDUCTION = 2
 """Plies (one tick) by which level 5's contact search first searches every move after a node's first (late move
-reductions: the kernel's search only; the Python search does not reduce; 0: off). Only a move that beats the best
-there is searched again at the full depth. On the `speed` positions the nodes to 18 plies fall from 1.21 million to
-0.22 million and the depth reached in 1 s rises from 22 to 28 plies (median); a1k0n's bot at 1 s: 60.3% over 92
-games (+23 =65 -4; 62.0% on seed 3 against 50.0% without), prev5 87.7% at 100 ms (82.2% without) (session 16)."""
+reductions: the kernel's search only, level 5's reference; the pure-Python search does not reduce; 0: off). Only a
+move that beats the best there is searched again at the full depth. On the `speed` positions the nodes to 18 plies
+fall from 1.21 million to 0.22 million and the depth reached in 1 s rises from 22 to 28 plies (median); a1k0n's bot
+at 1 s: 60.3% over 92 games (+23 =65 -4; 62.0% on seed 3 against 50.0% without), prev5 87.7% at 100 ms (82.2%
+without) (session 16)."""
 LEVEL5_CLOSE = -1
 """Apart leaves whose chamber estimates (`chamber_fill`, an upper bound) differ by at most this many squares
 are scored by greedy rides (`ride_length`, a lower bound) instead; -1: never. Off: at 2 (session 4) level 5
