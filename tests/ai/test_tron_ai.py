@@ -478,6 +478,20 @@ def test_chambers_count_one_way_of_two() -> None:
     ) + tron_ai.EDGE * tron_ai.degree_sum(open_room, room.open, room.stride)
 
 
+def test_a_chamber_tree_is_never_taken_from_a_board_of_another_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure path caches chamber trees, and one process plays games on maps of several widths: the same bits
+    (territory and head) are other squares on a board of another stride, so each board is valued by its own tree."""
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
+    territory, head = 0x8FFF996B39000, 14  # random bits whose chamber trees differ at the two strides
+    fresh = {}
+    for stride in (9, 11):
+        tron_ai._TREES.clear()
+        fresh[stride] = tron_ai.chamber_value(territory, territory, stride, head)
+    assert fresh[9] != fresh[11]
+    tron_ai._TREES.clear()
+    assert [tron_ai.chamber_value(territory, territory, stride, head) for stride in (9, 11)] == [fresh[9], fresh[11]]
+
+
 SPLIT_ROOMS = """
 7 5
 #######

@@ -45,7 +45,7 @@ def chamber_value(
     if not territory & cuts:
         squares = parity_fill(territory, head) if parity else territory.bit_count()
         return params.CELL * squares + edge * degree_sum(territory, free, stride)
-    key = (territory, head)
+    key = (territory, head, stride)
     tree = _TREES.get(key)
     if tree is None:
         if len(_TREES) >= TREE_CACHE:
@@ -89,9 +89,10 @@ def chamber_value(
     return value[0] + below[0] + params.CELL * (parity_fill(squares, head) - squares.bit_count())
 
 
-_TREES: dict[tuple[Mask, Index], tuple[list[Mask], list[int]]] = {}
-"""Chamber trees by (territory, head): a search meets the same territory again and again (about 40% of its
-leaves on random positions), and the tree does not depend on the squares outside it."""
+_TREES: dict[tuple[Mask, Index, int], tuple[list[Mask], list[int]]] = {}
+"""Chamber trees by (territory, head, stride): a search meets the same territory again and again (about 40% of its
+leaves on random positions), and the tree does not depend on the squares outside it. The stride is part of the key:
+the same bits are other squares on a board of another width (one process plays games on several maps)."""
 TREE_CACHE = 8192
 
 

@@ -85,7 +85,7 @@ def ride_length(free: Mask, stride: int, head: Index) -> int:
     region = flood(free, stride, head)
     if region.bit_count() > params.RIDE_ROOM:
         return -1
-    key = (region, head)
+    key = (region, head, stride)
     length = _RIDES.get(key)
     if length is None:
         if len(_RIDES) >= RIDE_CACHE:
@@ -94,8 +94,8 @@ def ride_length(free: Mask, stride: int, head: Index) -> int:
     return length
 
 
-_RIDES: dict[tuple[Mask, Index], int] = {}
-"""`ride_length` by (region, head): sibling leaves of a search share one side's region."""
+_RIDES: dict[tuple[Mask, Index, int], int] = {}
+"""`ride_length` by (region, head, stride): sibling leaves of a search share one side's region."""
 RIDE_CACHE = 8192
 
 
@@ -105,7 +105,7 @@ def exact_ride(free: Mask, stride: int, head: Index, deadline: float, fresh: boo
     `fill_search` proves within `EXACT_MS`; None when it proves none, for a room over `EXACT_ROOM` squares,
     and for a room not yet searched when not `fresh`. Cached by region. Raises _Timeout past `deadline`."""
     region = flood(free, stride, head)
-    key = (region, head)
+    key = (region, head, stride)
     length = _EXACT.get(key)
     if length is not None:
         return length if length >= 0 else None
@@ -123,8 +123,8 @@ def exact_ride(free: Mask, stride: int, head: Index, deadline: float, fresh: boo
     return length if length >= 0 else None
 
 
-_EXACT: dict[tuple[Mask, Index], int] = {}
-"""`exact_ride` by (region, head), -1 for a room it proved nothing of: a room met near the root is met again
+_EXACT: dict[tuple[Mask, Index, int], int] = {}
+"""`exact_ride` by (region, head, stride), -1 for a room it proved nothing of: a room met near the root is met again
 on the next ticks' searches."""
 EXACT_CACHE = 8192
 
@@ -413,8 +413,8 @@ def _fill_branch(fill: FillSearch, free: Mask, head: Index, path: list[Index], h
             return
 
 
-_PLANS: dict[tuple[Mask, Index], tuple[list[Index], bool]] = {}
-"""Rides found on earlier ticks, by (our region, head) after their first step: (the rest of the ride, proven).
+_PLANS: dict[tuple[Mask, Index, int], tuple[list[Index], bool]] = {}
+"""Rides found on earlier ticks, by (our region, head, stride) after their first step: (the rest of the ride, proven).
 A lone rider's region only shrinks along the ride, so the next tick finds its plan here and, if it was
 proven, plays on at once; otherwise the plan seeds the new search. Bounded by `PLAN_CACHE`."""
 PLAN_CACHE = 64
@@ -427,7 +427,7 @@ def endgame_move(free: Mask, stride: int, head: Index, deadline: float) -> tuple
     if not choices:
         return NORTH, {"depth": 0, "nodes": 0, "score": 0}
     region = flood(free, stride, head)
-    planned = _PLANS.get((region, head))
+    planned = _PLANS.get((region, head, stride))
     if planned is not None and planned[1] and planned[0]:
         rest, proven = planned
         fill_nodes, fill_depth, ride = 0, 0, rest
@@ -438,6 +438,6 @@ def endgame_move(free: Mask, stride: int, head: Index, deadline: float) -> tuple
         return choices[0], {"depth": 0, "nodes": fill_nodes, "score": 0}
     if len(_PLANS) >= PLAN_CACHE:
         _PLANS.clear()
-    _PLANS[(region ^ 1 << ride[0], ride[0])] = (ride[1:], proven)
+    _PLANS[(region ^ 1 << ride[0], ride[0], stride)] = (ride[1:], proven)
     move = next(d for d in choices if head + steps[d] == ride[0])
     return move, {"depth": fill_depth, "nodes": fill_nodes, "score": len(ride), "proven": proven}
