@@ -22,13 +22,14 @@ estimate of the squares still reachable; level 5 searches for the longest ride d
 parity and chamber bounds (per chain of chambers), until it proves one or the deadline comes (`fill_search`).
 Three or four riders: a greedy pick of the safe move with the largest Voronoi share.
 
-The code lives in the package `gamenight.server.ai.tron`, a module per job: `params` (every constant and weight),
-`grid` (the padded grid, floods, the quick fallback), `kernel` (the optional compiled kernel), `chambers` (the chamber
-tree), `fill` (lone riders: bounds, rides, the endgame search), `territory` (the Voronoi split and leaf score),
-`engines` (the search adapters and the searches driving them), `bots` (the named bots, three or four riders) and
-`choose` (a level's or a bot's move). This module is their public face: it re-exports what the rest of the server,
-the benches and the tests use. Its names are the owning modules' objects, so changing one (a constant, the kernel)
-must be done where it is read: on `tron.params`, `tron.kernel` (`KERNEL`) or `tron.territory`, not here.
+The code lives in the package `gamenight.server.ai.tron`, a module per job: `params` (every constant and weight), `grid`
+(the padded grid, floods, the quick fallback), `kernel` (the optional compiled kernel), `chambers` (the chamber tree),
+`fill` (lone riders: bounds, rides, the endgame search), `territory` (the Voronoi split and leaf score), `engines` (the
+search adapters and the searches driving them), `contact` (level 5's contact search, the kernel's in Python), `bots`
+(the named bots, three or four riders) and `choose` (a level's or a bot's move). This module is their public face: it
+re-exports what the rest of the server, the benches and the tests use. Its names are the owning modules' objects, so
+changing one (a constant, the kernel) must be done where it is read: on `tron.params`, `tron.kernel` (`KERNEL`) or
+`tron.territory`, not here.
 """
 
 from __future__ import annotations

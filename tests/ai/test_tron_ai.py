@@ -12,6 +12,7 @@ import pytest
 
 from bench.tron_bench import small_room
 from gamenight.server.ai import tron_ai
+from gamenight.server.ai.tron import contact
 from gamenight.server.ai.tron import kernel as tron_kernel
 from gamenight.server.ai.tron import params as tron_params
 from gamenight.server.ai.tron_ai import (
@@ -783,11 +784,32 @@ def test_max_level_searches_deeper_than_the_capped_ones() -> None:
     assert info["depth"] % 2 == 0
 
 
-@pytest.mark.parametrize("level", [4, 5])
+def test_level5_without_the_kernel_keeps_a_bounded_table_between_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Level 5's contact search in Python keeps its table from move to move, as the kernel keeps its fixed 16 MB one,
+    but starts a move with an empty one once it holds `TABLE_KEEP` entries: what a worker holds stays bounded however
+    long the game runs."""
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
+    monkeypatch.setattr(contact, "TABLE_KEEP", 40)
+    contact._TABLE.clear()
+    state = new_state(official_maps()["duel-small"])
+    searched = []
+    for _ in range(8):
+        move, info = choose_level(state, 0, 5, 60, random.Random(0))
+        if info["phase"] != "contact":
+            break  # the riders parted
+        searched.append(info["nodes"])
+        assert len(contact._TABLE) <= 40 + info["nodes"]
+        state = GAME.apply(state, {0: move, 1: quick_move(state, 1)})
+        if state.result is not None:
+            break
+    assert len(searched) >= 2 and sum(searched) > 40 + max(searched), "the bound was reached"
+
+
+@pytest.mark.parametrize("level", [3, 4])
 def test_searching_levels_carry_only_their_main_line_between_moves(level: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A searching level (the tick engine's level 4, the pessimistic level 5 in Python) keeps from one move to the
-    next only the table entries of its main line (tried first next time), so what a worker holds between moves
-    stays a handful of entries however long the game runs (the kernel's search keeps a fixed 16 MB table)."""
+    """A level searching with the tick engine keeps from one move to the next only the table entries of its main
+    line (tried first next time), so what a worker holds between moves stays a handful of entries however long the
+    game runs."""
     monkeypatch.setattr(tron_kernel, "KERNEL", None)
     state = new_state(official_maps()["duel-small"])
     checked = 0

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from gamenight.server.ai.search import PROVEN, WIN, Engine, Limits, search
-from gamenight.server.ai.tron import kernel, params, territory
+from gamenight.server.ai.tron import contact, kernel, params, territory
 from gamenight.server.ai.tron.fill import _past, exact_ride
 from gamenight.server.ai.tron.grid import (
     Direction,
@@ -256,8 +256,9 @@ class Level5Engine(VoronoiEngine):
         )
 
     def compiled(self) -> bool:
-        """Whether the kernel's `contact_search` searches this engine's tree (exactly, with no reductions): chambers
-        on, parity off, no close-split rides and no proven separations (level 5's settings since session 7)."""
+        """Whether `contact_search` (the kernel's, or its Python port in `contact`) searches this engine's tree:
+        chambers on, parity off, no close-split rides and no proven separations (level 5's settings since session 7).
+        Other settings (benches' experiments) are searched by the core (`joint_search`)."""
         return self.chambers and not self.parity and self.close < 0 and self.exact_ticks <= 0
 
     def contempt(self, free: Mask, ours: Index, theirs: Index) -> None:
@@ -318,24 +319,25 @@ def _pessimistic_move(
     grid: Grid, seat: int, ours: Index, theirs: Index, rng: random.Random, start: float, deadline: float
 ) -> tuple[Direction, dict[str, Any]]:
     """Level 5 in contact: two plies per tick, the opponent answering our move at every tick, leaves scored by
-    chamber-counted territory (`Level5Engine`), deepening a whole tick at a time until the deadline."""
+    chamber-counted territory (`Level5Engine`), deepening a whole tick at a time until the deadline: the kernel's
+    `contact_search`, or where it is absent or declines the board the same search in Python (`contact`)."""
     engine = Level5Engine(grid.stride, deadline)
     engine.root_open = grid.open.bit_count()
     engine.contempt(grid.open, ours, theirs)
     engine.exact_until = start + params.EXACT_SHARE * (deadline - start)
-    compiled = kernel.KERNEL
-    if compiled is not None and engine.compiled():
+    if engine.compiled():
         draw, edge, chains = engine.draw_penalty, engine.edge, engine.chains
         job = (grid.open, grid.stride, ours, theirs, draw, edge, chains, deadline, params.MAX_TICK_DEPTH)
-        reduction = params.LEVEL5_REDUCTION
+        tie: tuple[int] | tuple[int, float, int] = (params.LEVEL5_REDUCTION,)
         if params.LEVEL5_TIE_SHARE and draw != params.LEVEL5_TIE_DRAW:  # a root pinned at the draw value breaks the tie
             pinned = start + params.LEVEL5_TIE_SHARE * (deadline - start)
-            searched = compiled.contact_search(*job, reduction, pinned, params.LEVEL5_TIE_DRAW)
-        else:
-            searched = compiled.contact_search(*job, reduction)
-        if searched is not NotImplemented:
-            move, score, depth, nodes, line = searched
-            return move, {"depth": depth, "score": score, "pv": _pv(line), "nodes": nodes, "phase": "contact"}
+            tie = (params.LEVEL5_REDUCTION, pinned, params.LEVEL5_TIE_DRAW)
+        compiled = kernel.KERNEL
+        searched = NotImplemented if compiled is None else compiled.contact_search(*job, *tie)
+        if searched is NotImplemented:  # no kernel, or a board it declines: the same search in Python
+            searched = contact.contact_search(*job, *tie)
+        move, score, depth, nodes, line = searched
+        return move, {"depth": depth, "score": score, "pv": _pv(line), "nodes": nodes, "phase": "contact"}
     root: Position = (grid.open, ours, theirs, 0, 0)
     owner = (5, seat)
     table = {key: (-1, flag, score, best) for key, (_, flag, score, best) in _CARRY.pop(owner, {}).items()}

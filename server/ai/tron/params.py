@@ -21,13 +21,13 @@ LEVEL5_DRAW_AHEAD = 0
 contempt was not shown better (session 7; docs/ai.md)."""
 LEVEL5_TIE_SHARE = 0.5
 """Share of the deadline after which level 5's contact search, pinned at the draw value, stops deepening and ranks
-the tied moves by a search with draws worth `-LEVEL5_TIE_DRAW` (session 15). The kernel's search only, level 5's
-reference: the pure-Python search plays the first drawn move; 0: off (docs/ai.md)."""
+the tied moves by a search with draws worth `-LEVEL5_TIE_DRAW` (session 15; the kernel's search and its Python port,
+`contact`); 0: off (docs/ai.md)."""
 LEVEL5_TIE_DRAW = 0
 """The draw's cost in that tie-breaking search: 0, as good as an even position (-2000 measured weaker; docs/ai.md)."""
 LEVEL5_REDUCTION = 2
 """Plies (one tick) of late move reductions in level 5's contact search: a tick deeper in 1 s and a1k0n's bot beaten
-at 1 s (session 16). The kernel's search only, level 5's reference: the pure-Python search does not reduce; 0: off."""
+at 1 s (session 16; the kernel's search and its Python port, `contact`); 0: off."""
 LEVEL5_CLOSE = -1
 """Apart leaves whose chamber estimates differ by at most this many squares are scored by greedy rides
 (`ride_length`) instead; -1: never, as 2 was not shown better (session 4; docs/ai.md)."""
