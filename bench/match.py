@@ -4,14 +4,14 @@ Usage (from the repository root):
     python -m bench.match --game othello --a 5 --b classic --games 20 --ms 300 --jobs 2
     python -m bench.match --game connect4 --a 5 --b 1 --games 20 --ms 300 --random-plies 0 --a-seat 0
 
-A player is a level number (1-5), a bot name, or (Tron) `prev5`: the frozen pre-issue-18 level 5, or
-`tron2010:COMMAND`: a 2010 Google AI Challenge bot run as a child process for each game and spoken to in the
-contest's protocol through the engine adapter's map (bench/a1k0n.py builds the contest winner for this); or
-(Othello) `pure5` (`pureN`): level N with the compiled kernel switched off (the pure-Python code, as before
-issue 38), `hand5` (`handN`): level N with the kernel but the hand-weighted evaluation (as in issue 38's first
-session) instead of the fitted pattern tables, or `gtp:COMMAND`: an Othello engine speaking GTP, e.g.
-`gtp:/usr/games/gtp-rhino --level 3` (GRhino), driven as the bot runner drives it. The report gives each player's
-mean thinking time per move.
+A player is a level number (1-5), a bot name, or (Tron) `prev5`: the pre-issue-18 level 5 (commit 8c7afd3, read from git
+by bench/tron_baseline.py), or `tron2010:COMMAND`: a 2010 Google AI Challenge bot run as a child process for each game
+and spoken to in the contest's protocol through the engine adapter's map (bench/a1k0n.py builds the contest winner for
+this); or (Othello and Tron) `pure5` (`pureN`): level N with the compiled kernel switched off (the pure-Python code: for
+Othello as before issue 38, for Tron what `GAMENIGHT_PURE_AI=1` plays), (Othello) `hand5` (`handN`): level N with the
+kernel but the hand-weighted evaluation (as in issue 38's first session) instead of the fitted pattern tables, or
+`gtp:COMMAND`: an Othello engine speaking GTP, e.g. `gtp:/usr/games/gtp-rhino --level 3` (GRhino), driven as the bot
+runner drives it. The report gives each player's mean thinking time per move.
 Games come in pairs from the same opening with the colours (seats) swapped: random first plies drawn from
 --seed for Othello, Pentago and Connect Four (--random-plies fixes their number, 0 for the start position;
 --a-seat keeps A on one seat); for Tron each official
@@ -68,10 +68,10 @@ def opening_for(game: str, pair: int, rng: random.Random, maps: tuple[str, ...] 
 def parse_player(text: str) -> dict[str, Any]:
     """A player spec as keyword arguments of `choose_move`: "3" or "level3" is a level, anything else a bot.
 
-    Tron only: "prev5" (or "prevN") is level N of the frozen pre-issue-18 engine in bench/tron_baseline.py;
-    "tron2010:COMMAND" a contest bot (see `ContestBot`). Othello only: "pureN" is level N without the compiled
-    kernel, "handN" level N with the kernel but its hand-weighted evaluation instead of the fitted patterns,
-    "gtp:COMMAND" a GTP engine (see `GtpPlayer`).
+    Tron only: "prev5" (or "prevN") is level N of the pre-issue-18 engine (commit 8c7afd3's, read from git by
+    bench/tron_baseline.py); "tron2010:COMMAND" a contest bot (see `ContestBot`). Othello and Tron: "pureN" is level N
+    without the compiled kernel. Othello only: "handN" level N with the kernel but its hand-weighted evaluation instead
+    of the fitted patterns, "gtp:COMMAND" a GTP engine (see `GtpPlayer`).
     """
     if text.startswith("tron2010:"):
         return {"tron2010": text.removeprefix("tron2010:")}
@@ -178,16 +178,7 @@ def _move(
         assert rules is not None
         return player["gtp_process"].move(rules, state, seat, history, move_limit_s)  # type: ignore[no-any-return]
     if "pure" in player:
-        if game != "othello":
-            raise ValueError("pureN players exist for othello only")
-        from gamenight.server.ai import othello_ai
-
-        kernel, othello_ai.KERNEL = othello_ai.KERNEL, None
-        try:
-            wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, level=player["pure"])
-        finally:
-            othello_ai.KERNEL = kernel
-        return wire
+        return _pure_move(game, state, seat, ms, seed, player["pure"])
     if "hand" in player:
         if game != "othello":
             raise ValueError("handN players exist for othello only")
@@ -215,6 +206,22 @@ def _move(
         )
         return DIRECTION_NAMES[move]
     wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, **player)
+    return wire
+
+
+def _pure_move(game: str, state: Any, seat: int, ms: int, seed: int, level: int) -> str:
+    """Level `level`'s wire move with the game's compiled kernel switched off (Othello and Tron), put back after."""
+    if game == "othello":
+        from gamenight.server.ai import othello_ai as module
+    elif game == "tron":
+        from gamenight.server.ai.tron import kernel as module  # type: ignore[no-redef]
+    else:
+        raise ValueError("pureN players exist for othello and tron only")
+    kernel, module.KERNEL = module.KERNEL, None
+    try:
+        wire, _ = choose_move(game, state, seat, budget_ms=ms, seed=seed, level=level)
+    finally:
+        module.KERNEL = kernel
     return wire
 
 

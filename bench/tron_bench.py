@@ -26,7 +26,7 @@ against B (`--ms` each) to the first tick the riders are apart and compares, for
 estimate `chamber_fill` and the greedy ride `ride_length` with the longest ride `fill_search` finds in
 `--search-ms` (proven or not), and how often each estimate gets the sign of the split wrong.
 `prove` searches the rooms of the first tick apart of level-1 self-play (the same rooms on every machine) with
-the endgame search's chamber bound and with its per-chain parity bound (`tron_ai.FILL_CHAINS`), room by room in
+the endgame search's chamber bound and with its per-chain parity bound (`tron_params.FILL_CHAINS`), room by room in
 turn, and prints how many longest rides each proves within `--ms`, the squares ridden, nodes and CPU time.
 `ride` rides those rooms to their ends with level 5's endgame move (`--ms` a tick), and another `tron_ai.py` after
 it with `--against`: squares ridden and CPU time per move.
@@ -62,6 +62,9 @@ from typing import Any
 
 from bench.match import _move, parse_player, summary
 from gamenight.server.ai import tron_ai
+from gamenight.server.ai.tron import kernel as tron_kernel
+from gamenight.server.ai.tron import params as tron_params
+from gamenight.server.ai.tron import territory as tron_territory
 from gamenight.server.games.tron import Tron, TronState, load_map, match_maps, new_state, official_maps
 
 GAME = Tron()
@@ -275,12 +278,12 @@ def prove(per_map: int, ms: int, min_room: int) -> None:
     totals = {False: [0, 0, 0, 0.0], True: [0, 0, 0, 0.0]}  # proven, squares ridden, nodes, CPU seconds
     times: dict[bool, list[float]] = {False: [], True: []}
     both = only = 0
-    saved = tron_ai.FILL_CHAINS
+    saved = tron_params.FILL_CHAINS
     try:
         for name, region, stride, head in rooms:
             proven, ridden = {}, {}
             for chains in (False, True):
-                tron_ai.FILL_CHAINS = chains
+                tron_params.FILL_CHAINS = chains
                 tron_ai._TREES.clear()
                 cpu = time.process_time()
                 search = tron_ai.fill_search(region, stride, head, time.perf_counter() + ms / 1000)
@@ -301,7 +304,7 @@ def prove(per_map: int, ms: int, min_room: int) -> None:
                 f" ridden {ridden[False]}, {ridden[True]}"
             )
     finally:
-        tron_ai.FILL_CHAINS = saved
+        tron_params.FILL_CHAINS = saved
     print(f"{len(rooms)} rooms of {min_room}+ squares at the first tick apart, {ms} ms each")
     for chains, label in ((False, "chamber bound"), (True, "chain parity bound")):
         proven, squares, nodes, cpu = totals[chains]
@@ -351,14 +354,14 @@ def ride(per_map: int, ms: int, min_room: int, against: str | None, pure: bool =
 
 def _time_greedy_rides(rooms: list[tuple[str, int, int, int]], repeat: int = 5) -> None:
     """Print the median CPU time of a greedy ride from each room's start, kernel and pure (see `ride`)."""
-    kernel = tron_ai.KERNEL
+    kernel = tron_kernel.KERNEL
     if kernel is None:
         raise SystemExit("--pure needs the compiled kernel (built by pip install; GAMENIGHT_PURE_AI unset)")
     rounds: dict[str, list[float]] = {"kernel": [], "pure": []}
     squares = 0
     for _ in range(repeat):
         for name in rounds:
-            tron_ai.KERNEL = kernel if name == "kernel" else None
+            tron_kernel.KERNEL = kernel if name == "kernel" else None
             started = time.process_time()
             rides = [tron_ai.greedy_ride(region, stride, head) for _, region, stride, head in rooms]
             rounds[name].append((time.process_time() - started) * 1000 / len(rooms))
@@ -367,7 +370,7 @@ def _time_greedy_rides(rooms: list[tuple[str, int, int, int]], repeat: int = 5) 
                 expected = rides
             elif rides != expected:
                 raise SystemExit("the kernel's greedy rides differ from the pure code's")
-    tron_ai.KERNEL = kernel
+    tron_kernel.KERNEL = kernel
     fast, slow = statistics.median(rounds["kernel"]), statistics.median(rounds["pure"])
     print(
         f"greedy ride from each room's start ({len(rooms)} rooms, {squares} squares, the same rides both ways),"
@@ -468,11 +471,11 @@ def speed(depth: int, repeat: int = 1, against: str | None = None, pure: bool = 
     path of another tron_ai.py, e.g. a checkout of main) that module searches the same positions in turn
     with ours, round by round, so both medians come from the same minutes of a shared machine, and the two
     must agree on every search's nodes, score and main line. With `pure` this module searches them twice a
-    round, with the compiled kernel (`tron_ai.KERNEL`) and with its pure-Python code, and the leaves of one
+    round, with the compiled kernel (`tron_kernel.KERNEL`) and with its pure-Python code, and the leaves of one
     round are replayed alone both ways (the time of one leaf evaluation).
     """
     positions = speed_positions()
-    kernel = tron_ai.KERNEL
+    kernel = tron_kernel.KERNEL
     if pure and kernel is None:
         raise SystemExit("--pure needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
     modules: list[tuple[str, Any, Any]] = [("kernel" if pure else "this", tron_ai, kernel)]
@@ -486,12 +489,12 @@ def speed(depth: int, repeat: int = 1, against: str | None = None, pure: bool = 
     for _ in range(repeat):
         for name, module, compiled in modules:
             if module is tron_ai:
-                tron_ai.KERNEL = compiled
+                tron_kernel.KERNEL = compiled
             nodes, spent, found = _speed_round(module, positions, depth)
             rates[name].append(nodes / spent)
             if results.setdefault(name, found) != found:
                 raise SystemExit(f"{name}: a search gave a different result on a repeat")
-    tron_ai.KERNEL = kernel
+    tron_kernel.KERNEL = kernel
     print(f"{len(positions)} contact positions to depth {depth}: {nodes} nodes per round, {repeat} round(s)")
     for name, _, _ in modules:
         print(
@@ -513,7 +516,7 @@ def search_speed(depth: int, repeat: int, ms: int) -> None:
     """Level 5's contact search to `depth` plies from every `speed_positions` position, in the kernel, in the Python
     core with the kernel's leaves and in the pure-Python code, round by round: the same scores, CPU time and nodes
     per CPU second of each; then the depth each completes from every position within level 5's deadline at `ms`."""
-    kernel = tron_ai.KERNEL
+    kernel = tron_kernel.KERNEL
     if kernel is None:
         raise SystemExit("search needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
     positions = [tron_ai.grid_of(state) for state in speed_positions()]
@@ -523,7 +526,7 @@ def search_speed(depth: int, repeat: int, ms: int) -> None:
     try:
         for _ in range(repeat):
             for name in ("core", "pure"):
-                tron_ai.KERNEL = kernel if name == "core" else None
+                tron_kernel.KERNEL = kernel if name == "core" else None
                 tron_ai._TREES.clear()
                 started = time.process_time()
                 nodes, found = _core_searches(positions, depth)
@@ -533,7 +536,7 @@ def search_speed(depth: int, repeat: int, ms: int) -> None:
                     core_found = found
                 elif found != core_found:
                     raise SystemExit("the pure code's search scored a position differently from the kernel's leaves")
-            tron_ai.KERNEL = kernel
+            tron_kernel.KERNEL = kernel
             started = time.process_time()
             nodes = 0
             for grid, (score, done) in zip(positions, core_found, strict=True):
@@ -547,7 +550,7 @@ def search_speed(depth: int, repeat: int, ms: int) -> None:
             cpu["kernel"].append(time.process_time() - started)
             rates["kernel"].append(nodes / cpu["kernel"][-1])
     finally:
-        tron_ai.KERNEL = kernel
+        tron_kernel.KERNEL = kernel
     print(f"{len(positions)} contact positions to depth {depth}, {repeat} round(s), the same score at every position")
     for name in names:
         ratio = statistics.median(cpu[name]) / statistics.median(cpu["kernel"])
@@ -593,7 +596,7 @@ def scaling(depths: list[int], budgets: list[int], reduction: int) -> None:
     `reduction`: the plies by which late moves are reduced (level 5's `LEVEL5_REDUCTION` unless given; 0: none).
     A reduced search's depth is not a full-width one.
     """
-    if tron_ai.KERNEL is None:
+    if tron_kernel.KERNEL is None:
         raise SystemExit("scaling needs the compiled kernel, which is not in use (not built, or GAMENIGHT_PURE_AI=1)")
     jobs = [_search_args(tron_ai.grid_of(state)) for state in speed_positions()]
     print(
@@ -645,11 +648,11 @@ def _fresh(work: Any, tasks: list[Any]) -> Any:
 def _searches(tasks: list[tuple[tuple[Any, ...], float, int, int]]) -> list[tuple[int, int, float]]:
     """The kernel's contact search of each (arguments, time allowed in seconds, depth, late move reduction): the
     depth completed, the nodes and the wall time."""
-    assert tron_ai.KERNEL is not None
+    assert tron_kernel.KERNEL is not None
     found = []
     for job, seconds, depth, reduction in tasks:
         start = time.perf_counter()
-        _, _, done, nodes, _ = tron_ai.KERNEL.contact_search(*job, start + seconds, depth, reduction)
+        _, _, done, nodes, _ = tron_kernel.KERNEL.contact_search(*job, start + seconds, depth, reduction)
         found.append((done, nodes, time.perf_counter() - start))
     return found
 
@@ -672,27 +675,27 @@ def _leaf_speed(positions: list[TronState], depth: int, repeat: int, kernel: Any
     """Record the leaf evaluations (`territory_score` calls) of one round and time them alone, with the kernel
     and in pure Python in turn (chamber-tree cache cleared before each pass, as a search starts empty)."""
     calls: list[tuple[Any, ...]] = []
-    recorded = tron_ai.territory_score
+    recorded = tron_territory.territory_score
 
     def record(*args: Any) -> int:
         calls.append(args)
         return recorded(*args)
 
-    tron_ai.territory_score = record  # type: ignore[assignment]
+    tron_territory.territory_score = record  # type: ignore[assignment]
     try:
         _speed_round(tron_ai, positions, depth)
     finally:
-        tron_ai.territory_score = recorded
+        tron_territory.territory_score = recorded
     times: dict[str, list[float]] = {"kernel": [], "pure": []}
     for _ in range(repeat):
         for name, compiled in (("kernel", kernel), ("pure", None)):
-            tron_ai.KERNEL = compiled
+            tron_kernel.KERNEL = compiled
             tron_ai._TREES.clear()
             started = time.process_time()
             for args in calls:
                 recorded(*args)
             times[name].append((time.process_time() - started) / len(calls) * 1e6)
-    tron_ai.KERNEL = kernel
+    tron_kernel.KERNEL = kernel
     kernel_us, pure_us = statistics.median(times["kernel"]), statistics.median(times["pure"])
     print(
         f"  one leaf evaluation ({len(calls)} leaves replayed, median of {repeat}): kernel {kernel_us:.1f} us,"
@@ -808,9 +811,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.draw_ahead is not None:
         tron_ai.Level5Engine.draw_ahead = args.draw_ahead
     if args.fill_chains is not None:
-        tron_ai.FILL_CHAINS = bool(args.fill_chains)
+        tron_params.FILL_CHAINS = bool(args.fill_chains)
     if args.exact_ms is not None:
-        tron_ai.EXACT_MS = args.exact_ms
+        tron_params.EXACT_MS = args.exact_ms
     if args.what == "games":
         games(args.b, args.games, args.ms, args.tick_ms)
     elif args.what == "fill":

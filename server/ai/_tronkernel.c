@@ -19,7 +19,8 @@
  *       -> (move, score, depth, nodes, main line)     level 5's search in contact (session 10): search.py's core
  *                                                     over `Level5Engine`, the same value at every depth; with
  *                                                     the last two, a root pinned at the draw value plays the
- *                                                     best of its drawn moves (session 15, kernel only)
+ *                                                     best of its drawn moves (session 15); server/ai/tron/
+ *                                                     contact.py is this search in Python (issue 38)
  *
  * Inside, a board is one 64-bit word per row (bit x = column x), so a neighbour is a shift within the row or
  * the row above or below, and a breadth-first layer is a few word operations per row. Boards wider than 64
@@ -41,7 +42,7 @@
 #define MAX_CELLS (MAX_STRIDE * MAX_ROWS)
 #define MAX_BYTES (MAX_CELLS / 8)
 
-/* tron_ai.py's weights; the module exports them and tron_ai.py uses the kernel only if they match its own. */
+/* tron_ai's weights (server/ai/tron/params.py); the module exports them and they are checked before it is used. */
 #define CELL 55
 #define APART 50000
 #define APART_CELL 500
@@ -596,7 +597,7 @@ static int greedy_ride(Board *free, int stride, int nrows, long head, double dea
  * Late move reductions (session 16): given `reduction` R > 0, every move after a node's first (the hash move or,
  * failing it, a killer) is searched first with a null window R plies shallower, where the depth left allows it
  * (R + 2 plies or more); only a move that beats alpha there is searched again at the full depth. A depth's value
- * then depends on the move order (the Python core does not reduce), but a tree searched to its end is still
+ * then depends on the move order (search.py's core does not reduce), but a tree searched to its end is still
  * solved exactly: the deepening only stops when no line, reduced or not, met the horizon. The table persists from call
  * to call: entries of earlier calls only order moves (their best move first), as tron_ai's carried main line does,
  * so a depth's value never depends on an earlier search.

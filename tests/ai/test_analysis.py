@@ -145,14 +145,14 @@ SMALL_MAP = "6 3\n1  #  \n   # 2\n      \n"
 def test_tron_territory_of_a_hand_checked_position_counts_squares_reached_first():
     """A Tron position's territory is each rider's squares reached strictly first (7 and 6 here, one square tied
     for nobody), with the compiled kernel or without; a rider who crashed has none."""
-    from gamenight.server.ai import tron_ai
     from gamenight.server.ai.analysis import territory
+    from gamenight.server.ai.tron import kernel
     from gamenight.server.games.tron import load_map, new_state
 
     state = new_state(load_map(SMALL_MAP))
     assert territory(state) == [7, 6]
     pure = pytest.MonkeyPatch()
-    pure.setattr(tron_ai, "KERNEL", None)
+    pure.setattr(kernel, "KERNEL", None)
     try:
         assert territory(state) == [7, 6]
     finally:

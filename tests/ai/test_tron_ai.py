@@ -12,6 +12,9 @@ import pytest
 
 from bench.tron_bench import small_room
 from gamenight.server.ai import tron_ai
+from gamenight.server.ai.tron import contact
+from gamenight.server.ai.tron import kernel as tron_kernel
+from gamenight.server.ai.tron import params as tron_params
 from gamenight.server.ai.tron_ai import (
     DRAWN,
     LOST,
@@ -476,6 +479,20 @@ def test_chambers_count_one_way_of_two() -> None:
     ) + tron_ai.EDGE * tron_ai.degree_sum(open_room, room.open, room.stride)
 
 
+def test_a_chamber_tree_is_never_taken_from_a_board_of_another_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure path caches chamber trees, and one process plays games on maps of several widths: the same bits
+    (territory and head) are other squares on a board of another stride, so each board is valued by its own tree."""
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
+    territory, head = 0x8FFF996B39000, 14  # random bits whose chamber trees differ at the two strides
+    fresh = {}
+    for stride in (9, 11):
+        tron_ai._TREES.clear()
+        fresh[stride] = tron_ai.chamber_value(territory, territory, stride, head)
+    assert fresh[9] != fresh[11]
+    tron_ai._TREES.clear()
+    assert [tron_ai.chamber_value(territory, territory, stride, head) for stride in (9, 11)] == [fresh[9], fresh[11]]
+
+
 SPLIT_ROOMS = """
 7 5
 #######
@@ -584,7 +601,7 @@ def test_exact_ride_is_the_longest_ride_of_small_rooms(monkeypatch: pytest.Monke
     """The room level 5 counts for a rider at a separation near the root is the longest ride there is
     (checked exhaustively on rooms of 8-28 squares) once its search has the time to prove it, and nothing
     (the line is searched on) without that time."""
-    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)  # no clock in the assertion: the search always finishes
+    monkeypatch.setattr(tron_params, "EXACT_MS", 60_000)  # no clock in the assertion: the search always finishes
     rng = random.Random(34)
     checked = 0
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
@@ -605,7 +622,7 @@ def test_level5_ends_lines_at_separations_near_the_root(monkeypatch: pytest.Monk
     """With the option on, level 5 scores a line whose riders came apart within `exact_ticks` of the root by
     the rides each can really make (here 4 squares of a pocket the chamber estimate puts at 5, against 5: a
     loss), and searches on past it when a ride is not proven, further down, in contact, or with the option off."""
-    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)
+    monkeypatch.setattr(tron_params, "EXACT_MS", 60_000)
     tron_ai._EXACT.clear()
     grid = grid_of(state_from(CLOSE_SPLIT))
     ours, theirs = grid.heads
@@ -618,10 +635,10 @@ def test_level5_ends_lines_at_separations_near_the_root(monkeypatch: pytest.Monk
     assert engine.terminal(apart) == -tron_ai.APART - tron_ai.APART_CELL
     assert engine.terminal((grid.open, theirs, ours, 0, 0)) == tron_ai.APART + tron_ai.APART_CELL
     assert engine.terminal((grid.open, ours, theirs, ours - grid.stride, 0)) is None  # their ply: mid-tick
-    monkeypatch.setattr(tron_ai, "EXACT_MS", -1)  # no time to prove the pocket's ride: search on
+    monkeypatch.setattr(tron_params, "EXACT_MS", -1)  # no time to prove the pocket's ride: search on
     tron_ai._EXACT.clear()
     assert engine.terminal(apart) is None
-    monkeypatch.setattr(tron_ai, "EXACT_MS", 60_000)
+    monkeypatch.setattr(tron_params, "EXACT_MS", 60_000)
     engine.root_open = squares + 2 * (engine.exact_ticks + 1)
     assert engine.terminal(apart) is None
     engine.root_open, engine.exact_ticks = squares + 2, 0
@@ -767,12 +784,33 @@ def test_max_level_searches_deeper_than_the_capped_ones() -> None:
     assert info["depth"] % 2 == 0
 
 
-@pytest.mark.parametrize("level", [4, 5])
+def test_level5_without_the_kernel_keeps_a_bounded_table_between_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Level 5's contact search in Python keeps its table from move to move, as the kernel keeps its fixed 16 MB one,
+    but starts a move with an empty one once it holds `TABLE_KEEP` entries: what a worker holds stays bounded however
+    long the game runs."""
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
+    monkeypatch.setattr(contact, "TABLE_KEEP", 40)
+    contact._TABLE.clear()
+    state = new_state(official_maps()["duel-small"])
+    searched = []
+    for _ in range(8):
+        move, info = choose_level(state, 0, 5, 60, random.Random(0))
+        if info["phase"] != "contact":
+            break  # the riders parted
+        searched.append(info["nodes"])
+        assert len(contact._TABLE) <= 40 + info["nodes"]
+        state = GAME.apply(state, {0: move, 1: quick_move(state, 1)})
+        if state.result is not None:
+            break
+    assert len(searched) >= 2 and sum(searched) > 40 + max(searched), "the bound was reached"
+
+
+@pytest.mark.parametrize("level", [3, 4])
 def test_searching_levels_carry_only_their_main_line_between_moves(level: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A searching level (the tick engine's level 4, the pessimistic level 5 in Python) keeps from one move to the
-    next only the table entries of its main line (tried first next time), so what a worker holds between moves
-    stays a handful of entries however long the game runs (the kernel's search keeps a fixed 16 MB table)."""
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    """A level searching with the tick engine keeps from one move to the next only the table entries of its main
+    line (tried first next time), so what a worker holds between moves stays a handful of entries however long the
+    game runs."""
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     state = new_state(official_maps()["duel-small"])
     checked = 0
     for _ in range(6):

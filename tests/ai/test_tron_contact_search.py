@@ -3,7 +3,8 @@ every completed depth gives the value the Python search core finds on the same t
 that value, it stops at its deadline with the last completed depth, proven results end the deepening, its table
 carried from call to call never changes a value, a root pinned at the draw value plays the best of its drawn moves
 (session 15), late move reductions never change a solved result and reach a depth with fewer nodes (session 16),
-and level 5 uses it (the pure path still runs without it)."""
+level 5 uses it, and its Python port (server/ai/tron/contact.py, issue 38), which level 5 runs without the kernel,
+searches exactly as it does: the same nodes, move, score, depth and main line."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import pytest
 
 from gamenight.server.ai import _tronkernel, tron_ai
 from gamenight.server.ai.search import INFINITY, PROVEN, WIN, Limits, _Tree, search
+from gamenight.server.ai.tron import contact
+from gamenight.server.ai.tron import kernel as tron_kernel
+from gamenight.server.ai.tron import params as tron_params
 from gamenight.server.ai.tron_ai import Level5Engine, grid_of
 from gamenight.server.games.tron import EAST, NORTH, load_map, new_state, official_maps
 from tests.ai.test_tron_kernel import MAPS, _positions
@@ -179,6 +183,65 @@ def test_late_move_reductions_reach_a_depth_with_fewer_nodes() -> None:
     assert reduced < 0.8 * full
 
 
+def _both(free: int, stride: int, a: int, b: int, depth: int, reduction: int, tie: bool = False) -> tuple[tuple, tuple]:
+    """The kernel's and the Python port's search of one position with level 5's weights to `depth` plies (with `tie`,
+    a root pinned at the draw value ranks its tied moves with draws worth `LEVEL5_TIE_DRAW`)."""
+    engine = Level5Engine(stride)
+    deadline = time.perf_counter() + FAR
+    job = (free, stride, a, b, engine.draw_penalty, engine.edge, engine.chains, deadline, depth, reduction)
+    ranking = (deadline, tron_params.LEVEL5_TIE_DRAW) if tie else ()
+    found = _tronkernel.contact_search(*job, *ranking)
+    assert found is not NotImplemented
+    return found, contact.contact_search(*job, *ranking)
+
+
+@pytest.mark.parametrize("leaves", ["kernel", "pure"])
+def test_the_python_search_is_the_kernels_line_for_line(leaves: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the kernel level 5 searches contact with a Python port of its search: on positions neither has seen,
+    with late move reductions as level 5 plays them and without, both search the same nodes and answer the same
+    move, score, depth and main line, whether the port's leaves are the kernel's or the pure-Python ones."""
+    if leaves == "pure":
+        monkeypatch.setattr(tron_kernel, "KERNEL", None)
+    positions = _contact_positions(2, 202 if leaves == "kernel" else 303)
+    assert len(positions) >= 12 and tron_params.LEVEL5_REDUCTION == 2
+    nodes = 0
+    for free, stride, a, b in positions:
+        for depth in (4, 8, 12):
+            for reduction in (tron_params.LEVEL5_REDUCTION, 0):
+                compiled, ported = _both(free, stride, a, b, depth, reduction)
+                assert ported == compiled
+                nodes += compiled[3]
+    assert nodes > 10_000
+
+
+def test_the_python_search_ranks_the_moves_tied_at_the_draw_value_as_the_kernel() -> None:
+    """A root pinned at the draw value: the Python port ranks the tied moves as the kernel does (same nodes, move,
+    score, depth and main line), so level 5 without the kernel plays the same move there too."""
+    pinned = 0
+    for free, stride, a, b in _close_riders(400, 77):
+        for depth in (2, 4, 6):
+            compiled, ported = _both(free, stride, a, b, depth, tron_params.LEVEL5_REDUCTION, tie=True)
+            assert ported == compiled
+            pinned += compiled[1] == -tron_params.LEVEL5_DRAW
+    assert pinned >= 100
+
+
+def test_level5_without_the_kernel_plays_the_kernels_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Level 5 in contact answers the same move, depth, score, nodes and main line with the kernel as without it
+    (`GAMENIGHT_PURE_AI=1`, no compiler), given the same depth: only its speed differs."""
+    monkeypatch.setattr(tron_params, "MAX_TICK_DEPTH", 8)  # both reach it long before the deadline
+    # a room of this test's own: neither search's table has entries of it from other tests to order moves by
+    rows = ["###########", "#   #     #", "# 1   ##  #", "#   #     #", "##  #  2  #", "#      #  #", "###########"]
+    state = new_state(load_map("\n".join(["11 7", *rows]) + "\n", "room"))
+    monkeypatch.setattr(tron_kernel, "KERNEL", _tronkernel)  # the kernel even under GAMENIGHT_PURE_AI=1
+    found = tron_ai.choose_level(state, 0, 5, 5000, random.Random(0))
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
+    pure = tron_ai.choose_level(state, 0, 5, 5000, random.Random(0))
+    assert found[1]["phase"] == "contact" and found[1]["depth"] == 8
+    assert found[0] == pure[0]
+    assert {k: v for k, v in found[1].items() if k != "ms"} == {k: v for k, v in pure[1].items() if k != "ms"}
+
+
 def test_a_past_deadline_still_completes_the_first_depth() -> None:
     """With its deadline already gone the search still answers a legal move of the first depth (the clock is only
     looked at from depth 2), and with time it completes the depth asked for."""
@@ -228,7 +291,7 @@ def test_level5_searches_contact_in_the_kernel_and_in_python_without_it(monkeypa
     state = new_state(official_maps()["joust"])
     move, info = tron_ai.choose_level(state, 0, 5, 100, random.Random(0))
     assert info["phase"] == "contact" and info["depth"] >= 2 and len(info["pv"]) >= 2
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     pure_move, pure_info = tron_ai.choose_level(state, 0, 5, 100, random.Random(0))
     assert pure_info["phase"] == "contact" and pure_info["depth"] >= 2
     assert {move, pure_move} <= set(grid_of(state).open_moves(0))

@@ -18,6 +18,7 @@ import pytest
 from bench.tron_bench import small_room
 from gamenight.server.ai import _tronkernel, tron_ai
 from gamenight.server.ai.search import Limits, search
+from gamenight.server.ai.tron import kernel as tron_kernel
 from gamenight.server.ai.tron_ai import LEVEL5_EDGE, grid_of
 from gamenight.server.games.tron import DIRECTIONS, NORTH, STEPS, Tron, TronState, load_map, new_state, official_maps
 
@@ -29,7 +30,7 @@ MAPS = sorted(name for name, m in official_maps().items() if m.players == 2)
 @pytest.fixture
 def pure(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """tron_ai's functions run their pure-Python code for the test's duration (the kernel switched off)."""
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     tron_ai._TREES.clear()
     yield
     tron_ai._TREES.clear()
@@ -136,9 +137,9 @@ def test_the_kernel_is_built_and_used_unless_switched_off() -> None:
     GAMENIGHT_PURE_AI=1 was set when it was imported (a failure here means the build step did not run)."""
     assert _tronkernel.CELL == tron_ai.CELL
     if os.environ.get("GAMENIGHT_PURE_AI") == "1":
-        assert tron_ai.KERNEL is None
+        assert tron_kernel.KERNEL is None
     else:
-        assert tron_ai.KERNEL is _tronkernel
+        assert tron_kernel.KERNEL is _tronkernel
 
 
 @pytest.mark.parametrize(("value", "expected"), [("1", "None"), ("0", "kernel"), (None, "kernel")])
@@ -147,7 +148,7 @@ def test_gamenight_pure_ai_turns_the_kernel_off(value: str | None, expected: str
     env = {k: v for k, v in os.environ.items() if k != "GAMENIGHT_PURE_AI"}
     if value is not None:
         env["GAMENIGHT_PURE_AI"] = value
-    code = "from gamenight.server.ai import tron_ai; print('None' if tron_ai.KERNEL is None else 'kernel')"
+    code = "from gamenight.server.ai.tron import kernel; print('None' if kernel.KERNEL is None else 'kernel')"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == expected
 
@@ -221,7 +222,7 @@ def test_level5_searches_the_same_tree_with_and_without_the_kernel(monkeypatch: 
             state = after
         positions.append(state)
     with_kernel = _searches(positions, 5)
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     assert _searches(positions, 5) == with_kernel
     assert sum(nodes for nodes, _, _ in with_kernel) > 100
 
@@ -231,7 +232,7 @@ def test_a_ride_past_its_deadline_stops_as_the_caller_asked(kernel: bool, monkey
     """Both ways, a greedy ride whose deadline has passed raises the search's timeout, or with `partial`
     returns the ride so far (none: the clock is read before the first step); a future deadline rides it all."""
     if not kernel:
-        monkeypatch.setattr(tron_ai, "KERNEL", None)
+        monkeypatch.setattr(tron_kernel, "KERNEL", None)
     grid = grid_of(new_state(official_maps()["playground"]))
     head = grid.heads[0]
     past = time.perf_counter() - 1
@@ -263,7 +264,7 @@ def test_the_endgame_search_finds_the_same_rides_with_and_without_the_kernel(mon
         return found
 
     with_kernel = searched()
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     assert searched() == with_kernel
     assert all(proven for _, _, proven in with_kernel)
 
@@ -284,7 +285,7 @@ def test_boards_too_wide_for_the_kernel_fall_back_to_the_pure_code(monkeypatch: 
     ride = tron_ai.greedy_ride(grid.open, grid.stride, a)
     score = tron_ai.territory_score(grid.stride, grid.open, a, b, False, 0, True, 97)
     fill = tron_ai.chain_fill(grid.open, grid.stride, a)
-    monkeypatch.setattr(tron_ai, "KERNEL", None)
+    monkeypatch.setattr(tron_kernel, "KERNEL", None)
     assert tron_ai.territory_score(grid.stride, grid.open, a, b, False, 0, True, 97) == score
     assert tron_ai.chain_fill(grid.open, grid.stride, a) == fill
     assert tron_ai.greedy_ride(grid.open, grid.stride, a) == ride
@@ -318,7 +319,7 @@ def test_pure_functions_give_known_values_with_the_kernel_off(pure: None) -> Non
     text = "5 5\n#####\n#1  #\n#   #\n#  2#\n#####\n"
     grid = grid_of(new_state(load_map(text, "room")))
     a, b = grid.heads
-    assert tron_ai.KERNEL is None
+    assert tron_kernel.KERNEL is None
     assert tron_ai.chamber_fill(grid.open | 1 << b, grid.stride, a) == 8
     assert tron_ai.chain_fill(grid.open | 1 << b, grid.stride, a) == 8
     mine, theirs, touching = tron_ai._split(grid.open, grid.stride, a, b, False)

@@ -3,17 +3,27 @@ pure-Python Othello levels as players."""
 
 from __future__ import annotations
 
+import pathlib
 import random
 import shlex
+import shutil
 import sys
 
 import pytest
 
-from bench import match
+from bench import match, tron_baseline
 from bench.a1k0n import patched_source
 from bench.match import ContestBot, parse_player, play_game, play_timed_game
-from gamenight.server.ai import othello_ai
-from gamenight.server.games.tron import MATCH_DRAWN_MAPS, match_maps, match_opening, official_maps
+from gamenight.server.ai import othello_ai, tron_ai
+from gamenight.server.ai.tron import kernel as tron_kernel
+from gamenight.server.games.tron import (
+    DIRECTION_NAMES,
+    MATCH_DRAWN_MAPS,
+    match_maps,
+    match_opening,
+    new_state,
+    official_maps,
+)
 
 TWO_PLAYER = sorted(name for name, tron_map in official_maps().items() if tron_map.players == 2)
 
@@ -44,6 +54,31 @@ def test_prev_names_the_frozen_tron_engine() -> None:
     assert parse_player("prev5") == {"prev": 5}
     assert parse_player("5") == {"level": 5}
     assert parse_player("floodfill") == {"bot": "floodfill"}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="prevN reads the baseline's source with git")
+def test_prev5_plays_a_legal_move_of_the_tron_ai_read_from_git() -> None:
+    """`--b prev5` plays level 5 of commit 8c7afd3's Tron AI, read from the repository's history (no copy of its
+    code is kept): through bench.match's player it answers a legal move, and the module it runs is that file."""
+    state = new_state(official_maps()["joust"])
+    legal = {DIRECTION_NAMES[d] for d in tron_ai.grid_of(state).open_moves(0)}
+    assert match._move("tron", state, 0, 20, 1, {"prev": 5}, []) in legal
+    baseline = tron_baseline.load()
+    assert baseline.__spec__.origin == "git:8c7afd3:server/ai/tron_ai.py"
+    assert not hasattr(baseline, "Level5Engine"), "the AI of before issue 18, not today's"
+
+
+def test_prev5_without_git_or_its_history_says_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    """A checkout without the baseline's revision (a tarball, a shallow clone), or a machine without git, gets an
+    error saying so when it asks for `prevN`, not a traceback from deep inside."""
+    monkeypatch.setattr(tron_baseline, "ROOT", tmp_path)
+    with pytest.raises(tron_baseline.BaselineMissing, match=r"8c7afd3, read from git history, which .* does not hold"):
+        tron_baseline.source()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(tron_baseline.BaselineMissing, match="git is not installed"):
+        tron_baseline.source()
 
 
 CONTEST_BOT = f"{shlex.quote(sys.executable)} tests/engines/tron2010_bot.py"
@@ -106,6 +141,33 @@ def test_pure_names_an_othello_level_without_the_compiled_kernel(monkeypatch: py
     if kernel is not None:
         play_game("othello", "5", "1", 0, 20, 1)
         assert searched
+
+
+class _CountingKernel:
+    """The compiled Tron kernel, counting every look-up of one of its functions."""
+
+    def __init__(self, real: object) -> None:
+        self.real = real
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> object:
+        self.calls += 1
+        return getattr(self.real, name)
+
+
+def test_pure_names_a_tron_level_without_the_compiled_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--b pure5` in Tron plays level 5 with its pure-Python code (what `GAMENIGHT_PURE_AI=1` or an install without
+    a compiler plays, measured against the kernel's level 5 in docs/ai.md); `5` uses the kernel when it is built,
+    and the kernel is back in place after a pure move."""
+    counting = None if tron_kernel.KERNEL is None else _CountingKernel(tron_kernel.KERNEL)
+    monkeypatch.setattr(tron_kernel, "KERNEL", counting)
+    _index, score, plies, _label, _moves = play_game("tron", "pure5", "1", 0, 20, 1, maps=("keyhole",))
+    assert score in (0.0, 0.5, 1.0) and plies > 2
+    assert tron_kernel.KERNEL is counting
+    if counting is not None:
+        assert counting.calls == 0
+        play_game("tron", "5", "1", 0, 20, 1, maps=("keyhole",))
+        assert counting.calls > 0
 
 
 @pytest.mark.skipif(othello_ai.KERNEL is None, reason="the compiled Othello kernel is not built")

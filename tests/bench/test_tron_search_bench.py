@@ -8,6 +8,7 @@ import pytest
 
 from bench.tron_bench import scaling, search_speed
 from gamenight.server.ai import tron_ai
+from gamenight.server.ai.tron import kernel as tron_kernel
 
 
 def test_the_search_bench_times_three_searches_that_agree_and_reports_depths(
@@ -22,7 +23,7 @@ def test_the_search_bench_times_three_searches_that_agree_and_reports_depths(
         assert re.search(rf"^  {name}: median \d+ ms of CPU a round .* \d+ nodes per CPU second$", out, re.M)
     for name in ("kernel", "core"):
         assert re.search(rf"^  {name} within 20 ms: depth median \d+ plies", out, re.M)
-    assert tron_ai.KERNEL is not None and tron_ai.Level5Engine.compiled(tron_ai.Level5Engine(17))
+    assert tron_kernel.KERNEL is not None and tron_ai.Level5Engine.compiled(tron_ai.Level5Engine(17))
 
 
 def test_the_scaling_bench_counts_nodes_by_depth_and_times_the_completed_depth(
