@@ -8,9 +8,6 @@ import secrets
 import time
 from collections.abc import Callable
 
-import pytest
-from websockets.exceptions import ConnectionClosed
-
 from gamenight.protocol.messages import Chat, CreateRoom, CreateTournament, Join, ListPlayers, ListRooms, Moderate
 from gamenight.server.__main__ import main
 from gamenight.server.cluster.bus import connect
@@ -21,17 +18,9 @@ from tests.cluster.test_cluster_nodes import owner
 from tests.peer import Peer
 from tests.server.serverproc import ServerProcess
 from tests.server.test_identity import refused_hello
+from tests.server.test_moderation import closed_with
 
 BOSS_KEY = "b" * 8 + secrets.token_urlsafe(16)
-
-
-async def closed_with(peer: Peer, code: str) -> str:
-    """The error `code` the node sent `peer` before it closed the connection (the admins' close code); its text."""
-    error = await peer.expect("error", code=code)
-    with pytest.raises(ConnectionClosed):
-        await peer.wait(lambda m: False)
-    assert peer.ws.close_code == 4000
-    return str(error.message)
 
 
 async def tournament_node(redis_server: RedisProcess, tid: str) -> str | None:
