@@ -78,7 +78,11 @@ async def test_an_admin_on_one_node_moderates_what_another_node_holds(
 
     mallory = await Peer.connect(nodes[1].url, "mallory", key="m" * 8 + secrets.token_urlsafe(16))
     room = (await mallory.request(CreateRoom, game="othello", options={})).room
-    assert await owner(redis_server, room) == "n2"
+
+    async def owned_by_n2() -> bool:
+        return await owner(redis_server, room) == "n2"
+
+    await eventually(owned_by_n2, "n2 to own the new room in the cluster's directory")
     await mallory.request(Join, room=room, seat=0)
     muted = await boss.request(Moderate, action="mute", target="mallory", reason="insults", duration_s=300)
     assert muted.type == "moderated"
@@ -108,7 +112,11 @@ async def test_an_admin_on_one_node_moderates_what_another_node_holds(
         CreateTournament, game="othello", kind="round_robin", players=["AI level 1", "AI level 2"], start_in_s=600
     )
     assert made.type == "tournament"
-    assert await tournament_node(redis_server, made.tournament) == "n2"
+
+    async def run_by_n2() -> bool:  # the directory entry is published on the bus after the reply
+        return await tournament_node(redis_server, made.tournament) == "n2"
+
+    await eventually(run_by_n2, "n2 to publish its tournament in the cluster's directory")
     called_off = await boss.request(Moderate, action="cancel_tournament", tournament=made.tournament, reason="spam")
     assert called_off.type == "moderated"
     await mallory.wait(lambda m: m.type == "tournament" and m.tournament == made.tournament and m.status == "cancelled")
