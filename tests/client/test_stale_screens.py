@@ -124,13 +124,21 @@ async def test_the_live_tron_panel_counts_the_ticks(make_app) -> None:
     async with app.run_test(size=SIZE) as pilot:
         options = {"width": 16, "height": 12, "tick_ms": 200, "countdown_ms": 500}
         await create_room_via_form(app, pilot, "tron", [ME, f"{BOT}:floodfill"], options)
-        await mounted(app, pilot, TronArena, "the arena")
-        moves = app.screen.query_one("#moves", Static)
-        # Whatever tick the game reaches (a rider riding straight may crash early: it need not last), the panel
-        # names it once the riders have moved.
+        # The game screen, wherever it is in the stack: a rider riding straight may crash within a few ticks, and
+        # on a loaded machine the game-over dialog can be on top of it before the test looks.
+        await wait_for(pilot, lambda: game_screens(app), "the game screen")
+        game = game_screens(app)[0]
+        await wait_for(pilot, lambda: game.query(TronArena), "the arena mounted")
+        moves = game.query_one("#moves", Static)
+        # Whatever tick the game reaches (it need not last), the panel names it once the riders have moved.
         await wait_for(pilot, lambda: re.search(r"\btick [1-9]", drawn(moves)), "a tick named in the panel")
-        assert drawn(app.screen.query_one("#moves-heading")) == "Ticks"
+        assert drawn(game.query_one("#moves-heading")) == "Ticks"
         assert "a replay (h in the lobby) steps through them" in drawn(moves)
+
+
+def game_screens(app: GameNightApp) -> list[GameScreen]:
+    """The game screens in the app's stack (under any dialog)."""
+    return [screen for screen in app.screen_stack if isinstance(screen, GameScreen)]
 
 
 def lines_of(widget: Static) -> list[str]:
