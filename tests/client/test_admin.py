@@ -113,7 +113,7 @@ async def test_an_admin_closes_a_room_and_others_have_no_admin_key(url, db):
         await pilot.press("enter")
         await wait_for(pilot, lambda: room.room not in app.model.lobby.rooms, "the room gone from the lobby")
     listed = await ann.request(ListRooms)
-    assert room.room not in {r.code for r in listed.rooms}
+    assert room.room not in {r.room for r in listed.rooms}
     player = GameNightApp(url, "carol", save_name=False)
     async with player.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: player.model.lobby.games, "carol's welcome")

@@ -214,7 +214,7 @@ async def test_an_admin_closes_a_room_and_cancels_a_tournament(people: Peers, ca
 
     async def gone() -> bool:
         listed = await boss.request(ListRooms)
-        return room.room not in {r.code for r in listed.rooms}
+        return room.room not in {r.room for r in listed.rooms}
 
     await eventually(gone, "the closed room to leave the listing")
     made = await ann.request(
