@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Callable
 
 from gamenight.protocol.messages import Chat, CreateRoom, CreateTournament, Join, ListPlayers, ListRooms, Moderate
@@ -127,6 +126,5 @@ async def test_an_admin_on_one_node_moderates_what_another_node_holds(
     called_off = await boss.request(Moderate, action="cancel_tournament", tournament=made.tournament, reason="spam")
     assert called_off.type == "moderated"
     await mallory.wait(lambda m: m.type == "tournament" and m.tournament == made.tournament and m.status == "cancelled")
-    assert banned.until is not None and banned.until > time.time()
     for peer in (boss, mallory):
         await peer.close()
