@@ -151,8 +151,8 @@ class Moderation:
         """Close a player's connections (their seats wait for them as after any drop)."""
         self._not_an_admin(msg.target)
         key = name_key(clean_name(msg.target)) if msg.target.strip() else ""
-        everywhere = {c.session for c in self.sessions.clients.values() if c.connected and name_key(c.name) == key}
-        if not key or not everywhere:
+        everywhere = self._covered(NAME, key, anywhere=True)
+        if not everywhere:
             raise Refusal(ErrorCode.UNKNOWN_PLAYER, f"nobody is online as {msg.target[:MAX_NAME]!r}")
         out = self._logged(admin, msg, reason, clean_name(msg.target), {"sessions": len(everywhere)})
         self._close(self._covered(NAME, key), ErrorCode.KICKED, _kicked_text(admin.name, reason), out)
@@ -261,19 +261,19 @@ class Moderation:
 
     def _no_admin_from(self, address: str) -> None:
         """Refuse an address ban that would cover an admin connected from it."""
-        if any(c.connected and c.ip == address and self.is_admin(c) for c in self.sessions.clients.values()):
+        if any(self.is_admin(c) for c in self._connected(anywhere=True) if c.ip == address):
             raise Refusal(ErrorCode.NOT_ALLOWED, f"an admin is connected from {address}: ban the name instead")
 
-    def _covered(self, kind: str, key: str) -> set[str]:
-        """The sessions connected here that a ban (or kick) on a name key or an address covers (claimed or guest
-        alike, by the name's comparison key; in a cluster each node closes its own)."""
+    def _covered(self, kind: str, key: str, anywhere: bool = False) -> set[str]:
+        """The sessions connected here (`anywhere`: or, in a cluster, to another node) that a ban or kick on a name
+        key or an address covers (claimed or guest alike, by the name's comparison key; each node closes its own)."""
         if kind == ADDRESS:
-            return {c.session for c in self._connected() if c.ip == key}
-        return {c.session for c in self._connected() if key and name_key(c.name) == key}
+            return {c.session for c in self._connected(anywhere) if c.ip == key}
+        return {c.session for c in self._connected(anywhere) if key and c.name_key == key}
 
-    def _connected(self) -> list[Client]:
-        """The sessions connected to this server (not those of a cluster's other nodes)."""
-        return [c for c in self.sessions.clients.values() if c.connected and not c.remote]
+    def _connected(self, anywhere: bool = False) -> list[Client]:
+        """The sessions connected to this server (`anywhere`: and those a cluster's other nodes hold)."""
+        return [c for c in self.sessions.clients.values() if c.connected and (anywhere or not c.remote)]
 
     @staticmethod
     def _close(sessions: set[str], code: ErrorCode, text: str, out: Outbox, until: float | None = None) -> None:
