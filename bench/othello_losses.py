@@ -87,10 +87,11 @@ def empties(state: OthelloState) -> int:
     return (FULL_MASK[8] ^ (own | opp)).bit_count()
 
 
-def exact_for(state: OthelloState, seat: int) -> tuple[int, int | None]:
-    """The final disc difference for `seat` with best play from `state`, and the side to move's best square."""
+def exact_for(state: OthelloState, seat: int, solver: KernelSolver) -> tuple[int, int | None]:
+    """The final disc difference for `seat` with best play from `state`, and the side to move's best square
+    (`solver`: one per game, its table's bounds kept from position to position)."""
     own, opp = state.sides()
-    move, value = KernelSolver().best_move(own, opp)
+    move, value = solver.best_move(own, opp)
     return (value if state.turn == seat else -value), move
 
 
@@ -107,9 +108,10 @@ def where_lost(game: Lost, seed: int, exact: int, depth: int) -> str:
     colour = "black" if game.a_seat == 0 else "white"
     head = f"game {game.index:3d} (A {colour}, {game.score:g}): final {final_margin(states[-1], game.a_seat):+d} discs"
     values: list[tuple[int, OthelloState, int, int | None]] = []  # (ply, position, A's exact value, best square)
+    solver = KernelSolver()
     for ply, state in enumerate(states):
         if not state.over and empties(state) <= exact:
-            value, best = exact_for(state, game.a_seat)
+            value, best = exact_for(state, game.a_seat, solver)
             values.append((ply, state, value, best))
     if not values:
         return f"{head}; it ended before {exact} empties"
